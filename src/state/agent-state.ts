@@ -1,0 +1,397 @@
+import { AgentContext, type MessageStore, type ResponseFormat } from './agent-context';
+import { AgentError } from './agent-error';
+import { AgentStep } from './agent-step';
+import type { AgentStepType } from './agent-step-type';
+import type { AppendOnlyList } from './append-only-list';
+import { ExecutionState } from './execution-state';
+import { ExecutionStatus, isTerminalStatus } from './execution-status';
+import { newId } from './ids';
+import { Message } from './message';
+import { decodeAgentState, encodeAgentState } from './serialization';
+import type { StepExecution } from './step-execution';
+import { StopReason, wasForceStopped } from './stop-reason';
+import { StopSignal } from './stop-signal';
+import type { ToolExecution } from './tool-execution';
+import { Usage } from './usage';
+
+/** Per-agent model settings that override the driver's defaults (model id, temperature, ...). */
+export type LlmConfig = Readonly<Record<string, unknown>>;
+
+export interface AgentStateProps {
+  readonly agentId: string;
+  readonly parentAgentId: string | null;
+  readonly createdAt: number;
+  readonly updatedAt: number;
+  readonly executionCount: number;
+  readonly llmConfig: LlmConfig | null;
+  readonly context: AgentContext;
+  readonly execution: ExecutionState | null;
+}
+
+interface InternalProps extends AgentStateProps {
+  /** The id the next execution will get, so unchained `with*` calls agree on it. */
+  readonly nextExecutionId: string;
+}
+
+/**
+ * Everything about an agent: its session (identity, conversation, metadata) and its current
+ * execution (null between executions). Immutable: every `with*` returns a new state.
+ *
+ * @example
+ * const state = AgentState.empty().withSystemPrompt('You add numbers.').withUserMessage('2 + 3?');
+ */
+export class AgentState {
+  private constructor(private readonly props: InternalProps) {}
+
+  static empty(options: { agentId?: string; parentAgentId?: string | null } = {}): AgentState {
+    const now = Date.now();
+    return new AgentState({
+      agentId: options.agentId ?? newId(),
+      parentAgentId: options.parentAgentId ?? null,
+      createdAt: now,
+      updatedAt: now,
+      executionCount: 0,
+      llmConfig: null,
+      context: AgentContext.empty(),
+      execution: null,
+      nextExecutionId: newId(),
+    });
+  }
+
+  /** @internal used by deserialization */
+  static restore(props: AgentStateProps): AgentState {
+    return new AgentState({ ...props, nextExecutionId: newId() });
+  }
+
+  /**
+   * Builds a state from its `toJSON()` form (an object, or the JSON text). Raises
+   * InvalidStateError naming the first bad field; never returns a partly built state.
+   */
+  static fromJSON(data: unknown): AgentState {
+    return decodeAgentState(data);
+  }
+
+  // ---- identity and timing -------------------------------------------------------------------
+
+  agentId(): string {
+    return this.props.agentId;
+  }
+  parentAgentId(): string | null {
+    return this.props.parentAgentId;
+  }
+  createdAt(): Date {
+    return new Date(this.props.createdAt);
+  }
+  updatedAt(): Date {
+    return new Date(this.props.updatedAt);
+  }
+  executionCount(): number {
+    return this.props.executionCount;
+  }
+  /** Seconds elapsed in the current execution (to its completion if it ended); null without one. */
+  executionDuration(now = Date.now()): number | null {
+    return this.props.execution?.duration(now) ?? null;
+  }
+  llmConfig(): LlmConfig | null {
+    return this.props.llmConfig;
+  }
+
+  // ---- context -------------------------------------------------------------------------------
+
+  context(): AgentContext {
+    return this.props.context;
+  }
+  store(): MessageStore {
+    return this.props.context.store();
+  }
+  /**
+   * The conversation: the stored messages, then the output of the step in flight (which joins the
+   * store when the step is recorded).
+   */
+  messages(): readonly Message[] {
+    const stored = this.props.context.messages();
+    const current = this.props.execution?.currentStep();
+    if (!current || current.outputMessages().length === 0) return stored;
+    return [...stored, ...this.taggedOutput(current)];
+  }
+  /** The stored conversation as a shared list: O(1), for drivers that record their input. */
+  messageList(): AppendOnlyList<Message> {
+    return this.props.context.store().list();
+  }
+  metadata(): Readonly<Record<string, unknown>> {
+    return this.props.context.metadata();
+  }
+  systemPrompt(): string {
+    return this.props.context.systemPrompt();
+  }
+  responseFormat(): ResponseFormat {
+    return this.props.context.responseFormat();
+  }
+
+  // ---- execution -----------------------------------------------------------------------------
+
+  execution(): ExecutionState | null {
+    return this.props.execution;
+  }
+  hasActiveExecution(): boolean {
+    return this.props.execution?.status() === ExecutionStatus.InProgress;
+  }
+  /** Pending between executions. */
+  status(): ExecutionStatus {
+    return this.props.execution?.status() ?? ExecutionStatus.Pending;
+  }
+  executionId(): string | null {
+    return this.props.execution?.executionId() ?? null;
+  }
+  /** Completed (recorded) steps of the current execution. */
+  stepCount(): number {
+    return this.props.execution?.stepCount() ?? 0;
+  }
+  steps(): readonly AgentStep[] {
+    return this.stepExecutions().map((s) => s.step());
+  }
+  stepExecutions(): readonly StepExecution[] {
+    return this.props.execution?.stepExecutions() ?? [];
+  }
+  lastStepExecution(): StepExecution | null {
+    return this.props.execution?.lastStepExecution() ?? null;
+  }
+  /** The most recently completed step. */
+  lastStep(): AgentStep | null {
+    return this.lastStepExecution()?.step() ?? null;
+  }
+  lastStepType(): AgentStepType | null {
+    return this.lastStep()?.stepType() ?? null;
+  }
+  /** The step in flight (transient: not serialized). */
+  currentStep(): AgentStep | null {
+    return this.props.execution?.currentStep() ?? null;
+  }
+  toolExecutions(): readonly ToolExecution[] {
+    const recorded = this.steps().flatMap((s) => s.toolExecutions());
+    const current = this.currentStep()?.toolExecutions() ?? [];
+    return current.length ? [...recorded, ...current] : recorded;
+  }
+  lastToolExecution(): ToolExecution | null {
+    const current = this.currentStep()?.toolExecutions();
+    if (current?.length) return current[current.length - 1] ?? null;
+    const list = this.props.execution?.stepExecutionList();
+    if (!list) return null;
+    for (let i = list.size - 1; i >= 0; i--) {
+      const executions = list.at(i)?.step().toolExecutions() ?? [];
+      if (executions.length) return executions[executions.length - 1] ?? null;
+    }
+    return null;
+  }
+  /** The stop signal of highest priority raised in this execution. */
+  stopSignal(): StopSignal | null {
+    return this.props.execution?.continuation().highestStopSignal() ?? null;
+  }
+  /** Why the execution stopped: the highest signal's reason, Completed for a natural end, else null. */
+  stopReason(): StopReason | null {
+    const signal = this.stopSignal();
+    if (signal) return signal.reason;
+    return this.status() === ExecutionStatus.Completed ? StopReason.Completed : null;
+  }
+  /** Token usage and cost of the current execution (reset by `forNextExecution()`). */
+  usage(): Usage {
+    return this.props.execution?.usage() ?? Usage.zero;
+  }
+  hasErrors(): boolean {
+    return this.errors().length > 0;
+  }
+  errors(): readonly AgentError[] {
+    const recorded = this.steps().flatMap((s) => s.errors());
+    const current = this.currentStep()?.errors() ?? [];
+    return current.length ? [...recorded, ...current] : recorded;
+  }
+  /** The seed's priority chain; true without an execution. */
+  shouldStop(): boolean {
+    return this.props.execution?.shouldStop() ?? true;
+  }
+
+  // ---- final output --------------------------------------------------------------------------
+
+  private finalStep(): AgentStep | null {
+    const step = this.currentStep() ?? this.lastStep();
+    return step && step.stepType() === 'final_response' && step.outputText().trim() !== '' ? step : null;
+  }
+  hasFinalResponse(): boolean {
+    return this.finalStep() !== null;
+  }
+  /** The final answer's text, or '' when there is none. */
+  finalResponse(): string {
+    return this.finalStep()?.outputText() ?? '';
+  }
+  /** The final response, or else the latest step's output messages. */
+  currentResponse(): readonly Message[] {
+    const step = this.currentStep() ?? this.lastStep();
+    return step?.outputMessages() ?? [];
+  }
+
+  // ---- session changes -----------------------------------------------------------------------
+
+  withSystemPrompt(systemPrompt: string): AgentState {
+    return this.withContext(this.props.context.withSystemPrompt(systemPrompt));
+  }
+  withUserMessage(text: string): AgentState {
+    return this.withMessages([Message.user(text)]);
+  }
+  withMessages(messages: readonly Message[], section?: string): AgentState {
+    return this.withContext(this.props.context.withMessages(messages, section));
+  }
+  withMetadata(key: string, value: unknown): AgentState {
+    return this.withContext(this.props.context.withMetadata(key, value));
+  }
+  withoutMetadata(key: string): AgentState {
+    return this.withContext(this.props.context.withoutMetadata(key));
+  }
+  withResponseFormat(format: ResponseFormat): AgentState {
+    return this.withContext(this.props.context.withResponseFormat(format));
+  }
+  withLlmConfig(llmConfig: LlmConfig | null): AgentState {
+    return this.with({ llmConfig: llmConfig === null ? null : Object.freeze({ ...llmConfig }) });
+  }
+  withParentAgentId(parentAgentId: string | null): AgentState {
+    return this.with({ parentAgentId });
+  }
+  withContext(context: AgentContext): AgentState {
+    return this.with({ context });
+  }
+
+  // ---- execution changes ---------------------------------------------------------------------
+
+  /**
+   * Begins an execution: a finished one is cleared first (`forNextExecution()`), a new one is
+   * counted and set InProgress. An execution already in progress (a resumed checkpoint) goes on.
+   */
+  withExecutionStarted(at = Date.now()): AgentState {
+    const base = isTerminalStatus(this.status()) ? this.forNextExecution() : this;
+    const existing = base.props.execution;
+    if (existing && existing.status() === ExecutionStatus.InProgress && base.props.executionCount > 0) {
+      return base;
+    }
+    return base.with({
+      executionCount: base.props.executionCount + 1,
+      execution: existing ?? ExecutionState.fresh(base.props.nextExecutionId, at),
+    });
+  }
+  withExecutionStatus(status: ExecutionStatus): AgentState {
+    return this.withExecution(this.ensureExecution().withStatus(status));
+  }
+  withStopSignal(signal: StopSignal): AgentState {
+    return this.withExecution(this.ensureExecution().withStopSignal(signal));
+  }
+  withContinuationRequested(requested = true): AgentState {
+    return this.withExecution(this.ensureExecution().withContinuationRequested(requested));
+  }
+  withStepStarted(at = Date.now()): AgentState {
+    return this.withExecution(this.ensureExecution().withStepStarted(at));
+  }
+  /** Sets the step in flight (the driver's result); its output shows in `messages()` at once. */
+  withCurrentStep(step: AgentStep): AgentState {
+    return this.withExecution(this.ensureExecution().withCurrentStep(step));
+  }
+  /**
+   * Records the step in flight as a StepExecution and moves its output messages into the store,
+   * tagged with step_id, execution_id, agent_id (and is_trace unless it is the final response).
+   */
+  withCurrentStepRecorded(at = Date.now()): AgentState {
+    const execution = this.props.execution;
+    const step = execution?.currentStep();
+    if (!execution || !step) return this;
+    return this.with({
+      context: this.props.context.withMessages(this.taggedOutput(step)),
+      execution: execution.withCurrentStepRecorded(at),
+    });
+  }
+  /**
+   * Ends the execution unrecoverably: the error is recorded on the step in flight (a new step if
+   * none), a stop signal with `reason` is raised and the status becomes Failed.
+   */
+  withFailure(error: unknown, reason: StopReason = StopReason.ErrorForbade, source = ''): AgentState {
+    const record = AgentError.from(error);
+    const execution = this.ensureExecution();
+    const step = (execution.currentStep() ?? AgentStep.of()).withError(record);
+    const started = execution.currentStepStartedAt() === null ? execution.withStepStarted() : execution;
+    return this.withExecution(
+      started
+        .withCurrentStep(step)
+        .withStopSignal(StopSignal.of(reason, record.message, { error: record.name }, source))
+        .withStatus(ExecutionStatus.Failed),
+    );
+  }
+  /**
+   * Closes the execution with its outcome: Failed stays Failed; a force-stopping signal gives
+   * Stopped; anything else is Completed. A step still in flight is recorded first.
+   */
+  withExecutionCompleted(at = Date.now()): AgentState {
+    const recorded = this.withCurrentStepRecorded(at);
+    const execution = recorded.ensureExecution();
+    const signal = execution.continuation().highestStopSignal();
+    const status =
+      execution.status() === ExecutionStatus.Failed
+        ? ExecutionStatus.Failed
+        : signal && wasForceStopped(signal.reason)
+          ? ExecutionStatus.Stopped
+          : ExecutionStatus.Completed;
+    return recorded.withExecution(execution.withCompleted(status, at));
+  }
+  /** Keeps the session (ids, messages, metadata, executionCount) and clears the execution. */
+  forNextExecution(): AgentState {
+    return new AgentState({
+      ...this.props,
+      execution: null,
+      nextExecutionId: newId(),
+      updatedAt: touch(this.props.updatedAt),
+    });
+  }
+
+  // ---- output --------------------------------------------------------------------------------
+
+  debug() {
+    const execution = this.props.execution;
+    return {
+      status: this.status(),
+      executionCount: this.props.executionCount,
+      hasExecution: execution !== null,
+      executionId: execution?.executionId() ?? null,
+      steps: this.stepCount(),
+      continuation: execution?.continuation().describe() ?? 'No Stop Signals; Continuation Requested: No',
+      hasErrors: this.hasErrors(),
+      errors: this.errors(),
+      usage: this.usage(),
+    };
+  }
+
+  /** The serialized form, a flat object; transient fields of the step in flight are left out. */
+  toJSON() {
+    return encodeAgentState(this.props);
+  }
+
+  private taggedOutput(step: AgentStep): Message[] {
+    const tags: Record<string, unknown> = {
+      step_id: step.id(),
+      execution_id: this.props.execution?.executionId() ?? null,
+      agent_id: this.props.agentId,
+    };
+    if (step.stepType() !== 'final_response') tags.is_trace = true;
+    return step.outputMessages().map((m) => Message.withMetadata(m, tags));
+  }
+
+  private ensureExecution(): ExecutionState {
+    return this.props.execution ?? ExecutionState.fresh(this.props.nextExecutionId);
+  }
+
+  private withExecution(execution: ExecutionState): AgentState {
+    return this.with({ execution });
+  }
+
+  private with(patch: Partial<InternalProps>): AgentState {
+    return new AgentState({ ...this.props, ...patch, updatedAt: touch(this.props.updatedAt) });
+  }
+}
+
+function touch(previous: number): number {
+  return Math.max(Date.now(), previous);
+}

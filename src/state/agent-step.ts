@@ -1,0 +1,162 @@
+import type { AgentError } from './agent-error';
+import { AgentStepType } from './agent-step-type';
+import { AppendOnlyList } from './append-only-list';
+import { newId } from './ids';
+import type { Message, ToolCall } from './message';
+import { decodePart } from './serialization';
+import type { ToolExecution } from './tool-execution';
+import { Usage } from './usage';
+
+/** What the model answered in one step. */
+export interface InferenceResponse {
+  readonly text: string;
+  readonly toolCalls: readonly ToolCall[];
+  readonly finishReason: string | null;
+  readonly usage: Usage;
+}
+
+export const InferenceResponse = {
+  empty(): InferenceResponse {
+    return Object.freeze({ text: '', toolCalls: Object.freeze([]), finishReason: null, usage: Usage.zero });
+  },
+  of(partial: Partial<InferenceResponse>): InferenceResponse {
+    return Object.freeze({
+      text: partial.text ?? '',
+      toolCalls: Object.freeze([...(partial.toolCalls ?? [])]),
+      finishReason: partial.finishReason ?? null,
+      usage: partial.usage ?? Usage.zero,
+    });
+  },
+};
+
+interface AgentStepProps {
+  readonly id: string;
+  readonly inputMessages: AppendOnlyList<Message>;
+  readonly outputMessages: readonly Message[];
+  readonly inferenceResponse: InferenceResponse;
+  readonly toolExecutions: readonly ToolExecution[];
+  readonly errors: readonly AgentError[];
+}
+
+type StepInit = Omit<AgentStepProps, 'inputMessages'> & {
+  readonly inputMessages: readonly Message[] | AppendOnlyList<Message>;
+};
+
+function toList(messages: readonly Message[] | AppendOnlyList<Message> | undefined): AppendOnlyList<Message> {
+  if (messages === undefined) return AppendOnlyList.empty();
+  return messages instanceof AppendOnlyList ? messages : AppendOnlyList.of(messages);
+}
+
+/** One iteration of the loop: what went to the model, what came back, the tools run and the errors. */
+export class AgentStep {
+  static fromJSON(data: unknown): AgentStep {
+    return decodePart.agentStep(data);
+  }
+
+  private constructor(private readonly props: AgentStepProps) {}
+
+  /**
+   * `inputMessages` may be the state's message list (`state.messageList()`): it is then shared,
+   * not copied, so recording what the model saw costs nothing per step.
+   */
+  static of(props: Partial<StepInit> = {}): AgentStep {
+    return new AgentStep({
+      id: props.id ?? newId(),
+      inputMessages: toList(props.inputMessages),
+      outputMessages: Object.freeze([...(props.outputMessages ?? [])]),
+      inferenceResponse: props.inferenceResponse ?? InferenceResponse.empty(),
+      toolExecutions: Object.freeze([...(props.toolExecutions ?? [])]),
+      errors: Object.freeze([...(props.errors ?? [])]),
+    });
+  }
+
+  id(): string {
+    return this.props.id;
+  }
+  inputMessages(): readonly Message[] {
+    return this.props.inputMessages.toArray();
+  }
+  inputMessageList(): AppendOnlyList<Message> {
+    return this.props.inputMessages;
+  }
+  outputMessages(): readonly Message[] {
+    return this.props.outputMessages;
+  }
+  inferenceResponse(): InferenceResponse {
+    return this.props.inferenceResponse;
+  }
+  toolExecutions(): readonly ToolExecution[] {
+    return this.props.toolExecutions;
+  }
+  /** The tool calls the model asked for. */
+  requestedToolCalls(): readonly ToolCall[] {
+    return this.props.inferenceResponse.toolCalls;
+  }
+  /** The tool calls that actually ran (blocked calls excluded). */
+  executedToolCalls(): readonly ToolCall[] {
+    return this.props.toolExecutions.filter((e) => !e.wasBlocked()).map((e) => e.toolCall());
+  }
+  hasToolCalls(): boolean {
+    return this.props.inferenceResponse.toolCalls.length > 0;
+  }
+  finishReason(): string | null {
+    return this.props.inferenceResponse.finishReason;
+  }
+  outputText(): string {
+    return this.props.inferenceResponse.text;
+  }
+  /** Errors of the step itself and of its tool executions. */
+  errors(): readonly AgentError[] {
+    const toolErrors = this.props.toolExecutions.flatMap((e) => {
+      const error = e.error();
+      return error ? [error] : [];
+    });
+    return toolErrors.length ? [...this.props.errors, ...toolErrors] : this.props.errors;
+  }
+  /** Errors recorded on the step itself, without those of tool executions. */
+  stepErrors(): readonly AgentError[] {
+    return this.props.errors;
+  }
+  hasErrors(): boolean {
+    return this.props.errors.length > 0 || this.props.toolExecutions.some((e) => e.hasError());
+  }
+  stepType(): AgentStepType {
+    if (this.hasErrors()) return AgentStepType.Error;
+    if (this.hasToolCalls()) return AgentStepType.ToolExecution;
+    return AgentStepType.FinalResponse;
+  }
+  /** The model call's usage plus whatever tool executions spent (subagents). */
+  usage(): Usage {
+    let usage = this.props.inferenceResponse.usage;
+    for (const execution of this.props.toolExecutions) usage = Usage.add(usage, execution.usage());
+    return usage;
+  }
+
+  withInputMessages(messages: readonly Message[] | AppendOnlyList<Message>): AgentStep {
+    return new AgentStep({ ...this.props, inputMessages: toList(messages) });
+  }
+  withOutputMessages(messages: readonly Message[]): AgentStep {
+    return new AgentStep({ ...this.props, outputMessages: Object.freeze([...messages]) });
+  }
+  withInferenceResponse(response: InferenceResponse): AgentStep {
+    return new AgentStep({ ...this.props, inferenceResponse: response });
+  }
+  withToolExecutions(executions: readonly ToolExecution[]): AgentStep {
+    return new AgentStep({ ...this.props, toolExecutions: Object.freeze([...executions]) });
+  }
+  withError(error: AgentError): AgentStep {
+    return new AgentStep({ ...this.props, errors: Object.freeze([...this.props.errors, error]) });
+  }
+
+  toJSON() {
+    const p = this.props;
+    return {
+      id: p.id,
+      inputMessages: p.inputMessages.toArray(),
+      outputMessages: p.outputMessages,
+      inferenceResponse: p.inferenceResponse,
+      toolExecutions: p.toolExecutions.map((e) => e.toJSON()),
+      errors: p.errors,
+    };
+  }
+}

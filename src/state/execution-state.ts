@@ -1,0 +1,177 @@
+import type { AgentStep } from './agent-step';
+import { AppendOnlyList } from './append-only-list';
+import { ExecutionContinuation } from './execution-continuation';
+import { ExecutionStatus } from './execution-status';
+import { newId } from './ids';
+import { decodePart } from './serialization';
+import { StepExecution } from './step-execution';
+import type { StopSignal } from './stop-signal';
+import { Usage } from './usage';
+
+interface ExecutionStateProps {
+  readonly executionId: string;
+  readonly status: ExecutionStatus;
+  readonly startedAt: number;
+  readonly completedAt: number | null;
+  readonly stepExecutions: AppendOnlyList<StepExecution>;
+  readonly continuation: ExecutionContinuation;
+  readonly currentStepStartedAt: number | null;
+  readonly currentStep: AgentStep | null;
+  /** Sum of the usage of `stepExecutions`, kept so that reading usage never walks the history. */
+  readonly completedUsage: Usage;
+}
+
+/** One execution: its id, status, timing, completed steps, continuation and the step in flight. */
+export class ExecutionState {
+  private constructor(private readonly props: ExecutionStateProps) {}
+
+  static fromJSON(data: unknown): ExecutionState {
+    return decodePart.executionState(data);
+  }
+
+  static fresh(executionId: string = newId(), at = Date.now()): ExecutionState {
+    return new ExecutionState({
+      executionId,
+      status: ExecutionStatus.InProgress,
+      startedAt: at,
+      completedAt: null,
+      stepExecutions: AppendOnlyList.empty(),
+      continuation: ExecutionContinuation.fresh(),
+      currentStepStartedAt: null,
+      currentStep: null,
+      completedUsage: Usage.zero,
+    });
+  }
+
+  /** @internal used by deserialization */
+  static restore(props: Omit<ExecutionStateProps, 'completedUsage'>): ExecutionState {
+    let completedUsage = Usage.zero;
+    for (const step of props.stepExecutions) completedUsage = Usage.add(completedUsage, step.usage());
+    return new ExecutionState({ ...props, completedUsage });
+  }
+
+  executionId(): string {
+    return this.props.executionId;
+  }
+  status(): ExecutionStatus {
+    return this.props.status;
+  }
+  startedAt(): Date {
+    return new Date(this.props.startedAt);
+  }
+  startedAtMs(): number {
+    return this.props.startedAt;
+  }
+  completedAt(): Date | null {
+    return this.props.completedAt === null ? null : new Date(this.props.completedAt);
+  }
+  stepExecutions(): readonly StepExecution[] {
+    return this.props.stepExecutions.toArray();
+  }
+  stepExecutionList(): AppendOnlyList<StepExecution> {
+    return this.props.stepExecutions;
+  }
+  lastStepExecution(): StepExecution | null {
+    return this.props.stepExecutions.last() ?? null;
+  }
+  stepCount(): number {
+    return this.props.stepExecutions.size;
+  }
+  continuation(): ExecutionContinuation {
+    return this.props.continuation;
+  }
+  currentStep(): AgentStep | null {
+    return this.props.currentStep;
+  }
+  currentStepStartedAt(): Date | null {
+    return this.props.currentStepStartedAt === null ? null : new Date(this.props.currentStepStartedAt);
+  }
+  usage(): Usage {
+    const current = this.props.currentStep;
+    return current ? Usage.add(this.props.completedUsage, current.usage()) : this.props.completedUsage;
+  }
+  /** Seconds from the start to completion, or to `now` while running. */
+  duration(now = Date.now()): number {
+    return ((this.props.completedAt ?? now) - this.props.startedAt) / 1000;
+  }
+
+  /**
+   * The seed's priority chain: a stop signal without a continuation request stops; a continuation
+   * request goes on; pending tool calls go on; anything else stops.
+   */
+  shouldStop(): boolean {
+    if (this.props.continuation.shouldStop()) return true;
+    if (this.props.continuation.isContinuationRequested()) return false;
+    if (this.props.currentStep?.hasToolCalls()) return false;
+    return true;
+  }
+
+  withStatus(status: ExecutionStatus): ExecutionState {
+    return new ExecutionState({ ...this.props, status });
+  }
+  withStopSignal(signal: StopSignal): ExecutionState {
+    return new ExecutionState({
+      ...this.props,
+      continuation: this.props.continuation.withStopSignal(signal),
+    });
+  }
+  withContinuationRequested(requested = true): ExecutionState {
+    return new ExecutionState({
+      ...this.props,
+      continuation: this.props.continuation.withContinuationRequested(requested),
+    });
+  }
+  withStepStarted(at = Date.now()): ExecutionState {
+    return new ExecutionState({
+      ...this.props,
+      currentStepStartedAt: at,
+      currentStep: null,
+      continuation: this.props.continuation.withContinuationRequested(false),
+    });
+  }
+  withCurrentStep(step: AgentStep): ExecutionState {
+    return new ExecutionState({ ...this.props, currentStep: step });
+  }
+  /**
+   * Appends the step in flight as a StepExecution and clears the transient fields. The
+   * continuation request ends with the step; the stop signals stay.
+   */
+  withCurrentStepRecorded(at = Date.now()): ExecutionState {
+    const step = this.props.currentStep;
+    if (step === null) return this;
+    const stepExecution = StepExecution.of(
+      step,
+      this.props.continuation,
+      this.props.currentStepStartedAt ?? at,
+      at,
+    );
+    return new ExecutionState({
+      ...this.props,
+      stepExecutions: this.props.stepExecutions.append(stepExecution),
+      completedUsage: Usage.add(this.props.completedUsage, step.usage()),
+      currentStep: null,
+      currentStepStartedAt: null,
+      continuation: this.props.continuation.withContinuationRequested(false),
+    });
+  }
+  withCompleted(status: ExecutionStatus, at = Date.now()): ExecutionState {
+    return new ExecutionState({ ...this.props, status, completedAt: at });
+  }
+
+  /** The serialized form: transient fields (`currentStep`, `currentStepStartedAt`) are left out. */
+  toJSON() {
+    return this.serialize((s) => s.toJSON());
+  }
+
+  /** The serialized form with each step execution written by `step`. */
+  serialize<T>(step: (stepExecution: StepExecution) => T) {
+    return {
+      executionId: this.props.executionId,
+      status: this.props.status,
+      startedAt: new Date(this.props.startedAt).toISOString(),
+      completedAt: this.props.completedAt === null ? null : new Date(this.props.completedAt).toISOString(),
+      stepExecutions: this.props.stepExecutions.toArray().map(step),
+      continuation: this.props.continuation.toJSON(),
+    };
+  }
+}

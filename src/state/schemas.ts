@@ -1,0 +1,156 @@
+import { z } from 'zod';
+import { executionStatuses } from './execution-status';
+import { stopReasons } from './stop-reason';
+
+/** Any JSON value. `__proto__` keys are refused before parsing (see `assertNoProtoKeys`). */
+export const jsonValueSchema: z.ZodType<unknown> = z.lazy(() =>
+  z.union([z.string(), z.number(), z.boolean(), z.null(), z.array(jsonValueSchema), jsonRecordSchema]),
+);
+export const jsonRecordSchema = z.record(z.string(), jsonValueSchema);
+
+const timestamp = z.iso.datetime({ offset: true });
+const count = z.number().int().nonnegative();
+const amount = z.number().finite().nonnegative();
+
+export const usageSchema = z.strictObject({
+  inputTokens: amount,
+  outputTokens: amount,
+  totalTokens: amount,
+  cost: amount,
+});
+
+export const agentErrorSchema = z.strictObject({
+  name: z.string(),
+  message: z.string(),
+  code: z.string().nullable(),
+  details: jsonRecordSchema.nullable(),
+});
+
+export const toolCallSchema = z.strictObject({
+  id: z.string(),
+  name: z.string(),
+  args: jsonValueSchema,
+});
+
+export const messageSchema = z.strictObject({
+  role: z.enum(['system', 'user', 'assistant', 'tool']),
+  content: z.string(),
+  toolCalls: z.array(toolCallSchema).optional(),
+  toolCallId: z.string().optional(),
+  toolName: z.string().optional(),
+  isError: z.boolean().optional(),
+  metadata: jsonRecordSchema,
+});
+
+/** A run of messages stored once in the default section: indexes `[from, to)`. */
+export const messageRefSchema = z.strictObject({ $ref: z.tuple([count, count]) });
+
+export const stopSignalSchema = z.strictObject({
+  reason: z.enum(stopReasons),
+  message: z.string(),
+  context: jsonRecordSchema,
+  source: z.string(),
+});
+
+export const continuationSchema = z.strictObject({
+  stopSignals: z.array(stopSignalSchema),
+  continuationRequested: z.boolean(),
+});
+
+export const toolExecutionSchema = z.strictObject({
+  id: z.string().min(1),
+  toolCall: toolCallSchema,
+  value: jsonValueSchema,
+  error: agentErrorSchema.nullable(),
+  blocked: z.boolean(),
+  startedAt: timestamp,
+  completedAt: timestamp,
+  usage: usageSchema,
+});
+
+export const inferenceResponseSchema = z.strictObject({
+  text: z.string(),
+  toolCalls: z.array(toolCallSchema),
+  finishReason: z.string().nullable(),
+  usage: usageSchema,
+});
+
+const stepShape = {
+  id: z.string().min(1),
+  outputMessages: z.array(messageSchema),
+  inferenceResponse: inferenceResponseSchema,
+  toolExecutions: z.array(toolExecutionSchema),
+  errors: z.array(agentErrorSchema),
+};
+
+export const agentStepSchema = z.strictObject({ ...stepShape, inputMessages: z.array(messageSchema) });
+/** Inside an AgentState, input messages may refer to the stored conversation instead of repeating it. */
+const storedStepSchema = z.strictObject({
+  ...stepShape,
+  inputMessages: z.array(z.union([messageRefSchema, messageSchema])),
+});
+
+const stepExecutionShape = {
+  continuation: continuationSchema,
+  startedAt: timestamp,
+  completedAt: timestamp,
+};
+export const stepExecutionSchema = z.strictObject({ ...stepExecutionShape, step: agentStepSchema });
+const storedStepExecutionSchema = z.strictObject({ ...stepExecutionShape, step: storedStepSchema });
+
+const executionShape = {
+  executionId: z.string().min(1),
+  status: z.enum(executionStatuses),
+  startedAt: timestamp,
+  completedAt: timestamp.nullable(),
+  continuation: continuationSchema,
+};
+export const executionStateSchema = z.strictObject({
+  ...executionShape,
+  stepExecutions: z.array(stepExecutionSchema),
+});
+const storedExecutionStateSchema = z.strictObject({
+  ...executionShape,
+  stepExecutions: z.array(storedStepExecutionSchema),
+});
+
+export const responseFormatSchema = z.union([
+  z.strictObject({ type: z.literal('text') }),
+  z.strictObject({
+    type: z.literal('json'),
+    schema: jsonRecordSchema.optional(),
+    name: z.string().optional(),
+  }),
+]);
+
+export const agentContextSchema = z.strictObject({
+  messages: z.record(z.string(), z.array(messageSchema)),
+  metadata: jsonRecordSchema,
+  systemPrompt: z.string(),
+  responseFormat: responseFormatSchema,
+});
+
+/** The current serialized format; written as `formatVersion` at the top level. */
+export const FORMAT_VERSION = 1;
+
+export const agentStateSchema = z.strictObject({
+  formatVersion: z.literal(FORMAT_VERSION),
+  agentId: z.string().min(1),
+  parentAgentId: z.string().min(1).nullable(),
+  createdAt: timestamp,
+  updatedAt: timestamp,
+  executionCount: count,
+  llmConfig: jsonRecordSchema.nullable(),
+  context: agentContextSchema,
+  execution: storedExecutionStateSchema.nullable(),
+});
+
+export type AgentStateJSON = z.infer<typeof agentStateSchema>;
+export type AgentStepJSON = z.infer<typeof agentStepSchema>;
+export type StoredStepJSON = z.infer<typeof storedStepSchema>;
+export type ExecutionStateJSON = z.infer<typeof executionStateSchema>;
+export type StoredExecutionStateJSON = z.infer<typeof storedExecutionStateSchema>;
+export type StepExecutionJSON = z.infer<typeof stepExecutionSchema>;
+export type ToolExecutionJSON = z.infer<typeof toolExecutionSchema>;
+export type ContinuationJSON = z.infer<typeof continuationSchema>;
+export type MessageJSON = z.infer<typeof messageSchema>;

@@ -1,0 +1,302 @@
+import type { z } from 'zod';
+import { AgentContext, DEFAULT_SECTION, MessageStore, type ResponseFormat } from './agent-context';
+import type { AgentError } from './agent-error';
+import { AgentState, type AgentStateProps } from './agent-state';
+import { AgentStep, InferenceResponse } from './agent-step';
+import { AppendOnlyList } from './append-only-list';
+import { InvalidStateError } from './errors';
+import { ExecutionContinuation } from './execution-continuation';
+import { ExecutionState } from './execution-state';
+import { Message, type ToolCall } from './message';
+import {
+  type AgentStepJSON,
+  type agentErrorSchema,
+  agentStateSchema,
+  agentStepSchema,
+  type ContinuationJSON,
+  continuationSchema,
+  executionStateSchema,
+  FORMAT_VERSION,
+  type MessageJSON,
+  type StoredExecutionStateJSON,
+  type StoredStepJSON,
+  stepExecutionSchema,
+  type ToolExecutionJSON,
+  toolExecutionSchema,
+} from './schemas';
+import { StepExecution } from './step-execution';
+import { StopSignal } from './stop-signal';
+import { ToolExecution } from './tool-execution';
+import { Usage } from './usage';
+
+// ---- validation --------------------------------------------------------------------------------
+
+/** Parses `data` (an object or JSON text) with `schema`, or throws InvalidStateError with the path. */
+export function validate<S extends z.ZodType>(schema: S, data: unknown, what: string): z.output<S> {
+  let input = data;
+  if (typeof data === 'string') {
+    try {
+      input = JSON.parse(data);
+    } catch (error) {
+      throw new InvalidStateError(
+        '',
+        `not valid JSON (truncated or corrupt): ${(error as Error).message}`,
+        what,
+        {
+          cause: error,
+        },
+      );
+    }
+  }
+  assertNoProtoKeys(input, [], what);
+  const result = schema.safeParse(input);
+  if (!result.success) {
+    const issue = firstIssue(result.error.issues);
+    throw new InvalidStateError(formatPath(issue.path), describeIssue(issue), what, { cause: result.error });
+  }
+  return result.data;
+}
+
+function assertNoProtoKeys(value: unknown, path: PropertyKey[], what: string): void {
+  if (typeof value !== 'object' || value === null) return;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) assertNoProtoKeys(value[i], [...path, i], what);
+    return;
+  }
+  for (const key of Object.keys(value)) {
+    if (key === '__proto__')
+      throw new InvalidStateError(formatPath([...path, key]), 'a __proto__ key is not allowed', what);
+    assertNoProtoKeys((value as Record<string, unknown>)[key], [...path, key], what);
+  }
+}
+
+type Issue = z.core.$ZodIssue;
+
+/** The first issue; inside a union, the branch that got furthest. */
+function firstIssue(issues: readonly Issue[]): Issue {
+  const issue = issues[0] as Issue;
+  if (issue.code !== 'invalid_union' || issue.errors.length === 0) return issue;
+  let best: Issue | undefined;
+  for (const branch of issue.errors) {
+    if (branch.length === 0) continue;
+    const candidate = firstIssue(branch);
+    if (!best || candidate.path.length > best.path.length) best = candidate;
+  }
+  if (!best || best.path.length === 0) return issue;
+  return { ...best, path: [...issue.path, ...best.path] } as Issue;
+}
+
+function describeIssue(issue: Issue): string {
+  if (issue.code === 'unrecognized_keys')
+    return `unknown key(s) ${issue.keys.map((k) => `"${k}"`).join(', ')}`;
+  if (issue.code === 'invalid_value')
+    return `expected one of ${issue.values.map((v) => JSON.stringify(v)).join(' | ')}`;
+  return issue.message;
+}
+
+export function formatPath(path: readonly PropertyKey[]): string {
+  let out = '';
+  for (const key of path) {
+    if (typeof key === 'number') out += `[${key}]`;
+    else out += out ? `.${String(key)}` : String(key);
+  }
+  return out;
+}
+
+// ---- decoding parts ----------------------------------------------------------------------------
+
+const ms = (iso: string) => Date.parse(iso);
+
+function decodeMessage(json: MessageJSON): Message {
+  return Message.of(json as Message);
+}
+function decodeToolCall(json: { id: string; name: string; args: unknown }): ToolCall {
+  return Object.freeze({ id: json.id, name: json.name, args: json.args });
+}
+function decodeError(json: z.infer<typeof agentErrorSchema>): AgentError {
+  return Object.freeze({ ...json, details: json.details === null ? null : Object.freeze(json.details) });
+}
+function decodeContinuation(json: ContinuationJSON): ExecutionContinuation {
+  const signals = json.stopSignals.map((s) => StopSignal.of(s.reason, s.message, s.context, s.source));
+  return ExecutionContinuation.of(signals, json.continuationRequested);
+}
+function decodeToolExecution(json: ToolExecutionJSON): ToolExecution {
+  return ToolExecution.fromProps({
+    id: json.id,
+    toolCall: decodeToolCall(json.toolCall),
+    value: json.value,
+    error: json.error === null ? null : decodeError(json.error),
+    blocked: json.blocked,
+    startedAt: ms(json.startedAt),
+    completedAt: ms(json.completedAt),
+    usage: Usage.of(json.usage),
+  });
+}
+function decodeStep(
+  json: AgentStepJSON | StoredStepJSON,
+  inputMessages: readonly Message[] | AppendOnlyList<Message>,
+): AgentStep {
+  const response = json.inferenceResponse;
+  return AgentStep.of({
+    id: json.id,
+    inputMessages,
+    outputMessages: json.outputMessages.map(decodeMessage),
+    inferenceResponse: InferenceResponse.of({
+      text: response.text,
+      toolCalls: response.toolCalls.map(decodeToolCall),
+      finishReason: response.finishReason,
+      usage: Usage.of(response.usage),
+    }),
+    toolExecutions: json.toolExecutions.map(decodeToolExecution),
+    errors: json.errors.map(decodeError),
+  });
+}
+
+type StepInputs = (step: StoredStepJSON, path: string) => readonly Message[] | AppendOnlyList<Message>;
+
+function decodeExecution(json: StoredExecutionStateJSON, inputs: StepInputs): ExecutionState {
+  const steps = json.stepExecutions.map((s, i) =>
+    StepExecution.of(
+      decodeStep(s.step, inputs(s.step, `execution.stepExecutions[${i}].step.inputMessages`)),
+      decodeContinuation(s.continuation),
+      ms(s.startedAt),
+      ms(s.completedAt),
+    ),
+  );
+  return ExecutionState.restore({
+    executionId: json.executionId,
+    status: json.status,
+    startedAt: ms(json.startedAt),
+    completedAt: json.completedAt === null ? null : ms(json.completedAt),
+    stepExecutions: AppendOnlyList.of(steps),
+    continuation: decodeContinuation(json.continuation),
+    currentStepStartedAt: null,
+    currentStep: null,
+  });
+}
+
+const inlineInputs = (step: StoredStepJSON) => (step.inputMessages as MessageJSON[]).map(decodeMessage);
+
+export const decodePart = {
+  toolExecution: (data: unknown) => decodeToolExecution(validate(toolExecutionSchema, data, 'ToolExecution')),
+  agentStep: (data: unknown) => {
+    const json = validate(agentStepSchema, data, 'AgentStep');
+    return decodeStep(json, json.inputMessages.map(decodeMessage));
+  },
+  stepExecution: (data: unknown) => {
+    const json = validate(stepExecutionSchema, data, 'StepExecution');
+    return StepExecution.of(
+      decodeStep(json.step, json.step.inputMessages.map(decodeMessage)),
+      decodeContinuation(json.continuation),
+      ms(json.startedAt),
+      ms(json.completedAt),
+    );
+  },
+  continuation: (data: unknown) =>
+    decodeContinuation(validate(continuationSchema, data, 'ExecutionContinuation')),
+  executionState: (data: unknown) =>
+    decodeExecution(validate(executionStateSchema, data, 'ExecutionState'), inlineInputs),
+};
+
+// ---- AgentState --------------------------------------------------------------------------------
+
+export function decodeAgentState(data: unknown): AgentState {
+  const json = validate(agentStateSchema, data, 'AgentState');
+  const sections: Record<string, readonly Message[]> = {};
+  for (const [name, messages] of Object.entries(json.context.messages))
+    sections[name] = messages.map(decodeMessage);
+  const store = MessageStore.of(sections);
+  const conversation = store.section(DEFAULT_SECTION);
+  const conversationList = store.list(DEFAULT_SECTION);
+
+  const inputs: StepInputs = (step, path) => {
+    const only = step.inputMessages.length === 1 ? step.inputMessages[0] : undefined;
+    if (only && '$ref' in only && only.$ref[0] === 0 && only.$ref[1] <= conversation.length) {
+      return conversationList.prefix(only.$ref[1]);
+    }
+    const out: Message[] = [];
+    step.inputMessages.forEach((item, index) => {
+      if (!('$ref' in item)) {
+        out.push(decodeMessage(item));
+        return;
+      }
+      const [from, to] = item.$ref;
+      if (from > to || to > conversation.length) {
+        throw new InvalidStateError(
+          `${path}[${index}].$ref`,
+          `range [${from}, ${to}) is outside the ${conversation.length} stored messages`,
+        );
+      }
+      for (let i = from; i < to; i++) out.push(conversation[i] as Message);
+    });
+    return out;
+  };
+
+  return AgentState.restore({
+    agentId: json.agentId,
+    parentAgentId: json.parentAgentId,
+    createdAt: ms(json.createdAt),
+    updatedAt: ms(json.updatedAt),
+    executionCount: json.executionCount,
+    llmConfig: json.llmConfig === null ? null : Object.freeze(json.llmConfig),
+    context: AgentContext.of({
+      store,
+      metadata: json.context.metadata,
+      systemPrompt: json.context.systemPrompt,
+      responseFormat: json.context.responseFormat as ResponseFormat,
+    }),
+    execution: json.execution === null ? null : decodeExecution(json.execution, inputs),
+  });
+}
+
+export function encodeAgentState(props: AgentStateProps) {
+  const context = props.context;
+  const conversation = context.store().list(DEFAULT_SECTION);
+  let indexOf: Map<Message, number> | undefined;
+  const encodeInputs = (list: AppendOnlyList<Message>) => {
+    if (list.size === 0) return [];
+    if (list.isPrefixOf(conversation)) return [{ $ref: [0, list.size] as [number, number] }];
+    const messages = list.toArray();
+    if (!indexOf) {
+      indexOf = new Map();
+      let i = 0;
+      for (const message of conversation) indexOf.set(message, i++);
+    }
+    const out: Array<Message | { $ref: [number, number] }> = [];
+    let run: [number, number] | null = null;
+    for (const message of messages) {
+      const index = indexOf.get(message);
+      if (index === undefined) {
+        run = null;
+        out.push(message);
+      } else if (run && run[1] === index) {
+        run[1] = index + 1;
+      } else {
+        run = [index, index + 1];
+        out.push({ $ref: run });
+      }
+    }
+    return out;
+  };
+  const execution = props.execution;
+  return {
+    formatVersion: FORMAT_VERSION,
+    agentId: props.agentId,
+    parentAgentId: props.parentAgentId,
+    createdAt: new Date(props.createdAt).toISOString(),
+    updatedAt: new Date(props.updatedAt).toISOString(),
+    executionCount: props.executionCount,
+    llmConfig: props.llmConfig,
+    context: context.toJSON(),
+    execution:
+      execution === null
+        ? null
+        : execution.serialize((s) => {
+            const json = s.toJSON();
+            return {
+              ...json,
+              step: { ...json.step, inputMessages: encodeInputs(s.step().inputMessageList()) },
+            };
+          }),
+  };
+}

@@ -1,0 +1,156 @@
+import { AgentError } from './agent-error';
+import { newId } from './ids';
+import type { ToolCall } from './message';
+import { decodePart } from './serialization';
+import { Usage } from './usage';
+
+interface ToolExecutionProps {
+  readonly id: string;
+  readonly toolCall: ToolCall;
+  readonly value: unknown;
+  readonly error: AgentError | null;
+  readonly blocked: boolean;
+  readonly startedAt: number;
+  readonly completedAt: number;
+  readonly usage: Usage;
+}
+
+/** The outcome of one tool call: its value or its error, whether a hook blocked it, and timing. */
+export class ToolExecution {
+  static fromJSON(data: unknown): ToolExecution {
+    return decodePart.toolExecution(data);
+  }
+
+  private constructor(private readonly props: ToolExecutionProps) {}
+
+  static succeeded(
+    toolCall: ToolCall,
+    value: unknown,
+    startedAt: number,
+    completedAt = Date.now(),
+  ): ToolExecution {
+    return new ToolExecution({
+      id: newId(),
+      toolCall,
+      value,
+      error: null,
+      blocked: false,
+      startedAt,
+      completedAt,
+      usage: Usage.zero,
+    });
+  }
+
+  static failed(
+    toolCall: ToolCall,
+    error: unknown,
+    startedAt: number,
+    completedAt = Date.now(),
+  ): ToolExecution {
+    return new ToolExecution({
+      id: newId(),
+      toolCall,
+      value: null,
+      error: isAgentError(error) ? error : AgentError.from(error),
+      blocked: false,
+      startedAt,
+      completedAt,
+      usage: Usage.zero,
+    });
+  }
+
+  /** A call a hook refused: recorded as a failure named ToolExecutionBlocked. */
+  static blocked(toolCall: ToolCall, reason: string, at = Date.now()): ToolExecution {
+    const error = AgentError.of(
+      'ToolExecutionBlocked',
+      reason || `Tool call '${toolCall.name}' was blocked`,
+      'TOOL_BLOCKED',
+    );
+    return new ToolExecution({
+      id: newId(),
+      toolCall,
+      value: null,
+      error,
+      blocked: true,
+      startedAt: at,
+      completedAt: at,
+      usage: Usage.zero,
+    });
+  }
+
+  /** @internal used by deserialization */
+  static fromProps(props: ToolExecutionProps): ToolExecution {
+    return new ToolExecution(props);
+  }
+
+  id(): string {
+    return this.props.id;
+  }
+  toolCall(): ToolCall {
+    return this.props.toolCall;
+  }
+  toolCallId(): string {
+    return this.props.toolCall.id;
+  }
+  name(): string {
+    return this.props.toolCall.name;
+  }
+  args(): unknown {
+    return this.props.toolCall.args;
+  }
+  value(): unknown {
+    return this.props.value;
+  }
+  error(): AgentError | null {
+    return this.props.error;
+  }
+  hasError(): boolean {
+    return this.props.error !== null;
+  }
+  wasBlocked(): boolean {
+    return this.props.blocked;
+  }
+  startedAt(): Date {
+    return new Date(this.props.startedAt);
+  }
+  completedAt(): Date {
+    return new Date(this.props.completedAt);
+  }
+  duration(): number {
+    return (this.props.completedAt - this.props.startedAt) / 1000;
+  }
+  /** Tokens and cost spent inside the call (a subagent's run); zero for plain tools. */
+  usage(): Usage {
+    return this.props.usage;
+  }
+
+  withUsage(usage: Usage): ToolExecution {
+    return new ToolExecution({ ...this.props, usage });
+  }
+
+  toJSON() {
+    const p = this.props;
+    return {
+      id: p.id,
+      toolCall: { id: p.toolCall.id, name: p.toolCall.name, args: p.toolCall.args ?? null },
+      value: p.value ?? null,
+      error: p.error,
+      blocked: p.blocked,
+      startedAt: new Date(p.startedAt).toISOString(),
+      completedAt: new Date(p.completedAt).toISOString(),
+      usage: p.usage,
+    };
+  }
+}
+
+function isAgentError(value: unknown): value is AgentError {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    !(value instanceof Error) &&
+    typeof (value as AgentError).name === 'string' &&
+    typeof (value as AgentError).message === 'string' &&
+    'code' in value &&
+    'details' in value
+  );
+}

@@ -20,8 +20,21 @@ export const AgentError = {
   ) {
     return Object.freeze({ name, message, code, details }) as AgentError;
   },
+  /** True for a recorded error (plain data), false for an Error instance or anything else. */
+  is(value: unknown): value is AgentError {
+    return (
+      typeof value === 'object' &&
+      value !== null &&
+      !(value instanceof Error) &&
+      typeof (value as AgentError).name === 'string' &&
+      typeof (value as AgentError).message === 'string' &&
+      'code' in value &&
+      'details' in value
+    );
+  },
   /** Turns anything thrown into a record, keeping its class name, code and message. */
   from(thrown: unknown): AgentError {
+    if (AgentError.is(thrown)) return thrown;
     if (thrown instanceof Error) {
       const rawCode = (thrown as Error & { code?: unknown }).code;
       const code =

@@ -11,7 +11,7 @@ import { decodeAgentState, encodeAgentState } from './serialization';
 import type { StepExecution } from './step-execution';
 import { StopReason, wasForceStopped } from './stop-reason';
 import { StopSignal } from './stop-signal';
-import type { ToolExecution } from './tool-execution';
+import { ToolExecution } from './tool-execution';
 import { Usage } from './usage';
 
 /** Per-agent model settings that override the driver's defaults (model id, temperature, ...). */
@@ -304,6 +304,21 @@ export class AgentState {
       context: this.props.context.withMessages(this.taggedOutput(step)),
       execution: execution.withCurrentStepRecorded(at),
     });
+  }
+  /**
+   * Records every tool call of the step in flight that has no result yet as failed with an
+   * AbortError, so that a stopped step still accounts for each call it started, exactly once.
+   */
+  withPendingToolCallsAborted(reason: string, at = Date.now()): AgentState {
+    const step = this.currentStep();
+    if (!step) return this;
+    const done = new Set(step.toolExecutions().map((e) => e.toolCallId()));
+    const missing = step.requestedToolCalls().filter((call) => !done.has(call.id));
+    if (missing.length === 0) return this;
+    const aborted = missing.map((call) =>
+      ToolExecution.failed(call, AgentError.of('AbortError', reason, 'ABORTED'), at, at),
+    );
+    return this.withCurrentStep(step.withToolExecutions([...step.toolExecutions(), ...aborted]));
   }
   /**
    * Ends the execution unrecoverably: the error is recorded on the step in flight (a new step if

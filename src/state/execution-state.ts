@@ -96,14 +96,20 @@ export class ExecutionState {
   }
 
   /**
-   * The seed's priority chain: a stop signal without a continuation request stops; a continuation
-   * request goes on; pending tool calls go on; anything else stops.
+   * The seed's priority chain, for the step in flight or, once it is recorded, the step just
+   * recorded (with the continuation request it ended with): a stop signal without a continuation
+   * request stops; a continuation request goes on; pending tool calls go on; anything else stops.
    */
   shouldStop(): boolean {
-    if (this.props.continuation.shouldStop()) return true;
-    if (this.props.continuation.isContinuationRequested()) return false;
-    if (this.props.currentStep?.hasToolCalls()) return false;
-    return true;
+    const { continuation, currentStep } = this.props;
+    const last = currentStep ? null : this.props.stepExecutions.last();
+    const requested = last
+      ? last.continuation().isContinuationRequested()
+      : continuation.isContinuationRequested();
+    if (continuation.hasStopSignals() && !requested) return true;
+    if (requested) return false;
+    const step = currentStep ?? last?.step();
+    return !step?.hasToolCalls();
   }
 
   withStatus(status: ExecutionStatus): ExecutionState {

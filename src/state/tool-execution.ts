@@ -51,7 +51,7 @@ export class ToolExecution {
       id: newId(),
       toolCall,
       value: null,
-      error: isAgentError(error) ? error : AgentError.from(error),
+      error: AgentError.from(error),
       blocked: false,
       startedAt,
       completedAt,
@@ -141,16 +141,4 @@ export class ToolExecution {
       usage: p.usage,
     };
   }
-}
-
-function isAgentError(value: unknown): value is AgentError {
-  return (
-    typeof value === 'object' &&
-    value !== null &&
-    !(value instanceof Error) &&
-    typeof (value as AgentError).name === 'string' &&
-    typeof (value as AgentError).message === 'string' &&
-    'code' in value &&
-    'details' in value
-  );
 }

@@ -208,13 +208,16 @@ describe('AgentState', () => {
       expect(running().withCurrentStep(finalStep()).shouldStop()).toBe(true);
     });
     it('keeps stop signals across steps and ends a continuation request with its step', () => {
-      const state = runStep(
-        running().withStopSignal(StopSignal.of(StopReason.TokenLimitReached)).withContinuationRequested(),
-        toolStep(),
-      );
+      const state = running()
+        .withCurrentStep(toolStep())
+        .withStopSignal(StopSignal.of(StopReason.TokenLimitReached))
+        .withContinuationRequested()
+        .withCurrentStepRecorded();
       expect(state.execution()?.continuation().isContinuationRequested()).toBe(false);
       expect(state.execution()?.continuation().stopSignals).toHaveLength(1);
-      expect(state.shouldStop()).toBe(true);
+      // the request covered the step just recorded; the next step stops at its checkpoint
+      expect(state.shouldStop()).toBe(false);
+      expect(state.withStepStarted().execution()?.continuation().shouldStop()).toBe(true);
     });
   });
 

@@ -1,0 +1,319 @@
+/**
+ * The agent loop as a statechart: the ExecutionStatus lifecycle and the step cycle of one agent.
+ * Its context holds the immutable AgentState. The actors it invokes (`hooks`, `driver`,
+ * `toolExecutor`) are named here and provided by the runtime (`createAgent`) with
+ * `agentLoop.provide({ actors })`; the guards and actions are one-line uses of AgentState.
+ *
+ * pending -> inProgress [ beforeExecution -> step [ beforeStep -> inference -> tools -> afterStep
+ *   -> record -> decide ] -> afterExecution -> finalizing ] -> completed | stopped | failed
+ */
+import { type AnyActorRef, assign, emit, fromPromise, setup } from 'xstate';
+import { AgentError } from '../src/state/agent-error';
+import type { AgentState } from '../src/state/agent-state';
+import { AgentStopError } from '../src/state/agent-stop-error';
+import { ExecutionStatus } from '../src/state/execution-status';
+import type { AgentEvent, LoopEmitted, ReportEvent } from '../src/state/loop-events';
+import { StopReason } from '../src/state/stop-reason';
+import { StopSignal } from '../src/state/stop-signal';
+
+/** The hook stages the `hooks` actor runs (beforeToolUse / afterToolUse run inside `toolExecutor`). */
+export type HookStage = 'beforeExecution' | 'beforeStep' | 'afterStep' | 'afterExecution' | 'onError';
+
+export interface LoopContext {
+  readonly state: AgentState;
+  /** The error that sent the run to `failing`, for onError hooks. */
+  readonly error: AgentError | null;
+}
+
+/** Events the machine accepts: the public ones and the reports its own actors send it. */
+export type LoopEvent =
+  | { type: 'execute' }
+  | { type: 'user.message'; text: string }
+  | { type: 'stop'; reason?: string }
+  | ReportEvent;
+
+export interface HooksInput {
+  readonly stage: HookStage;
+  readonly state: AgentState;
+  readonly error: AgentError | null;
+  readonly self: AnyActorRef;
+}
+export interface StepInput {
+  readonly state: AgentState;
+  readonly self: AnyActorRef;
+}
+
+const notProvided = (name: string) => async (): Promise<AgentState> => {
+  throw new Error(`The '${name}' actor is not provided: create the agent with createAgent()`);
+};
+
+const now = () => Date.now();
+const outputState = (event: unknown) => (event as { output?: unknown }).output as AgentState;
+
+export const agentLoop = setup({
+  types: {
+    context: {} as LoopContext,
+    events: {} as LoopEvent,
+    input: {} as { state: AgentState },
+    emitted: {} as LoopEmitted,
+  },
+  actors: {
+    hooks: fromPromise<AgentState, HooksInput>(notProvided('hooks')),
+    driver: fromPromise<AgentState, StepInput>(notProvided('driver')),
+    toolExecutor: fromPromise<AgentState, StepInput>(notProvided('toolExecutor')),
+  },
+  guards: {
+    /** The seed's shouldStop(): a signal without override stops, continuation or tool calls go on. */
+    shouldStop: ({ context }) => context.state.shouldStop(),
+    /** Checkpoint after beforeStep: a stop signal without a continuation request. */
+    stopSignalled: ({ event }) => outputState(event).execution()?.continuation().shouldStop() ?? false,
+    hasToolCalls: ({ event }) => outputState(event).currentStep()?.hasToolCalls() ?? false,
+    isStopRequest: ({ event }) => AgentStopError.is((event as { error?: unknown }).error),
+    isFailed: ({ context }) => context.state.status() === ExecutionStatus.Failed,
+    isStopped: ({ context }) => context.state.status() === ExecutionStatus.Stopped,
+  },
+  actions: {
+    appendUserMessage: assign({
+      state: ({ context, event }) =>
+        event.type === 'user.message' ? context.state.withUserMessage(event.text) : context.state,
+    }),
+    startExecution: assign({
+      state: ({ context }) => context.state.withExecutionStarted(now()),
+      error: null,
+    }),
+    assignState: assign({ state: ({ event }) => outputState(event) }),
+    startStep: assign({ state: ({ context }) => context.state.withStepStarted(now()) }),
+    recordStep: assign({ state: ({ context }) => context.state.withCurrentStepRecorded(now()) }),
+    recordStopRequest: assign({
+      state: ({ context, event }) => {
+        const error = (event as { error?: AgentStopError }).error;
+        return (error?.state ?? context.state).withStopSignal(AgentStopError.toSignal(error));
+      },
+    }),
+    recordFailure: assign(({ context, event }) => {
+      const error = AgentError.from((event as { error?: unknown }).error);
+      return { state: context.state.withFailure(error, StopReason.ErrorForbade, 'agent-loop'), error };
+    }),
+    recordUserStop: assign({
+      state: ({ context, event }) => {
+        const reason = event.type === 'stop' && event.reason ? event.reason : 'Stopped by user request';
+        return context.state
+          .withPendingToolCallsAborted(reason)
+          .withStopSignal(StopSignal.userRequested(reason));
+      },
+    }),
+    completeExecution: assign({ state: ({ context }) => context.state.withExecutionCompleted(now()) }),
+    emitExecutionStarted: emit(({ context }) => ({
+      type: 'execution.started' as const,
+      ...ids(context.state),
+    })),
+    emitStepStarted: emit(({ context }) => ({
+      type: 'step.started' as const,
+      ...ids(context.state),
+      stepNumber: context.state.stepCount() + 1,
+    })),
+    emitStepFinished: emit(({ context }) => {
+      const step = context.state.lastStepExecution();
+      return {
+        type: 'step.finished' as const,
+        ...ids(context.state),
+        stepNumber: context.state.stepCount(),
+        stepId: step?.id() ?? '',
+        stepType: step?.step().stepType() ?? 'final_response',
+        finishReason: step?.step().finishReason() ?? null,
+        usage: step?.usage() ?? context.state.usage(),
+        errors: step?.step().errors() ?? [],
+        durationMs: (step?.duration() ?? 0) * 1000,
+      };
+    }),
+    emitContinuationEvaluated: emit(({ context }) => {
+      const signal = context.state.stopSignal();
+      return {
+        type: 'continuation.evaluated' as const,
+        ...ids(context.state),
+        stepNumber: context.state.stepCount(),
+        shouldStop: context.state.shouldStop(),
+        stopSignal: signal,
+        stopReason: signal?.reason ?? null,
+        source: signal?.source ?? null,
+      };
+    }),
+    emitError: emit(({ context }) => ({
+      type: 'error' as const,
+      ...ids(context.state),
+      stepNumber: context.state.stepCount(),
+      error: context.error ?? AgentError.of('Error', 'unknown error'),
+    })),
+    emitExecutionFinished: emit(({ context }) => ({
+      type: 'execution.finished' as const,
+      ...ids(context.state),
+      status: context.state.status(),
+      stopReason: context.state.stopReason(),
+      stepCount: context.state.stepCount(),
+      usage: context.state.usage(),
+    })),
+    /** Reports from the actors (tool calls, text deltas) go out to subscribers unchanged. */
+    forwardReport: emit(({ event }) => event as ReportEvent),
+  },
+}).createMachine({
+  id: 'agent',
+  context: ({ input }) => ({ state: input.state, error: null }),
+  initial: 'pending',
+  states: {
+    pending: { on: acceptsWork() },
+    inProgress: {
+      initial: 'beforeExecution',
+      entry: 'emitExecutionStarted',
+      on: {
+        stop: { target: '.afterExecution', actions: 'recordUserStop' },
+        'tool.started': { actions: 'forwardReport' },
+        'tool.finished': { actions: 'forwardReport' },
+        'text.delta': { actions: 'forwardReport' },
+      },
+      states: {
+        beforeExecution: {
+          invoke: {
+            id: 'hooks',
+            src: 'hooks',
+            input: hooksInput('beforeExecution'),
+            onDone: { target: 'step', actions: 'assignState' },
+            onError: onActorError('afterExecution'),
+          },
+        },
+        step: {
+          initial: 'beforeStep',
+          states: {
+            beforeStep: {
+              entry: ['startStep', 'emitStepStarted'],
+              invoke: {
+                id: 'hooks',
+                src: 'hooks',
+                input: hooksInput('beforeStep'),
+                onDone: [
+                  {
+                    guard: 'stopSignalled',
+                    target: '#agent.inProgress.afterExecution',
+                    actions: 'assignState',
+                  },
+                  { target: 'inference', actions: 'assignState' },
+                ],
+                onError: onActorError('#agent.inProgress.afterExecution'),
+              },
+            },
+            inference: {
+              invoke: {
+                id: 'driver',
+                src: 'driver',
+                input: stepInput,
+                onDone: [
+                  { guard: 'hasToolCalls', target: 'tools', actions: 'assignState' },
+                  { target: 'afterStep', actions: 'assignState' },
+                ],
+                onError: onActorError('afterStep'),
+              },
+            },
+            tools: {
+              invoke: {
+                id: 'toolExecutor',
+                src: 'toolExecutor',
+                input: stepInput,
+                onDone: { target: 'afterStep', actions: 'assignState' },
+                onError: onActorError('afterStep'),
+              },
+            },
+            afterStep: {
+              invoke: {
+                id: 'hooks',
+                src: 'hooks',
+                input: hooksInput('afterStep'),
+                onDone: { target: 'record', actions: 'assignState' },
+                onError: onActorError('record'),
+              },
+            },
+            record: {
+              entry: ['recordStep', 'emitStepFinished', 'emitContinuationEvaluated'],
+              always: 'decide',
+            },
+            decide: {
+              always: [
+                { guard: 'shouldStop', target: '#agent.inProgress.afterExecution' },
+                { target: 'beforeStep' },
+              ],
+            },
+          },
+        },
+        failing: {
+          entry: 'emitError',
+          invoke: {
+            id: 'hooks',
+            src: 'hooks',
+            input: hooksInput('onError'),
+            onDone: { target: 'afterExecution', actions: 'assignState' },
+            onError: { target: 'afterExecution' },
+          },
+        },
+        afterExecution: {
+          invoke: {
+            id: 'hooks',
+            src: 'hooks',
+            input: hooksInput('afterExecution'),
+            onDone: { target: 'finalizing', actions: 'assignState' },
+            onError: { target: 'finalizing', actions: 'recordFailure' },
+          },
+          on: { stop: { target: 'finalizing' } },
+        },
+        finalizing: {
+          entry: 'completeExecution',
+          always: [
+            { guard: 'isFailed', target: '#agent.failed' },
+            { guard: 'isStopped', target: '#agent.stopped' },
+            { target: '#agent.completed' },
+          ],
+        },
+      },
+    },
+    completed: { entry: 'emitExecutionFinished', on: acceptsWork() },
+    stopped: { entry: 'emitExecutionFinished', on: acceptsWork() },
+    failed: { entry: 'emitExecutionFinished', on: acceptsWork() },
+  },
+});
+
+function hooksInput(stage: HookStage) {
+  return ({ context, self }: { context: LoopContext; self: AnyActorRef }): HooksInput => ({
+    stage,
+    state: context.state,
+    error: stage === 'onError' ? context.error : null,
+    self,
+  });
+}
+
+function stepInput({ context, self }: { context: LoopContext; self: AnyActorRef }): StepInput {
+  return { state: context.state, self };
+}
+
+/** `execute` runs the state as it is; `user.message` appends the message first. */
+function acceptsWork() {
+  return {
+    execute: { target: '#agent.inProgress', actions: 'startExecution' },
+    'user.message': { target: '#agent.inProgress', actions: ['appendUserMessage', 'startExecution'] },
+  } as const;
+}
+
+/** A stop exception records StopRequested and goes on to `stopTarget`; any other error fails the run. */
+function onActorError(stopTarget: string) {
+  return [
+    { guard: 'isStopRequest', target: stopTarget, actions: 'recordStopRequest' },
+    { target: '#agent.inProgress.failing', actions: 'recordFailure' },
+  ] as const;
+}
+
+function ids(state: AgentState) {
+  return {
+    agentId: state.agentId(),
+    parentAgentId: state.parentAgentId(),
+    executionId: state.executionId() ?? '',
+  };
+}
+
+export type AgentLoopMachine = typeof agentLoop;
+export type { AgentEvent };

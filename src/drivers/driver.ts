@@ -1,0 +1,22 @@
+import type { AgentState } from '../state/agent-state';
+import type { ReportEvent } from '../state/loop-events';
+import type { ToolSet } from '../tools/define-tool';
+
+export interface DriverContext {
+  /** Aborted when the run is stopped: pass it to the model call. */
+  readonly signal: AbortSignal;
+  readonly tools: ToolSet;
+  /** Reports progress (text deltas) to the agent's subscribers. */
+  readonly report: (event: ReportEvent) => void;
+}
+
+/**
+ * The model side of a step, state in and state out (seed 004): given the state at the start of a
+ * step, return it with `currentStep` set to what the model answered (input messages, output
+ * messages, inference response with tool calls, finish reason and usage). Tools run afterwards in
+ * the loop's `tools` state.
+ */
+export interface Driver {
+  readonly name: string;
+  infer(state: AgentState, context: DriverContext): AgentState | Promise<AgentState>;
+}

@@ -1,0 +1,74 @@
+import type { AgentState } from '../state/agent-state';
+import type { ExecutionBudget } from '../state/execution-budget';
+import { StopReason } from '../state/stop-reason';
+import { StopSignal } from '../state/stop-signal';
+import type { Hook } from './hook';
+
+export const BUDGET_GUARD = 'budgetGuard';
+
+/**
+ * Checks the budget before each step (`used >= limit` stops), so a run never starts a step it has
+ * no budget for. Each limit raises its own stop reason, with a message and context naming it:
+ * steps -> StepsLimitReached, tokens and cost -> TokenLimitReached, seconds and deadline ->
+ * TimeLimitReached. The context's `limit` says which one (`maxSteps`, `maxCost`, `deadline`, ...).
+ */
+export function budgetGuard(budget: ExecutionBudget): Hook {
+  return {
+    name: BUDGET_GUARD,
+    beforeStep: (state) => {
+      const signal = budgetSignal(budget, state, Date.now());
+      return signal ? state.withStopSignal(signal) : undefined;
+    },
+  };
+}
+
+export function budgetSignal(budget: ExecutionBudget, state: AgentState, now: number): StopSignal | null {
+  const steps = state.stepCount();
+  if (budget.maxSteps !== null && steps >= budget.maxSteps) {
+    return StopSignal.of(
+      StopReason.StepsLimitReached,
+      `Step limit reached: ${steps}/${budget.maxSteps}`,
+      { limit: 'maxSteps', currentSteps: steps, maxSteps: budget.maxSteps },
+      BUDGET_GUARD,
+    );
+  }
+  const usage = state.usage();
+  if (budget.maxTokens !== null && usage.totalTokens >= budget.maxTokens) {
+    return StopSignal.of(
+      StopReason.TokenLimitReached,
+      `Token limit reached: ${usage.totalTokens}/${budget.maxTokens}`,
+      { limit: 'maxTokens', totalTokens: usage.totalTokens, maxTotalTokens: budget.maxTokens },
+      BUDGET_GUARD,
+    );
+  }
+  if (budget.maxCost !== null && usage.cost >= budget.maxCost) {
+    return StopSignal.of(
+      StopReason.TokenLimitReached,
+      `Cost limit reached: ${round(usage.cost)}/${budget.maxCost}`,
+      { limit: 'maxCost', totalCost: usage.cost, maxCost: budget.maxCost },
+      BUDGET_GUARD,
+    );
+  }
+  const elapsed = (now - (state.execution()?.startedAtMs() ?? now)) / 1000;
+  if (budget.maxSeconds !== null && elapsed >= budget.maxSeconds) {
+    return StopSignal.of(
+      StopReason.TimeLimitReached,
+      `Time limit reached: ${round(elapsed)}s/${budget.maxSeconds}s`,
+      { limit: 'maxSeconds', elapsedSeconds: elapsed, maxSeconds: budget.maxSeconds },
+      BUDGET_GUARD,
+    );
+  }
+  if (budget.deadline !== null && now >= budget.deadline.getTime()) {
+    return StopSignal.of(
+      StopReason.TimeLimitReached,
+      `Deadline reached: ${budget.deadline.toISOString()}`,
+      { limit: 'deadline', deadline: budget.deadline.toISOString(), now: new Date(now).toISOString() },
+      BUDGET_GUARD,
+    );
+  }
+  return null;
+}
+
+function round(value: number): number {
+  return Math.round(value * 1000) / 1000;
+}

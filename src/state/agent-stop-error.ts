@@ -1,0 +1,37 @@
+import type { AgentState } from './agent-state';
+import { AgentMachineError } from './errors';
+import { StopReason } from './stop-reason';
+import { StopSignal } from './stop-signal';
+
+/**
+ * Thrown by a hook, tool or driver to end the run on purpose. The execution stops with
+ * StopReason.StopRequested (whatever reason you pass in `context`), the message and the source.
+ *
+ * @example
+ * throw new AgentStopError('The user cancelled the order', { orderId }, 'cancelOrder');
+ */
+export class AgentStopError extends AgentMachineError {
+  /** Set by the loop's executors: the state as it stood when the stop was thrown. */
+  state?: AgentState;
+
+  constructor(
+    message: string,
+    readonly context: Record<string, unknown> = {},
+    readonly source = '',
+  ) {
+    super('AGENT_STOP', message);
+  }
+
+  /** True for an AgentStopError, also one from another copy of this package. */
+  static is(value: unknown): value is AgentStopError {
+    return (
+      value instanceof AgentStopError ||
+      (value instanceof Error && (value as { code?: unknown }).code === 'AGENT_STOP')
+    );
+  }
+
+  static toSignal(error: unknown): StopSignal {
+    const stop = error as AgentStopError;
+    return StopSignal.of(StopReason.StopRequested, stop.message, stop.context ?? {}, stop.source ?? '');
+  }
+}

@@ -1,0 +1,74 @@
+import type { AgentError } from './agent-error';
+import type { AgentStepType } from './agent-step-type';
+import type { ExecutionStatus } from './execution-status';
+import type { StopReason } from './stop-reason';
+import type { StopSignal } from './stop-signal';
+import type { Usage } from './usage';
+
+/** Every event names the agent (and its parent, for subagents) and the execution. */
+export interface EventIds {
+  readonly agentId: string;
+  readonly parentAgentId: string | null;
+  readonly executionId: string;
+}
+
+export interface ToolStartedEvent extends EventIds {
+  readonly type: 'tool.started';
+  readonly stepNumber: number;
+  readonly toolCallId: string;
+  readonly toolName: string;
+  readonly args: unknown;
+}
+export interface ToolFinishedEvent extends EventIds {
+  readonly type: 'tool.finished';
+  readonly stepNumber: number;
+  readonly toolCallId: string;
+  readonly toolName: string;
+  readonly ok: boolean;
+  readonly blocked: boolean;
+  readonly error: AgentError | null;
+  readonly durationMs: number;
+}
+export interface TextDeltaEvent extends EventIds {
+  readonly type: 'text.delta';
+  readonly stepNumber: number;
+  readonly delta: string;
+}
+
+/** Events the loop's own actors report to it while they run; the machine emits them unchanged. */
+export type ReportEvent = ToolStartedEvent | ToolFinishedEvent | TextDeltaEvent;
+
+/** The typed events an agent actor emits (`actor.on(type, listener)`). */
+export type AgentEvent =
+  | (EventIds & { readonly type: 'execution.started' })
+  | (EventIds & {
+      readonly type: 'execution.finished';
+      readonly status: ExecutionStatus;
+      readonly stopReason: StopReason | null;
+      readonly stepCount: number;
+      readonly usage: Usage;
+    })
+  | (EventIds & { readonly type: 'step.started'; readonly stepNumber: number })
+  | (EventIds & {
+      readonly type: 'step.finished';
+      readonly stepNumber: number;
+      readonly stepId: string;
+      readonly stepType: AgentStepType;
+      readonly finishReason: string | null;
+      readonly usage: Usage;
+      readonly errors: readonly AgentError[];
+      readonly durationMs: number;
+    })
+  | (EventIds & {
+      readonly type: 'continuation.evaluated';
+      readonly stepNumber: number;
+      readonly shouldStop: boolean;
+      readonly stopSignal: StopSignal | null;
+      readonly stopReason: StopReason | null;
+      readonly source: string | null;
+    })
+  | (EventIds & { readonly type: 'error'; readonly stepNumber: number; readonly error: AgentError })
+  | ReportEvent;
+
+export type LoopEmitted = AgentEvent;
+export type AgentEventType = AgentEvent['type'];

@@ -1,0 +1,239 @@
+import type { Hook, ToolUseDecision } from '../hooks/hook';
+import { AgentError } from '../state/agent-error';
+import { AgentState } from '../state/agent-state';
+import { AgentStopError } from '../state/agent-stop-error';
+import type { ReportEvent } from '../state/loop-events';
+import { Message, type ToolCall } from '../state/message';
+import { ToolExecution } from '../state/tool-execution';
+import { type ToolSet, validateInput } from './define-tool';
+
+export interface ToolExecutorOptions {
+  readonly tools: ToolSet;
+  readonly hooks: readonly Hook[];
+  readonly signal: AbortSignal;
+  /** Calls of one step run at most this many at a time. Default 8. */
+  readonly concurrency?: number;
+  /** Default timeout of one call in ms; none when unset. A tool's own `timeoutMs` wins. */
+  readonly timeoutMs?: number;
+  readonly report?: (event: ReportEvent) => void;
+}
+
+/**
+ * Runs the tool calls the step in flight asked for and returns the state with their
+ * ToolExecutions and tool-result messages, in the order the model asked for them.
+ *
+ * beforeToolUse hooks run first, call by call in the model's order (they may block a call, rewrite
+ * its arguments or change the state); then the tools run in parallel, up to `concurrency` at a
+ * time; then afterToolUse hooks run in the model's order. A failing call (unknown tool, invalid
+ * arguments, a throw, a timeout, a block) fails alone and is reported to the model as the tool's
+ * result. An AgentStopError from a tool propagates once the other calls have settled.
+ */
+export async function executeTools(state: AgentState, options: ToolExecutorOptions): Promise<AgentState> {
+  const step = state.currentStep();
+  if (!step || !step.hasToolCalls()) return state;
+  const { hooks, signal, report } = options;
+  const ids = {
+    agentId: state.agentId(),
+    parentAgentId: state.parentAgentId(),
+    executionId: state.executionId() ?? '',
+    stepNumber: state.stepCount() + 1,
+  };
+  const finished = (execution: ToolExecution, startedAt: number) => {
+    const error = execution.error();
+    report?.({
+      type: 'tool.finished',
+      ...ids,
+      toolCallId: execution.toolCallId(),
+      toolName: execution.name(),
+      ok: error === null,
+      blocked: execution.wasBlocked(),
+      error,
+      durationMs: execution.completedAt().getTime() - startedAt,
+    });
+  };
+
+  let current = state;
+  const planned: Array<{ call: ToolCall; startedAt: number; blocked?: ToolExecution }> = [];
+  for (const requested of step.requestedToolCalls()) {
+    const startedAt = Date.now();
+    report?.({
+      type: 'tool.started',
+      ...ids,
+      toolCallId: requested.id,
+      toolName: requested.name,
+      args: requested.args,
+    });
+    let call = requested;
+    let blocked: ToolExecution | undefined;
+    for (const hook of hooks) {
+      if (!hook.beforeToolUse) continue;
+      const decision = await hook.beforeToolUse(current, { signal, toolCall: call });
+      if (decision instanceof AgentState) {
+        current = decision;
+        continue;
+      }
+      const d = decision as ToolUseDecision | undefined;
+      if (d?.state) current = d.state;
+      if (d?.args !== undefined) call = Object.freeze({ ...call, args: d.args });
+      if (d?.block !== undefined) {
+        blocked = ToolExecution.blocked(call, d.block || `Blocked by hook '${hook.name ?? 'anonymous'}'`);
+        finished(blocked, startedAt);
+        break;
+      }
+    }
+    planned.push({ call, startedAt, blocked });
+  }
+
+  const results: ToolExecution[] = new Array(planned.length);
+  let stop: AgentStopError | undefined;
+  let next = 0;
+  const toolState = current;
+  const worker = async () => {
+    while (next < planned.length) {
+      const index = next++;
+      const { call, startedAt, blocked } = planned[index] as (typeof planned)[number];
+      if (blocked) {
+        results[index] = blocked;
+        continue;
+      }
+      try {
+        results[index] = await runTool(call, toolState, options, startedAt);
+      } catch (error) {
+        if (!AgentStopError.is(error)) throw error;
+        stop ??= error;
+        results[index] = ToolExecution.failed(call, error, startedAt);
+      }
+      finished(results[index] as ToolExecution, startedAt);
+    }
+  };
+  const workers = Math.max(1, Math.min(options.concurrency ?? 8, planned.length));
+  await Promise.all(Array.from({ length: workers }, worker));
+
+  for (let i = 0; i < results.length; i++) {
+    for (const hook of hooks) {
+      if (!hook.afterToolUse) continue;
+      const result = await hook.afterToolUse(current, { signal, toolExecution: results[i] as ToolExecution });
+      if (result instanceof AgentState) current = result;
+      else if (result instanceof ToolExecution) results[i] = result;
+    }
+  }
+
+  const inFlight = current.currentStep() ?? step;
+  const messages = results.map((execution) => toolResultMessage(execution));
+  const done = current.withCurrentStep(
+    inFlight.withToolExecutions(results).withOutputMessages([...inFlight.outputMessages(), ...messages]),
+  );
+  if (stop) throw Object.assign(stop, { state: done });
+  return done;
+}
+
+async function runTool(
+  call: ToolCall,
+  state: AgentState,
+  options: ToolExecutorOptions,
+  startedAt: number,
+): Promise<ToolExecution> {
+  const tool = Object.hasOwn(options.tools, call.name) ? options.tools[call.name] : undefined;
+  if (!tool) {
+    const known = Object.keys(options.tools);
+    return ToolExecution.failed(
+      call,
+      AgentError.of(
+        'UnknownTool',
+        `Tool '${call.name}' does not exist. Available tools: ${known.length ? known.join(', ') : 'none'}`,
+        'UNKNOWN_TOOL',
+      ),
+      startedAt,
+    );
+  }
+  const validation = await validateInput(tool.inputSchema, call.args);
+  if (!validation.ok) {
+    return ToolExecution.failed(
+      call,
+      AgentError.of(
+        'ToolArgumentsInvalid',
+        `Invalid arguments for tool '${call.name}': ${validation.issues.join('; ')}`,
+        'INVALID_TOOL_ARGUMENTS',
+        { issues: validation.issues },
+      ),
+      startedAt,
+    );
+  }
+  if (!tool.execute) {
+    return ToolExecution.failed(
+      call,
+      AgentError.of('ToolNotExecutable', `Tool '${call.name}' has no execute function`, 'NO_EXECUTE'),
+      startedAt,
+    );
+  }
+  const timeoutMs = tool.timeoutMs ?? options.timeoutMs;
+  const controller = new AbortController();
+  const onAbort = () => controller.abort(options.signal.reason);
+  if (options.signal.aborted) onAbort();
+  else options.signal.addEventListener('abort', onAbort, { once: true });
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    const run = Promise.resolve().then(() =>
+      tool.execute?.(validation.value, {
+        toolCallId: call.id,
+        signal: controller.signal,
+        abortSignal: controller.signal,
+        state,
+        messages: state.messages(),
+      }),
+    );
+    const value =
+      timeoutMs === undefined
+        ? await run
+        : await Promise.race([
+            run,
+            new Promise<never>((_, reject) => {
+              timer = setTimeout(() => {
+                const error = new ToolTimeoutError(call.name, timeoutMs);
+                controller.abort(error);
+                reject(error);
+              }, timeoutMs);
+            }),
+          ]);
+    return ToolExecution.succeeded(call, value === undefined ? null : value, startedAt);
+  } catch (error) {
+    if (AgentStopError.is(error)) throw error;
+    return ToolExecution.failed(call, error, startedAt);
+  } finally {
+    if (timer) clearTimeout(timer);
+    options.signal.removeEventListener('abort', onAbort);
+  }
+}
+
+export class ToolTimeoutError extends Error {
+  readonly code = 'TOOL_TIMEOUT';
+  constructor(toolName: string, timeoutMs: number) {
+    super(`Tool '${toolName}' timed out after ${timeoutMs} ms`);
+    this.name = 'ToolTimeoutError';
+  }
+}
+
+/** The tool message the model sees: the value as text (JSON for data), or the error. */
+export function toolResultMessage(execution: ToolExecution): Message {
+  const call = execution.toolCall();
+  const error = execution.error();
+  const content = error ? `Error: ${error.message}` : stringify(execution.value());
+  return Message.of({
+    role: 'tool',
+    content,
+    toolCallId: call.id,
+    toolName: call.name,
+    isError: error !== null,
+    metadata: { tool_execution_id: execution.id() },
+  });
+}
+
+function stringify(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (value instanceof AgentState) return value.finalResponse();
+  try {
+    return JSON.stringify(value) ?? 'null';
+  } catch {
+    return String(value);
+  }
+}

@@ -51,7 +51,7 @@ export function printTable(title: string, rows: Record<string, string | number>[
 }
 
 function format(value: number): string {
-  if (value === 0) return '0';
+  if (Number.isInteger(value)) return String(value);
   if (Math.abs(value) >= 100) return value.toFixed(0);
   if (Math.abs(value) >= 1) return value.toFixed(2);
   return value.toPrecision(2);

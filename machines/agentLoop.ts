@@ -4,8 +4,9 @@
  * `toolExecutor`) are named here and provided by the runtime (`createAgent`) with
  * `agentLoop.provide({ actors })`; the guards and actions are one-line uses of AgentState.
  *
- * pending -> inProgress [ beforeExecution -> step [ beforeStep -> inference -> tools -> afterStep
- *   -> record -> decide ] -> afterExecution -> finalizing ] -> completed | stopped | failed
+ * pending -> inProgress [ beforeExecution -> step [ beforeStep -> checkpoint -> inference -> tools
+ *   -> afterStep -> record -> decide ] -> (failing) -> afterExecution -> finalizing ]
+ *   -> completed | stopped | failed
  */
 import { type AnyActorRef, assign, emit, fromPromise, setup } from 'xstate';
 import { AgentError } from '../src/state/agent-error';
@@ -23,6 +24,13 @@ export interface LoopContext {
   readonly state: AgentState;
   /** The error that sent the run to `failing`, for onError hooks. */
   readonly error: AgentError | null;
+  /** The stages the agent has hooks for; the others are passed without invoking `hooks`. */
+  readonly hookStages: readonly HookStage[];
+}
+
+export interface LoopInput {
+  readonly state: AgentState;
+  readonly hookStages?: readonly HookStage[];
 }
 
 /** Events the machine accepts: the public ones and the reports its own actors send it. */
@@ -48,13 +56,15 @@ const notProvided = (name: string) => async (): Promise<AgentState> => {
 };
 
 const now = () => Date.now();
+const AFTER_EXECUTION = '#agent.inProgress.afterExecution';
+const FINALIZING = '#agent.inProgress.finalizing';
 const outputState = (event: unknown) => (event as { output?: unknown }).output as AgentState;
 
 export const agentLoop = setup({
   types: {
     context: {} as LoopContext,
     events: {} as LoopEvent,
-    input: {} as { state: AgentState },
+    input: {} as LoopInput,
     emitted: {} as LoopEmitted,
   },
   actors: {
@@ -66,7 +76,8 @@ export const agentLoop = setup({
     /** The seed's shouldStop(): a signal without override stops, continuation or tool calls go on. */
     shouldStop: ({ context }) => context.state.shouldStop(),
     /** Checkpoint after beforeStep: a stop signal without a continuation request. */
-    stopSignalled: ({ event }) => outputState(event).execution()?.continuation().shouldStop() ?? false,
+    stopSignalled: ({ context }) => context.state.execution()?.continuation().shouldStop() ?? false,
+    hasHooks: ({ context }, params: { stage: HookStage }) => context.hookStages.includes(params.stage),
     hasToolCalls: ({ event }) => outputState(event).currentStep()?.hasToolCalls() ?? false,
     isStopRequest: ({ event }) => AgentStopError.is((event as { error?: unknown }).error),
     isFailed: ({ context }) => context.state.status() === ExecutionStatus.Failed,
@@ -83,6 +94,8 @@ export const agentLoop = setup({
     }),
     assignState: assign({ state: ({ event }) => outputState(event) }),
     startStep: assign({ state: ({ context }) => context.state.withStepStarted(now()) }),
+    /** The runtime's built-in synchronous guards for a stage (budget before a step, policies after). */
+    applyGuards: (_, _params: { stage: 'beforeStep' | 'afterStep' }) => {},
     recordStep: assign({ state: ({ context }) => context.state.withCurrentStepRecorded(now()) }),
     recordStopRequest: assign({
       state: ({ context, event }) => {
@@ -157,7 +170,7 @@ export const agentLoop = setup({
   },
 }).createMachine({
   id: 'agent',
-  context: ({ input }) => ({ state: input.state, error: null }),
+  context: ({ input }) => ({ state: input.state, error: null, hookStages: input.hookStages ?? [] }),
   initial: 'pending',
   states: {
     pending: { on: acceptsWork() },
@@ -171,34 +184,16 @@ export const agentLoop = setup({
         'text.delta': { actions: 'forwardReport' },
       },
       states: {
-        beforeExecution: {
-          invoke: {
-            id: 'hooks',
-            src: 'hooks',
-            input: hooksInput('beforeExecution'),
-            onDone: { target: 'step', actions: 'assignState' },
-            onError: onActorError('afterExecution'),
-          },
-        },
+        beforeExecution: hookStage('beforeExecution', '#agent.inProgress.step', onActorError(AFTER_EXECUTION)),
         step: {
           initial: 'beforeStep',
           states: {
             beforeStep: {
-              entry: ['startStep', 'emitStepStarted'],
-              invoke: {
-                id: 'hooks',
-                src: 'hooks',
-                input: hooksInput('beforeStep'),
-                onDone: [
-                  {
-                    guard: 'stopSignalled',
-                    target: '#agent.inProgress.afterExecution',
-                    actions: 'assignState',
-                  },
-                  { target: 'inference', actions: 'assignState' },
-                ],
-                onError: onActorError('#agent.inProgress.afterExecution'),
-              },
+              entry: ['startStep', 'emitStepStarted', { type: 'applyGuards', params: { stage: 'beforeStep' } }],
+              ...hookStage('beforeStep', '#agent.inProgress.step.checkpoint', onActorError(AFTER_EXECUTION)),
+            },
+            checkpoint: {
+              always: [{ guard: 'stopSignalled', target: AFTER_EXECUTION }, { target: 'inference' }],
             },
             inference: {
               invoke: {
@@ -221,45 +216,27 @@ export const agentLoop = setup({
                 onError: onActorError('afterStep'),
               },
             },
-            afterStep: {
-              invoke: {
-                id: 'hooks',
-                src: 'hooks',
-                input: hooksInput('afterStep'),
-                onDone: { target: 'record', actions: 'assignState' },
-                onError: onActorError('record'),
-              },
-            },
+            afterStep: hookStage('afterStep', '#agent.inProgress.step.record', onActorError('#agent.inProgress.step.record')),
             record: {
-              entry: ['recordStep', 'emitStepFinished', 'emitContinuationEvaluated'],
+              entry: [
+                { type: 'applyGuards', params: { stage: 'afterStep' } },
+                'recordStep',
+                'emitStepFinished',
+                'emitContinuationEvaluated',
+              ],
               always: 'decide',
             },
             decide: {
-              always: [
-                { guard: 'shouldStop', target: '#agent.inProgress.afterExecution' },
-                { target: 'beforeStep' },
-              ],
+              always: [{ guard: 'shouldStop', target: AFTER_EXECUTION }, { target: 'beforeStep' }],
             },
           },
         },
         failing: {
           entry: 'emitError',
-          invoke: {
-            id: 'hooks',
-            src: 'hooks',
-            input: hooksInput('onError'),
-            onDone: { target: 'afterExecution', actions: 'assignState' },
-            onError: { target: 'afterExecution' },
-          },
+          ...hookStage('onError', AFTER_EXECUTION, [{ target: AFTER_EXECUTION, actions: 'recordFailure' }]),
         },
         afterExecution: {
-          invoke: {
-            id: 'hooks',
-            src: 'hooks',
-            input: hooksInput('afterExecution'),
-            onDone: { target: 'finalizing', actions: 'assignState' },
-            onError: { target: 'finalizing', actions: 'recordFailure' },
-          },
+          ...hookStage('afterExecution', FINALIZING, [{ target: FINALIZING, actions: 'recordFailure' }]),
           on: { stop: { target: 'finalizing' } },
         },
         finalizing: {
@@ -277,6 +254,30 @@ export const agentLoop = setup({
     failed: { entry: 'emitExecutionFinished', on: acceptsWork() },
   },
 });
+
+/**
+ * A hook stage: `runHooks` invokes the `hooks` actor when the agent has hooks for the stage;
+ * otherwise `checkHooks` goes straight on, so stages without hooks cost no actor.
+ */
+function hookStage(stage: HookStage, done: string, onError: readonly object[]) {
+  return {
+    initial: 'checkHooks',
+    states: {
+      checkHooks: {
+        always: [{ guard: { type: 'hasHooks', params: { stage } }, target: 'runHooks' }, { target: done }],
+      },
+      runHooks: {
+        invoke: {
+          id: 'hooks',
+          src: 'hooks',
+          input: hooksInput(stage),
+          onDone: { target: done, actions: 'assignState' },
+          onError,
+        },
+      },
+    },
+  } as const;
+}
 
 function hooksInput(stage: HookStage) {
   return ({ context, self }: { context: LoopContext; self: AnyActorRef }): HooksInput => ({

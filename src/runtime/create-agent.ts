@@ -1,11 +1,4 @@
-import {
-  type Actor,
-  type ActorOptions,
-  createActor,
-  fromPromise,
-  type InspectionEvent,
-  type Observer,
-} from 'xstate';
+import { type Actor, type ActorOptions, assign, createActor, fromPromise, type InspectionEvent, type Observer } from 'xstate';
 import { agentLoop, type HooksInput, type StepInput } from '../../machines/agentLoop';
 import type { Driver } from '../drivers/driver';
 import { modelDriver } from '../drivers/model-driver';
@@ -74,15 +67,21 @@ export function createAgent(definition: AgentDefinition): Agent {
   const userHooks = definition.hooks ?? [];
   const stages: Record<StageName, Hook[]> = {
     beforeExecution: hooksFor(userHooks, 'beforeExecution'),
-    beforeStep: [...(budget.isEmpty() ? [] : [budgetGuard(budget)]), ...hooksFor(userHooks, 'beforeStep')],
-    afterStep: [
-      ...hooksFor(userHooks, 'afterStep'),
-      ...(definition.finishReasons?.length ? [finishReasonGuard(definition.finishReasons)] : []),
-      errorPolicy(definition.errorPolicy),
-    ],
+    beforeStep: hooksFor(userHooks, 'beforeStep'),
+    afterStep: hooksFor(userHooks, 'afterStep'),
     afterExecution: hooksFor(userHooks, 'afterExecution'),
     onError: hooksFor(userHooks, 'onError'),
   };
+  const hookStages = (Object.keys(stages) as StageName[]).filter((stage) => stages[stage].length > 0);
+  // Built-in guards are synchronous: they run inside the machine's actions, at no actor's cost.
+  const guards = {
+    beforeStep: budget.isEmpty() ? [] : [budgetGuard(budget)],
+    afterStep: [
+      ...(definition.finishReasons?.length ? [finishReasonGuard(definition.finishReasons)] : []),
+      errorPolicy(definition.errorPolicy),
+    ],
+  };
+  const noSignal = new AbortController().signal;
   const toolHooks = userHooks.filter((h) => h.beforeToolUse || h.afterToolUse);
   // Reports after the run ended (an aborted tool settling late) have no one to go to.
   const reporter = (self: StepInput['self']) => (event: ReportEvent) => {
@@ -90,6 +89,12 @@ export function createAgent(definition: AgentDefinition): Agent {
   };
 
   const machine = agentLoop.provide({
+    actions: {
+      applyGuards: assign({
+        state: ({ context }, params: { stage: 'beforeStep' | 'afterStep' }) =>
+          runStage(guards[params.stage], params.stage, context.state, { signal: noSignal }) as AgentState,
+      }),
+    },
     actors: {
       hooks: fromPromise<AgentState, HooksInput>(async ({ input, signal }) =>
         runStage(
@@ -125,7 +130,7 @@ export function createAgent(definition: AgentDefinition): Agent {
     budget,
     machine,
     createActor(state, options = {}) {
-      return createActor(machine, { input: { state: prepare(state) }, ...options });
+      return createActor(machine, { input: { state: prepare(state), hookStages }, ...options });
     },
     execute(state, options = {}) {
       const { signal, ...actorOptions } = options;

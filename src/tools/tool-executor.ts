@@ -5,7 +5,7 @@ import { AgentStopError } from '../state/agent-stop-error';
 import type { ReportEvent } from '../state/loop-events';
 import { Message, type ToolCall } from '../state/message';
 import { ToolExecution } from '../state/tool-execution';
-import { type ToolSet, validateInput } from './define-tool';
+import { type ToolExecuteOptions, type ToolSet, validateInput } from './define-tool';
 
 export interface ToolExecutorOptions {
   readonly tools: ToolSet;
@@ -174,13 +174,7 @@ async function runTool(
   let timer: ReturnType<typeof setTimeout> | undefined;
   try {
     const run = Promise.resolve().then(() =>
-      tool.execute?.(validation.value, {
-        toolCallId: call.id,
-        signal: controller.signal,
-        abortSignal: controller.signal,
-        state,
-        messages: state.messages(),
-      }),
+      tool.execute?.(validation.value, executeOptions(call, controller.signal, state)),
     );
     const value =
       timeoutMs === undefined
@@ -203,6 +197,19 @@ async function runTool(
     if (timer) clearTimeout(timer);
     options.signal.removeEventListener('abort', onAbort);
   }
+}
+
+/** What `execute` gets; `messages` is built only if the tool reads it (it copies the conversation). */
+function executeOptions(call: ToolCall, signal: AbortSignal, state: AgentState): ToolExecuteOptions {
+  return {
+    toolCallId: call.id,
+    signal,
+    abortSignal: signal,
+    state,
+    get messages() {
+      return state.messages();
+    },
+  };
 }
 
 export class ToolTimeoutError extends Error {

@@ -364,13 +364,41 @@ describe('the agent loop', () => {
     actor.send({ type: 'execute' });
     await waitForState(actor, (s) => inState('inference')(s) && s.context.state.stepCount() === 1);
     actor.send({ type: 'stop' });
-    expect(actor.getSnapshot().value).toEqual({ inProgress: 'afterExecution' });
-    await waitForState(actor, (s) => s.value === 'stopped');
+    // no afterExecution hooks: the stop is handled within the same event
+    expect(actor.getSnapshot().value).toBe('stopped');
     const state = actor.getSnapshot().context.state;
     expect(state.status()).toBe(ExecutionStatus.Stopped);
     expect(state.stopReason()).toBe(StopReason.UserRequested);
     expect(state.stepCount()).toBe(1);
     expect(aborted).toBeDefined();
+    actor.stop();
+  });
+
+  it('runs afterExecution hooks after a stop; a second stop during them ends the run at once', async () => {
+    let release: () => void = () => {};
+    const seen: string[] = [];
+    const hooks: Hook[] = [
+      {
+        afterExecution: (state) => {
+          seen.push(state.stopReason() ?? 'none');
+          return new Promise<undefined>((resolve) => {
+            release = () => resolve(undefined);
+          });
+        },
+      },
+    ];
+    const driver = scriptedDriver([{ toolCalls: [addCall()] }, { text: 'late', delayMs: 10_000 }]);
+    const actor = createAgent({ driver, tools: { add }, hooks }).createActor(question());
+    actor.start();
+    actor.send({ type: 'execute' });
+    await waitForState(actor, (s) => inState('inference')(s) && s.context.state.stepCount() === 1);
+    actor.send({ type: 'stop' });
+    expect(actor.getSnapshot().value).toEqual({ inProgress: { afterExecution: 'runHooks' } });
+    expect(seen).toEqual(['user_requested']);
+    actor.send({ type: 'stop' });
+    expect(actor.getSnapshot().value).toBe('stopped');
+    release();
+    expect(actor.getSnapshot().context.state.stopReason()).toBe(StopReason.UserRequested);
     actor.stop();
   });
 

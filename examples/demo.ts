@@ -26,7 +26,10 @@ const model = scriptedDriver([
     usage: { inputTokens: 120, outputTokens: 40 },
   },
   { toolCalls: [{ name: 'convert', args: { celsius: 18 } }], usage: { inputTokens: 210, outputTokens: 18 } },
-  { text: 'Paris is warmer: 18 °C (64 °F), against 7 °C in Oslo.', usage: { inputTokens: 260, outputTokens: 22 } },
+  {
+    text: 'Paris is warmer: 18 °C (64 °F), against 7 °C in Oslo.',
+    usage: { inputTokens: 260, outputTokens: 22 },
+  },
 ]);
 
 const agent = createAgent({
@@ -36,13 +39,19 @@ const agent = createAgent({
   budget: new ExecutionBudget({ maxSteps: 8, maxTokens: 5_000 }),
 });
 
-const actor = agent.createActor(AgentState.empty().withUserMessage('Which is warmer right now, Paris or Oslo?'));
+const actor = agent.createActor(
+  AgentState.empty().withUserMessage('Which is warmer right now, Paris or Oslo?'),
+);
 actor.on('step.started', (e) => console.log(`step ${e.stepNumber}`));
-actor.on('tool.finished', (e) => console.log(`  tool ${e.toolName} ${e.ok ? 'ok' : `failed: ${e.error?.message}`}`));
+actor.on('tool.finished', (e) =>
+  console.log(`  tool ${e.toolName} ${e.ok ? 'ok' : `failed: ${e.error?.message}`}`),
+);
 actor.on('step.finished', (e) =>
   console.log(`  -> ${e.stepType}, ${e.usage.totalTokens} tokens, ${e.durationMs.toFixed(1)} ms`),
 );
-actor.on('execution.finished', (e) => console.log(`execution ${e.status} (${e.stopReason}) after ${e.stepCount} steps`));
+actor.on('execution.finished', (e) =>
+  console.log(`execution ${e.status} (${e.stopReason}) after ${e.stepCount} steps`),
+);
 actor.subscribe({ error: (error) => console.error(error) });
 
 actor.start();

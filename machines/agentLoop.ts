@@ -184,12 +184,20 @@ export const agentLoop = setup({
         'text.delta': { actions: 'forwardReport' },
       },
       states: {
-        beforeExecution: hookStage('beforeExecution', '#agent.inProgress.step', onActorError(AFTER_EXECUTION)),
+        beforeExecution: hookStage(
+          'beforeExecution',
+          '#agent.inProgress.step',
+          onActorError(AFTER_EXECUTION),
+        ),
         step: {
           initial: 'beforeStep',
           states: {
             beforeStep: {
-              entry: ['startStep', 'emitStepStarted', { type: 'applyGuards', params: { stage: 'beforeStep' } }],
+              entry: [
+                'startStep',
+                'emitStepStarted',
+                { type: 'applyGuards', params: { stage: 'beforeStep' } },
+              ],
               ...hookStage('beforeStep', '#agent.inProgress.step.checkpoint', onActorError(AFTER_EXECUTION)),
             },
             checkpoint: {
@@ -216,7 +224,11 @@ export const agentLoop = setup({
                 onError: onActorError('afterStep'),
               },
             },
-            afterStep: hookStage('afterStep', '#agent.inProgress.step.record', onActorError('#agent.inProgress.step.record')),
+            afterStep: hookStage(
+              'afterStep',
+              '#agent.inProgress.step.record',
+              onActorError('#agent.inProgress.step.record'),
+            ),
             record: {
               entry: [
                 { type: 'applyGuards', params: { stage: 'afterStep' } },

@@ -1,4 +1,12 @@
-import { type Actor, type ActorOptions, assign, createActor, fromPromise, type InspectionEvent, type Observer } from 'xstate';
+import {
+  type Actor,
+  type ActorOptions,
+  assign,
+  createActor,
+  fromPromise,
+  type InspectionEvent,
+  type Observer,
+} from 'xstate';
 import { agentLoop, type HooksInput, type StepInput } from '../../machines/agentLoop';
 import type { Driver } from '../drivers/driver';
 import { modelDriver } from '../drivers/model-driver';

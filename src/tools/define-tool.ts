@@ -28,10 +28,8 @@ interface AiSdkSchema {
 
 export type ToolInputSchema = StandardSchema | AiSdkSchema;
 
-/**
- * A tool the model may call: the same shape as the AI SDK's `tool()`, so those work unchanged.
- * `needsApproval` is reserved for human-in-the-loop approval.
- */
+/** A tool the model may call: the same shape as the AI SDK's `tool()`, so those work unchanged. */
+// biome-ignore lint/suspicious/noExplicitAny: a ToolSet mixes tools of any input type (execute is contravariant in it)
 export interface Tool<INPUT = any, OUTPUT = unknown> {
   readonly description?: string;
   readonly inputSchema: ToolInputSchema;

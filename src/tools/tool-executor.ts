@@ -30,7 +30,7 @@ export interface ToolExecutorOptions {
  */
 export async function executeTools(state: AgentState, options: ToolExecutorOptions): Promise<AgentState> {
   const step = state.currentStep();
-  if (!step || !step.hasToolCalls()) return state;
+  if (step === null || !step.hasToolCalls()) return state;
   const { hooks, signal, report } = options;
   const ids = {
     agentId: state.agentId(),

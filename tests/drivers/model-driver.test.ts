@@ -47,8 +47,16 @@ describe('the model driver (AI SDK LanguageModel)', () => {
       }),
     ]);
     expect(second?.prompt.slice(2)).toEqual([
-      { role: 'assistant', content: [{ type: 'tool-call', toolCallId: 'c1', toolName: 'add', input: { a: 2, b: 3 } }] },
-      { role: 'tool', content: [{ type: 'tool-result', toolCallId: 'c1', toolName: 'add', output: { type: 'text', value: '5' } }] },
+      {
+        role: 'assistant',
+        content: [{ type: 'tool-call', toolCallId: 'c1', toolName: 'add', input: { a: 2, b: 3 } }],
+      },
+      {
+        role: 'tool',
+        content: [
+          { type: 'tool-result', toolCallId: 'c1', toolName: 'add', output: { type: 'text', value: '5' } },
+        ],
+      },
     ]);
     expect(first?.abortSignal).toBeInstanceOf(AbortSignal);
   });
@@ -70,7 +78,12 @@ describe('the model driver (AI SDK LanguageModel)', () => {
     const model = new MockLanguageModelV4({
       doGenerate: async () => {
         calls++;
-        throw new APICallError({ message: 'Bad request: unknown model', url: 'http://127.0.0.1/x', requestBodyValues: {}, statusCode: 400 });
+        throw new APICallError({
+          message: 'Bad request: unknown model',
+          url: 'http://127.0.0.1/x',
+          requestBodyValues: {},
+          statusCode: 400,
+        });
       },
     });
     const state = await createAgent({ model }).execute(AgentState.empty().withUserMessage('hi'));
@@ -90,7 +103,12 @@ describe('the model driver (AI SDK LanguageModel)', () => {
       doGenerate: async () => {
         calls++;
         if (calls < 3) {
-          throw new APICallError({ message: 'Rate limited', url: 'http://127.0.0.1/x', requestBodyValues: {}, statusCode: 429 });
+          throw new APICallError({
+            message: 'Rate limited',
+            url: 'http://127.0.0.1/x',
+            requestBodyValues: {},
+            statusCode: 429,
+          });
         }
         return text('ok');
       },

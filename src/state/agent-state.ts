@@ -223,6 +223,10 @@ export class AgentState {
   finalResponse(): string {
     return this.finalStep()?.outputText() ?? '';
   }
+  /** The final answer parsed against the response format (see `responseFormat`), or null. */
+  structuredOutput(): unknown {
+    return this.finalStep()?.structuredOutput() ?? null;
+  }
   /** The final response, or else the latest step's output messages. */
   currentResponse(): readonly Message[] {
     const step = this.currentStep() ?? this.lastStep();

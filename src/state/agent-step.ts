@@ -36,6 +36,8 @@ interface AgentStepProps {
   readonly inferenceResponse: InferenceResponse;
   readonly toolExecutions: readonly ToolExecution[];
   readonly errors: readonly AgentError[];
+  /** The final answer parsed and validated against the agent's response format; null otherwise. */
+  readonly structuredOutput: unknown;
 }
 
 type StepInit = Omit<AgentStepProps, 'inputMessages'> & {
@@ -67,6 +69,7 @@ export class AgentStep {
       inferenceResponse: props.inferenceResponse ?? InferenceResponse.empty(),
       toolExecutions: Object.freeze([...(props.toolExecutions ?? [])]),
       errors: Object.freeze([...(props.errors ?? [])]),
+      structuredOutput: props.structuredOutput ?? null,
     });
   }
 
@@ -104,6 +107,9 @@ export class AgentStep {
   }
   outputText(): string {
     return this.props.inferenceResponse.text;
+  }
+  structuredOutput(): unknown {
+    return this.props.structuredOutput;
   }
   /** Errors of the step itself and of its tool executions. */
   errors(): readonly AgentError[] {
@@ -144,6 +150,9 @@ export class AgentStep {
   withToolExecutions(executions: readonly ToolExecution[]): AgentStep {
     return new AgentStep({ ...this.props, toolExecutions: Object.freeze([...executions]) });
   }
+  withStructuredOutput(value: unknown): AgentStep {
+    return new AgentStep({ ...this.props, structuredOutput: value ?? null });
+  }
   withError(error: AgentError): AgentStep {
     return new AgentStep({ ...this.props, errors: Object.freeze([...this.props.errors, error]) });
   }
@@ -157,6 +166,7 @@ export class AgentStep {
       inferenceResponse: p.inferenceResponse,
       toolExecutions: p.toolExecutions.map((e) => e.toJSON()),
       errors: p.errors,
+      structuredOutput: p.structuredOutput,
     };
   }
 }

@@ -81,6 +81,7 @@ const stepShape = {
   inferenceResponse: inferenceResponseSchema,
   toolExecutions: z.array(toolExecutionSchema),
   errors: z.array(agentErrorSchema),
+  structuredOutput: jsonValueSchema,
 };
 
 export const agentStepSchema = z.strictObject({ ...stepShape, inputMessages: z.array(messageSchema) });

@@ -149,6 +149,7 @@ function decodeStep(
     }),
     toolExecutions: json.toolExecutions.map(decodeToolExecution),
     errors: json.errors.map(decodeError),
+    structuredOutput: json.structuredOutput,
   });
 }
 

@@ -13,8 +13,9 @@ for (const [path, entry] of Object.entries(lock.packages)) {
     const base = path === '' ? '' : `${path}/`;
     const nested = `${base}node_modules/${name}`;
     const hoisted = `node_modules/${name}`;
-    if (lock.packages[nested] || lock.packages[hoisted]) continue;
-    lock.packages[hoisted] = { version, ...(entry.dev ? { dev: true } : {}), optional: true };
+    if (lock.packages[nested] || lock.packages[hoisted]?.version === version) continue;
+    const at = lock.packages[hoisted] ? nested : hoisted;
+    lock.packages[at] = { version, ...(entry.dev ? { dev: true } : {}), optional: true };
     added++;
   }
 }

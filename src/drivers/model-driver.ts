@@ -151,11 +151,14 @@ function toStep(
   });
 }
 
-/** Tool arguments arrive as JSON text; text that does not parse is kept, and fails validation. */
-function parseArgs(input: string): unknown {
+/**
+ * Tool arguments arrive as JSON text; text that does not parse is kept, and fails validation.
+ * `__proto__` keys are dropped: they have no meaning in arguments and are refused in stored states.
+ */
+export function parseArgs(input: string): unknown {
   if (input.trim() === '') return {};
   try {
-    return JSON.parse(input);
+    return JSON.parse(input, (key, value) => (key === '__proto__' ? undefined : value));
   } catch {
     return input;
   }

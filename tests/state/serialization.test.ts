@@ -257,9 +257,11 @@ describe('AgentState serialization', () => {
       fc.constant(''),
       fc.constant('x'.repeat(100_000)),
     );
+    // JSON.parse is the only way to an own `__proto__` key; drivers drop such keys when parsing.
+    const json = fc.jsonValue().filter((v) => !JSON.stringify(v).includes('"__proto__"'));
     const args = fc.dictionary(
       fc.string().filter((k) => k !== '__proto__'),
-      fc.jsonValue(),
+      json,
       { maxKeys: 3 },
     );
     const toolCall = fc.record({ id: fc.uuid(), name: fc.string({ minLength: 1 }), args });
@@ -333,7 +335,7 @@ describe('AgentState serialization', () => {
           const plain = (v: unknown) => JSON.parse(JSON.stringify(v)); // JSON has no -0
           expect(plain(restored.messages())).toEqual(plain(state.messages()));
         }),
-        { numRuns: 150 },
+        { numRuns: 100 },
       );
     });
   });

@@ -31,6 +31,7 @@ export type {
   ToolUseContext,
   ToolUseDecision,
 } from './hooks/hook';
+export { type ResponseSchema, structuredOutputGuard } from './hooks/structured-output-guard';
 export { type AgentDefinition, InvalidDefinitionError } from './runtime/agent-definition';
 export {
   type Agent,

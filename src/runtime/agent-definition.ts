@@ -3,6 +3,7 @@ import type { Driver } from '../drivers/driver';
 import type { ModelDriverOptions } from '../drivers/model-driver';
 import type { ErrorPolicyOptions } from '../hooks/error-policy';
 import type { Hook } from '../hooks/hook';
+import type { ResponseSchema } from '../hooks/structured-output-guard';
 import { AgentMachineError } from '../state/errors';
 import { ExecutionBudget } from '../state/execution-budget';
 import type { ToolSet } from '../tools/define-tool';
@@ -18,6 +19,11 @@ export interface AgentDefinition {
   /** A driver of your own (scripted, ReAct, ...) instead of `model`. */
   readonly driver?: Driver;
   readonly tools?: ToolSet;
+  /**
+   * The final answer must be JSON matching this schema (zod): the model is given it as its response
+   * format, each final answer is validated, `state.structuredOutput()` holds the parsed value.
+   */
+  readonly responseFormat?: ResponseSchema;
   /** Used when the state has no system prompt of its own. */
   readonly systemPrompt?: string;
   /** Limits per execution. Default: `ExecutionBudget.default()` (20 steps); opt out with `unlimited()`. */

@@ -7,6 +7,7 @@ import {
   type InspectionEvent,
   type Observer,
 } from 'xstate';
+import { z } from 'zod';
 import { agentLoop, type HooksInput, type StepInput } from '../../machines/agentLoop';
 import type { Driver } from '../drivers/driver';
 import { modelDriver } from '../drivers/model-driver';
@@ -15,6 +16,8 @@ import { errorPolicy } from '../hooks/error-policy';
 import { finishReasonGuard } from '../hooks/finish-reason-guard';
 import type { Hook, StageName } from '../hooks/hook';
 import { hooksFor, runStage } from '../hooks/hook-stack';
+import { type ResponseSchema, structuredOutputGuard } from '../hooks/structured-output-guard';
+import type { ResponseFormat } from '../state/agent-context';
 import type { AgentState } from '../state/agent-state';
 import { AgentMachineError } from '../state/errors';
 import { ExecutionBudget } from '../state/execution-budget';
@@ -85,6 +88,7 @@ export function createAgent(definition: AgentDefinition): Agent {
   const guards = {
     beforeStep: budget.isEmpty() ? [] : [budgetGuard(budget)],
     afterStep: [
+      ...(definition.responseFormat ? [structuredOutputGuard(definition.responseFormat)] : []),
       ...(definition.finishReasons?.length ? [finishReasonGuard(definition.finishReasons)] : []),
       errorPolicy(definition.errorPolicy),
     ],
@@ -128,10 +132,16 @@ export function createAgent(definition: AgentDefinition): Agent {
     },
   });
 
-  const prepare = (state: AgentState) =>
-    definition.systemPrompt && state.systemPrompt() === ''
-      ? state.withSystemPrompt(definition.systemPrompt)
-      : state;
+  const responseFormat = definition.responseFormat && jsonResponseFormat(definition.responseFormat);
+  const prepare = (state: AgentState) => {
+    let prepared = state;
+    if (definition.systemPrompt && prepared.systemPrompt() === '') {
+      prepared = prepared.withSystemPrompt(definition.systemPrompt);
+    }
+    if (responseFormat && prepared.responseFormat().type === 'text')
+      prepared = prepared.withResponseFormat(responseFormat);
+    return prepared;
+  };
 
   const agent: Agent = {
     definition,
@@ -147,6 +157,11 @@ export function createAgent(definition: AgentDefinition): Agent {
     },
   };
   return agent;
+}
+
+function jsonResponseFormat(schema: ResponseSchema): ResponseFormat {
+  if (!(schema instanceof z.ZodType)) return { type: 'json' };
+  return { type: 'json', schema: z.toJSONSchema(schema, { target: 'draft-7' }) as Record<string, unknown> };
 }
 
 const outcomes = ['completed', 'stopped', 'failed'] as const;

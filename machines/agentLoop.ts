@@ -8,10 +8,11 @@
  *   -> afterStep -> record -> decide ] -> (failing) -> afterExecution -> finalizing ]
  *   -> completed | stopped | failed
  */
-import { type AnyActorRef, assign, emit, fromPromise, setup } from 'xstate';
+import { type AnyActorRef, assign, emit, fromPromise, setup, stopChild } from 'xstate';
 import { AgentError } from '../src/state/agent-error';
 import type { AgentState } from '../src/state/agent-state';
 import { AgentStopError } from '../src/state/agent-stop-error';
+import { ExecutionBudget } from '../src/state/execution-budget';
 import { ExecutionStatus } from '../src/state/execution-status';
 import type { AgentEvent, LoopEmitted, ReportEvent } from '../src/state/loop-events';
 import { StopReason } from '../src/state/stop-reason';
@@ -26,11 +27,14 @@ export interface LoopContext {
   readonly error: AgentError | null;
   /** The stages the agent has hooks for; the others are passed without invoking `hooks`. */
   readonly hookStages: readonly HookStage[];
+  /** The budget this run is held to (a subagent's is capped by its parent's remainder). */
+  readonly budget: ExecutionBudget;
 }
 
 export interface LoopInput {
   readonly state: AgentState;
   readonly hookStages?: readonly HookStage[];
+  readonly budget?: ExecutionBudget;
 }
 
 /** Events the machine accepts: the public ones and the reports its own actors send it. */
@@ -38,7 +42,16 @@ export type LoopEvent =
   | { type: 'execute' }
   | { type: 'user.message'; text: string }
   | { type: 'stop'; reason?: string }
-  | ReportEvent;
+  | ReportEvent
+  | SubagentEvent;
+
+/**
+ * A subagent tool asks its agent's actor to spawn the child agent actor (so the child lives in the
+ * actor tree and the inspector), and to release it once the child's execution has ended.
+ */
+export type SubagentEvent =
+  | { type: 'subagent.spawn'; id: string; name: string; state: AgentState; budget: ExecutionBudget }
+  | { type: 'subagent.release'; id: string };
 
 export interface HooksInput {
   readonly stage: HookStage;
@@ -165,13 +178,22 @@ export const agentLoop = setup({
       stepCount: context.state.stepCount(),
       usage: context.state.usage(),
     })),
+    /** Spawns the child agent actor for a subagent call; provided by the runtime, which knows the child. */
+    spawnSubagent: () => {},
+    releaseSubagent: stopChild(({ event }) => (event.type === 'subagent.release' ? event.id : '')),
     /** Reports from the actors (tool calls, text deltas) go out to subscribers unchanged. */
     forwardReport: emit(({ event }) => event as ReportEvent),
   },
 }).createMachine({
   id: 'agent',
-  context: ({ input }) => ({ state: input.state, error: null, hookStages: input.hookStages ?? [] }),
+  context: ({ input }) => ({
+    state: input.state,
+    error: null,
+    hookStages: input.hookStages ?? [],
+    budget: input.budget ?? ExecutionBudget.unlimited(),
+  }),
   initial: 'pending',
+  on: { 'subagent.release': { actions: 'releaseSubagent' } },
   states: {
     pending: { on: acceptsWork() },
     inProgress: {
@@ -216,6 +238,7 @@ export const agentLoop = setup({
               },
             },
             tools: {
+              on: { 'subagent.spawn': { actions: 'spawnSubagent' } },
               invoke: {
                 id: 'toolExecutor',
                 src: 'toolExecutor',

@@ -32,6 +32,7 @@ export type {
   ToolUseDecision,
 } from './hooks/hook';
 export { type ResponseSchema, structuredOutputGuard } from './hooks/structured-output-guard';
+export type { SubagentDefinition } from './runtime/agent-definition';
 export { type AgentDefinition, InvalidDefinitionError } from './runtime/agent-definition';
 export {
   type Agent,
@@ -44,6 +45,18 @@ export {
 export { AgentStopError } from './state/agent-stop-error';
 export * from './state/index';
 export type { AgentEventType, EventIds, ReportEvent } from './state/loop-events';
+export {
+  DEFAULT_MAX_DEPTH,
+  SubagentDepthExceededError,
+  SubagentFailedError,
+  type SubagentsConfig,
+} from './subagents/subagent-definition';
+export {
+  type SubagentRunner,
+  subagentInputSchema,
+  subagentResults,
+  subagentTool,
+} from './subagents/subagent-tool';
 export {
   defineTool,
   type Tool,

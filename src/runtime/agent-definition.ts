@@ -6,6 +6,7 @@ import type { Hook } from '../hooks/hook';
 import type { ResponseSchema } from '../hooks/structured-output-guard';
 import { AgentMachineError } from '../state/errors';
 import { ExecutionBudget } from '../state/execution-budget';
+import type { SubagentsConfig } from '../subagents/subagent-definition';
 import type { ToolSet } from '../tools/define-tool';
 
 /** Everything that makes an agent. `model` or `driver` is required. */
@@ -36,6 +37,20 @@ export interface AgentDefinition {
   readonly toolConcurrency?: number;
   /** Default timeout of a tool call in ms. */
   readonly toolTimeoutMs?: number;
+  /**
+   * Subagents this agent may call, each seen by the model as a tool named by its key with input
+   * `{ task, context? }`. `maxDepth` (default 3) counts the root as depth 0; the root's governs the tree.
+   */
+  readonly subagents?: SubagentsConfig<SubagentDefinition>;
+}
+
+/**
+ * A subagent: an agent definition with a description for the model. `model`/`driver` and `tools`
+ * default to the caller's, `subagents` to the caller's subagents; its budget is capped by what the
+ * caller has left.
+ */
+export interface SubagentDefinition extends AgentDefinition {
+  readonly description: string;
 }
 
 /** A definition the runtime cannot run; the message names the field. */
@@ -48,42 +63,75 @@ export class InvalidDefinitionError extends AgentMachineError {
   }
 }
 
-export function checkDefinition(definition: AgentDefinition): void {
+export function checkDefinition(
+  definition: AgentDefinition,
+  path = '',
+  inherited = false,
+  seen: Set<AgentDefinition> = new Set(),
+): void {
+  const at = (field: string) => `${path}${field}`;
   if (typeof definition !== 'object' || definition === null) {
-    throw new InvalidDefinitionError('(root)', 'must be an object');
+    throw new InvalidDefinitionError(path || '(root)', 'must be an object');
   }
-  if (!definition.model && !definition.driver) {
+  if (!definition.model && !definition.driver && !inherited) {
     throw new InvalidDefinitionError(
-      'model',
+      at('model'),
       'is missing: give a model (an AI SDK LanguageModel) or a driver',
     );
   }
   if (definition.model && typeof definition.model.doGenerate !== 'function') {
-    throw new InvalidDefinitionError('model', 'is not an AI SDK LanguageModel (no doGenerate function)');
+    throw new InvalidDefinitionError(at('model'), 'is not an AI SDK LanguageModel (no doGenerate function)');
   }
   if (definition.driver && typeof definition.driver.infer !== 'function') {
-    throw new InvalidDefinitionError('driver', 'has no infer(state, context) function');
+    throw new InvalidDefinitionError(at('driver'), 'has no infer(state, context) function');
   }
   if (definition.budget !== undefined && !(definition.budget instanceof ExecutionBudget)) {
     throw new InvalidDefinitionError(
-      'budget',
+      at('budget'),
       'must be an ExecutionBudget (new ExecutionBudget({ maxSteps: 10 }))',
     );
   }
   for (const [name, tool] of Object.entries(definition.tools ?? {})) {
     if (!tool || typeof tool !== 'object' || !tool.inputSchema) {
       throw new InvalidDefinitionError(
-        `tools.${name}`,
+        at(`tools.${name}`),
         'needs an inputSchema (a zod schema or the AI SDK jsonSchema())',
       );
     }
   }
   const positive = (field: string, value: number | undefined) => {
     if (value !== undefined && (!Number.isFinite(value) || value <= 0)) {
-      throw new InvalidDefinitionError(field, `must be a positive number, got ${value}`);
+      throw new InvalidDefinitionError(at(field), `must be a positive number, got ${value}`);
     }
   };
   positive('toolConcurrency', definition.toolConcurrency);
   positive('toolTimeoutMs', definition.toolTimeoutMs);
   positive('errorPolicy.maxConsecutiveErrorSteps', definition.errorPolicy?.maxConsecutiveErrorSteps);
+  const subagents = definition.subagents;
+  // A definition may list itself (recursion, bounded by maxDepth at run time): check each once.
+  if (subagents === undefined || seen.has(definition)) return;
+  seen.add(definition);
+  const maxDepth = subagents.maxDepth;
+  if (maxDepth !== undefined && (!Number.isInteger(maxDepth) || maxDepth < 0)) {
+    throw new InvalidDefinitionError(
+      at('subagents.maxDepth'),
+      `must be a whole number >= 0, got ${maxDepth}`,
+    );
+  }
+  for (const [name, child] of Object.entries(subagents.agents ?? {})) {
+    const childPath = at(`subagents.agents.${name}.`);
+    if (Object.hasOwn(definition.tools ?? {}, name)) {
+      throw new InvalidDefinitionError(
+        at(`subagents.agents.${name}`),
+        `has the name of a tool: rename one of them`,
+      );
+    }
+    if (typeof child?.description !== 'string' || child.description.trim() === '') {
+      throw new InvalidDefinitionError(
+        `${childPath}description`,
+        'is missing: the model chooses subagents by it',
+      );
+    }
+    checkDefinition(child, childPath, true, seen);
+  }
 }

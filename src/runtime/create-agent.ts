@@ -1,6 +1,8 @@
 import {
   type Actor,
   type ActorOptions,
+  type AnyActorLogic,
+  type AnyActorRef,
   assign,
   createActor,
   fromPromise,
@@ -8,10 +10,16 @@ import {
   type Observer,
 } from 'xstate';
 import { z } from 'zod';
-import { agentLoop, type HooksInput, type StepInput } from '../../machines/agentLoop';
+import {
+  agentLoop,
+  type HooksInput,
+  type LoopContext,
+  type LoopInput,
+  type StepInput,
+} from '../../machines/agentLoop';
 import type { Driver } from '../drivers/driver';
 import { modelDriver } from '../drivers/model-driver';
-import { budgetGuard } from '../hooks/budget-guards';
+import { budgetSignal } from '../hooks/budget-guards';
 import { errorPolicy } from '../hooks/error-policy';
 import { finishReasonGuard } from '../hooks/finish-reason-guard';
 import type { Hook, StageName } from '../hooks/hook';
@@ -22,8 +30,11 @@ import type { AgentState } from '../state/agent-state';
 import { AgentMachineError } from '../state/errors';
 import { ExecutionBudget } from '../state/execution-budget';
 import type { ReportEvent } from '../state/loop-events';
+import { DEFAULT_MAX_DEPTH } from '../subagents/subagent-definition';
+import { subagentResults, subagentTool } from '../subagents/subagent-tool';
+import type { Tool, ToolSet } from '../tools/define-tool';
 import { executeTools } from '../tools/tool-executor';
-import { type AgentDefinition, checkDefinition } from './agent-definition';
+import { type AgentDefinition, checkDefinition, type SubagentDefinition } from './agent-definition';
 
 export type AgentActor = Actor<typeof agentLoop>;
 
@@ -32,6 +43,10 @@ export interface CreateActorOptions {
   readonly inspect?: ActorOptions<typeof agentLoop>['inspect'];
   readonly id?: string;
   readonly systemId?: string;
+  /** Run on this budget instead of the definition's. */
+  readonly budget?: ExecutionBudget;
+  /** An actor of yours to be this agent's parent: it joins that actor's system and inspector tree. */
+  readonly parent?: AnyActorRef;
 }
 
 export interface ExecuteOptions extends CreateActorOptions {
@@ -55,10 +70,23 @@ export interface Agent {
   readonly budget: ExecutionBudget;
   /** The loop machine with this agent's actors provided. */
   readonly machine: typeof agentLoop;
+  /** Depth in a tree of agents: 0 for an agent made by `createAgent`. */
+  readonly depth: number;
   /** Runs one execution of `state` and resolves with the final state. */
   execute(state: AgentState, options?: ExecuteOptions): Promise<AgentState>;
+  /** The machine input for a run of `state` (its budget: the definition's unless given). */
+  inputFor(state: AgentState, budget?: ExecutionBudget): LoopInput;
   /** The XState actor (not started): starts in `pending`; send `execute`, `user.message`, `stop`. */
   createActor(state: AgentState, options?: CreateActorOptions): AgentActor;
+}
+
+/** Where an agent sits in a tree of agents, and what it inherits from its caller. */
+interface Scope {
+  readonly depth: number;
+  readonly maxDepth: number;
+  readonly driver?: Driver;
+  readonly tools?: ToolSet;
+  readonly subagents?: Readonly<Record<string, SubagentDefinition>>;
 }
 
 /**
@@ -72,9 +100,17 @@ export interface Agent {
  */
 export function createAgent(definition: AgentDefinition): Agent {
   checkDefinition(definition);
+  return buildAgent(definition, { depth: 0, maxDepth: definition.subagents?.maxDepth ?? DEFAULT_MAX_DEPTH });
+}
+
+function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
   const budget = definition.budget ?? ExecutionBudget.default();
-  const driver: Driver = definition.driver ?? modelDriver(definition.model!, definition.modelOptions);
-  const tools = definition.tools ?? {};
+  const driver: Driver =
+    definition.driver ??
+    (definition.model ? modelDriver(definition.model, definition.modelOptions) : (scope.driver as Driver));
+  const tools = definition.tools ?? scope.tools ?? {};
+  const subagents = definition.subagents?.agents ?? scope.subagents ?? {};
+  const subagentNames = new Set(Object.keys(subagents));
   const userHooks = definition.hooks ?? [];
   const stages: Record<StageName, Hook[]> = {
     beforeExecution: hooksFor(userHooks, 'beforeExecution'),
@@ -85,26 +121,86 @@ export function createAgent(definition: AgentDefinition): Agent {
   };
   const hookStages = (Object.keys(stages) as StageName[]).filter((stage) => stages[stage].length > 0);
   // Built-in guards are synchronous: they run inside the machine's actions, at no actor's cost.
-  const guards = {
-    beforeStep: budget.isEmpty() ? [] : [budgetGuard(budget)],
-    afterStep: [
-      ...(definition.responseFormat ? [structuredOutputGuard(definition.responseFormat)] : []),
-      ...(definition.finishReasons?.length ? [finishReasonGuard(definition.finishReasons)] : []),
-      errorPolicy(definition.errorPolicy),
-    ],
-  };
-  const noSignal = new AbortController().signal;
-  const toolHooks = userHooks.filter((h) => h.beforeToolUse || h.afterToolUse);
+  const afterStepGuards = [
+    ...(definition.responseFormat ? [structuredOutputGuard(definition.responseFormat)] : []),
+    ...(definition.finishReasons?.length ? [finishReasonGuard(definition.finishReasons)] : []),
+    errorPolicy(definition.errorPolicy),
+  ];
+  const toolHooks = [
+    ...(subagentNames.size ? [subagentResults(subagentNames)] : []),
+    ...userHooks.filter((h) => h.beforeToolUse || h.afterToolUse),
+  ];
   // Reports after the run ended (an aborted tool settling late) have no one to go to.
   const reporter = (self: StepInput['self']) => (event: ReportEvent) => {
     if (self.getSnapshot().status === 'active') self.send(event);
   };
 
+  // Subagents are built on first call (a definition may list itself) and then reused.
+  const children = new Map<string, Agent>();
+  const childAgent = (name: string): Agent => {
+    let child = children.get(name);
+    if (!child) {
+      child = buildAgent(subagents[name] as SubagentDefinition, {
+        depth: scope.depth + 1,
+        maxDepth: scope.maxDepth,
+        driver,
+        tools,
+        subagents,
+      });
+      children.set(name, child);
+    }
+    return child;
+  };
+  /** The tools of one tool step: the agent's own, and its subagents bound to the calling actor. */
+  const toolsFor = (self: StepInput['self']): ToolSet => {
+    if (subagentNames.size === 0) return tools;
+    const bound: Record<string, Tool> = { ...tools };
+    for (const name of subagentNames) {
+      const definitionOf = subagents[name] as SubagentDefinition;
+      bound[name] = subagentTool({
+        name,
+        description: definitionOf.description,
+        depth: scope.depth + 1,
+        maxDepth: scope.maxDepth,
+        callerBudget: () => (self.getSnapshot() as { context: LoopContext }).context.budget,
+        childBudget: definitionOf.budget ?? ExecutionBudget.default(),
+        subagentNames,
+        run: (state, { signal, budget: childBudget, toolCallId }) => {
+          const id = `subagent:${name}:${toolCallId}`;
+          self.send({ type: 'subagent.spawn', id, name, state, budget: childBudget });
+          const child = (self.getSnapshot() as { children: Record<string, AgentActor | undefined> }).children[
+            id
+          ];
+          if (!child)
+            throw new Error(`Subagent '${name}' could not be spawned: its caller is not running tools`);
+          return awaitOutcome(child, signal).finally(() => self.send({ type: 'subagent.release', id }));
+        },
+      });
+    }
+    return bound;
+  };
+
   const machine = agentLoop.provide({
     actions: {
+      spawnSubagent: assign(({ event, spawn }) => {
+        if (event.type !== 'subagent.spawn') return {};
+        const child = childAgent(event.name);
+        // A child agent's machine is logic of its own, not one of this machine's named actors.
+        const spawnLogic = spawn as unknown as (
+          logic: AnyActorLogic,
+          options: { id: string; input: LoopInput },
+        ) => void;
+        spawnLogic(child.machine, { id: event.id, input: child.inputFor(event.state, event.budget) });
+        return {};
+      }),
       applyGuards: assign({
-        state: ({ context }, params: { stage: 'beforeStep' | 'afterStep' }) =>
-          runStage(guards[params.stage], params.stage, context.state, { signal: noSignal }) as AgentState,
+        state: ({ context }, params: { stage: 'beforeStep' | 'afterStep' }) => {
+          if (params.stage === 'afterStep') {
+            return runStage(afterStepGuards, 'afterStep', context.state, { signal: noSignal }) as AgentState;
+          }
+          const signal = budgetSignal(context.budget, context.state, Date.now());
+          return signal ? context.state.withStopSignal(signal) : context.state;
+        },
       }),
     },
     actors: {
@@ -117,11 +213,11 @@ export function createAgent(definition: AgentDefinition): Agent {
         ),
       ),
       driver: fromPromise<AgentState, StepInput>(async ({ input, signal }) =>
-        driver.infer(input.state, { signal, tools, report: reporter(input.self) }),
+        driver.infer(input.state, { signal, tools: toolsFor(input.self), report: reporter(input.self) }),
       ),
       toolExecutor: fromPromise<AgentState, StepInput>(({ input, signal }) =>
         executeTools(input.state, {
-          tools,
+          tools: toolsFor(input.self),
           hooks: toolHooks,
           signal,
           concurrency: definition.toolConcurrency,
@@ -138,8 +234,9 @@ export function createAgent(definition: AgentDefinition): Agent {
     if (definition.systemPrompt && prepared.systemPrompt() === '') {
       prepared = prepared.withSystemPrompt(definition.systemPrompt);
     }
-    if (responseFormat && prepared.responseFormat().type === 'text')
+    if (responseFormat && prepared.responseFormat().type === 'text') {
       prepared = prepared.withResponseFormat(responseFormat);
+    }
     return prepared;
   };
 
@@ -147,17 +244,21 @@ export function createAgent(definition: AgentDefinition): Agent {
     definition,
     budget,
     machine,
+    depth: scope.depth,
+    inputFor: (state, runBudget) => ({ state: prepare(state), hookStages, budget: runBudget ?? budget }),
     createActor(state, options = {}) {
-      return createActor(machine, { input: { state: prepare(state), hookStages }, ...options });
+      const { budget: runBudget, ...actorOptions } = options;
+      return createActor(machine, { input: agent.inputFor(state, runBudget), ...actorOptions });
     },
     execute(state, options = {}) {
       const { signal, ...actorOptions } = options;
-      const actor = agent.createActor(state, actorOptions);
-      return runToOutcome(actor, signal);
+      return runToOutcome(agent.createActor(state, actorOptions), signal);
     },
   };
   return agent;
 }
+
+const noSignal = new AbortController().signal;
 
 function jsonResponseFormat(schema: ResponseSchema): ResponseFormat {
   if (!(schema instanceof z.ZodType)) return { type: 'json' };
@@ -166,8 +267,18 @@ function jsonResponseFormat(schema: ResponseSchema): ResponseFormat {
 
 const outcomes = ['completed', 'stopped', 'failed'] as const;
 
-/** Starts the actor, sends `execute` and resolves with the state once it reaches an outcome. */
+/** Starts the actor, sends `execute`, resolves with the state at its outcome, and stops the actor. */
 function runToOutcome(actor: AgentActor, signal: AbortSignal | undefined): Promise<AgentState> {
+  const outcome = awaitOutcome(actor, signal);
+  actor.start();
+  return outcome.finally(() => actor.stop());
+}
+
+/**
+ * Sends `execute` to a started (or about to start) agent actor and resolves with its state once it
+ * reaches an outcome; aborting `signal` sends `stop`. An actor error rejects with AgentRuntimeError.
+ */
+function awaitOutcome(actor: AgentActor, signal: AbortSignal | undefined): Promise<AgentState> {
   return new Promise<AgentState>((resolve, reject) => {
     let settled = false;
     const onAbort = () => actor.send({ type: 'stop', reason: abortReason(signal) });
@@ -177,25 +288,17 @@ function runToOutcome(actor: AgentActor, signal: AbortSignal | undefined): Promi
       signal?.removeEventListener('abort', onAbort);
       subscription.unsubscribe();
       outcome();
-      actor.stop();
     };
-    const observer: Observer<ReturnType<AgentActor['getSnapshot']>> = {
+    const subscription = actor.subscribe({
       next: (snapshot) => {
         if (outcomes.some((o) => snapshot.matches(o))) finish(() => resolve(snapshot.context.state));
       },
       error: (error) => {
         const state = actor.getSnapshot().context.state;
-        finish(() =>
-          reject(
-            new AgentRuntimeError(`The agent actor failed: ${(error as Error)?.message}`, state, {
-              cause: error,
-            }),
-          ),
-        );
+        const message = `The agent actor failed: ${(error as Error)?.message}`;
+        finish(() => reject(new AgentRuntimeError(message, state, { cause: error })));
       },
-    };
-    const subscription = actor.subscribe(observer);
-    actor.start();
+    });
     actor.send({ type: 'execute' });
     if (signal?.aborted) onAbort();
     else signal?.addEventListener('abort', onAbort, { once: true });

@@ -87,6 +87,20 @@ export class ExecutionBudget {
     });
   }
 
+  /** Tokens and cost divided between `parts` parallel consumers; steps, seconds and deadline stay. */
+  withShares(parts: number): ExecutionBudget {
+    if (parts <= 1) return this;
+    const share = (limit: number | null, whole: boolean) =>
+      limit === null ? null : whole ? Math.floor(limit / parts) : limit / parts;
+    return new ExecutionBudget({
+      maxSteps: this.maxSteps,
+      maxTokens: share(this.maxTokens, true),
+      maxSeconds: this.maxSeconds,
+      maxCost: share(this.maxCost, false),
+      deadline: this.deadline,
+    });
+  }
+
   /** The tighter of each limit of this budget and `other`; the earlier deadline. */
   cappedBy(other: ExecutionBudget): ExecutionBudget {
     const min = (a: number | null, b: number | null) => (a === null ? b : b === null ? a : Math.min(a, b));

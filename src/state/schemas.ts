@@ -66,6 +66,8 @@ export const toolExecutionSchema = z.strictObject({
   startedAt: timestamp,
   completedAt: timestamp,
   usage: usageSchema,
+  /** A subagent's final state (an AgentState document), validated when the whole is decoded. */
+  childState: z.lazy((): z.ZodType<unknown> => agentStateSchema).nullable(),
 });
 
 export const inferenceResponseSchema = z.strictObject({

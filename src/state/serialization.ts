@@ -9,6 +9,7 @@ import { ExecutionContinuation } from './execution-continuation';
 import { ExecutionState } from './execution-state';
 import { Message, type ToolCall } from './message';
 import {
+  type AgentStateJSON,
   type AgentStepJSON,
   type agentErrorSchema,
   agentStateSchema,
@@ -130,6 +131,7 @@ function decodeToolExecution(json: ToolExecutionJSON): ToolExecution {
     startedAt: ms(json.startedAt),
     completedAt: ms(json.completedAt),
     usage: Usage.of(json.usage),
+    childState: json.childState === null ? null : buildAgentState(json.childState as AgentStateJSON),
   });
 }
 function decodeStep(
@@ -202,7 +204,11 @@ export const decodePart = {
 // ---- AgentState --------------------------------------------------------------------------------
 
 export function decodeAgentState(data: unknown): AgentState {
-  const json = validate(agentStateSchema, data, 'AgentState');
+  return buildAgentState(validate(agentStateSchema, data, 'AgentState'));
+}
+
+/** Builds a state from an already validated document. */
+function buildAgentState(json: AgentStateJSON): AgentState {
   const sections: Record<string, readonly Message[]> = {};
   for (const [name, messages] of Object.entries(json.context.messages))
     sections[name] = messages.map(decodeMessage);

@@ -1,6 +1,8 @@
 import { AgentError } from './agent-error';
+import type { AgentState } from './agent-state';
 import { newId } from './ids';
 import type { ToolCall } from './message';
+import type { ToolExecutionJSON } from './schemas';
 import { decodePart } from './serialization';
 import { Usage } from './usage';
 
@@ -13,6 +15,8 @@ interface ToolExecutionProps {
   readonly startedAt: number;
   readonly completedAt: number;
   readonly usage: Usage;
+  /** A subagent's final state, when the call ran one. */
+  readonly childState: AgentState | null;
 }
 
 /** The outcome of one tool call: its value or its error, whether a hook blocked it, and timing. */
@@ -38,6 +42,7 @@ export class ToolExecution {
       startedAt,
       completedAt,
       usage: Usage.zero,
+      childState: null,
     });
   }
 
@@ -56,6 +61,7 @@ export class ToolExecution {
       startedAt,
       completedAt,
       usage: Usage.zero,
+      childState: null,
     });
   }
 
@@ -75,6 +81,7 @@ export class ToolExecution {
       startedAt: at,
       completedAt: at,
       usage: Usage.zero,
+      childState: null,
     });
   }
 
@@ -124,11 +131,26 @@ export class ToolExecution {
     return this.props.usage;
   }
 
+  /** The subagent's final state, when this call ran one; the tree of agents stays readable. */
+  childState(): AgentState | null {
+    return this.props.childState;
+  }
+
   withUsage(usage: Usage): ToolExecution {
     return new ToolExecution({ ...this.props, usage });
   }
+  /** This call as having run the subagent `child`: its usage counts for the calling step. */
+  withChildState(child: AgentState): ToolExecution {
+    return new ToolExecution({ ...this.props, childState: child, usage: child.usage() });
+  }
+  withValue(value: unknown): ToolExecution {
+    return new ToolExecution({ ...this.props, value, error: null });
+  }
+  withError(error: unknown): ToolExecution {
+    return new ToolExecution({ ...this.props, value: null, error: AgentError.from(error) });
+  }
 
-  toJSON() {
+  toJSON(): ToolExecutionJSON {
     const p = this.props;
     return {
       id: p.id,
@@ -139,6 +161,7 @@ export class ToolExecution {
       startedAt: new Date(p.startedAt).toISOString(),
       completedAt: new Date(p.completedAt).toISOString(),
       usage: p.usage,
+      childState: (p.childState?.toJSON() ?? null) as unknown,
     };
   }
 }

@@ -1,0 +1,85 @@
+import { z } from 'zod';
+import type { Hook } from '../hooks/hook';
+import { AgentState } from '../state/agent-state';
+import type { ExecutionBudget } from '../state/execution-budget';
+import type { Tool } from '../tools/define-tool';
+import { SubagentDepthExceededError, SubagentFailedError } from './subagent-definition';
+
+/** What the model passes to a subagent tool. */
+export const subagentInputSchema = z.object({
+  task: z
+    .string()
+    .min(1)
+    .describe('What the subagent should do, self-contained: it does not see this conversation'),
+  context: z.string().optional().describe('Facts the subagent needs for the task'),
+});
+
+export interface SubagentRunner {
+  readonly name: string;
+  readonly description: string;
+  /** Depth the child would run at (the root is 0). */
+  readonly depth: number;
+  readonly maxDepth: number;
+  /** The budget the caller runs on, read when the call starts. */
+  readonly callerBudget: () => ExecutionBudget;
+  readonly childBudget: ExecutionBudget;
+  /** Every subagent the caller has: parallel calls to any of them share the remainder. */
+  readonly subagentNames: ReadonlySet<string>;
+  readonly run: (
+    state: AgentState,
+    options: { signal: AbortSignal; budget: ExecutionBudget; toolCallId: string },
+  ) => Promise<AgentState>;
+}
+
+/**
+ * The tool the model sees for one subagent: `{ task, context? }` in, the child's final answer out.
+ * The child starts from a fresh state (its own system prompt, the task as the user message), with
+ * `parentAgentId` set, on its budget capped by what the caller has left. Tokens and cost are split
+ * evenly between the subagent calls of one step, so parallel children cannot together spend more
+ * than the remainder. The tool returns the child's final AgentState; `subagentResults` turns it
+ * into the call's result.
+ */
+export function subagentTool(runner: SubagentRunner): Tool<z.output<typeof subagentInputSchema>, AgentState> {
+  return {
+    description: runner.description,
+    inputSchema: subagentInputSchema,
+    execute: async ({ task, context }, { signal, state, toolCallId }) => {
+      if (runner.depth > runner.maxDepth)
+        throw new SubagentDepthExceededError(runner.name, runner.depth, runner.maxDepth);
+      const usage = state.usage();
+      const startedAt = state.execution()?.startedAtMs() ?? Date.now();
+      const calls = state.currentStep()?.requestedToolCalls() ?? [];
+      const siblings = Math.max(1, calls.filter((c) => runner.subagentNames.has(c.name)).length);
+      const left = runner.callerBudget().remaining({
+        stepsUsed: state.stepCount(),
+        tokensUsed: usage.totalTokens,
+        costUsed: usage.cost,
+        secondsUsed: (Date.now() - startedAt) / 1000,
+      });
+      const share = left.withShares(siblings);
+      const child = AgentState.empty({ parentAgentId: state.agentId() }).withUserMessage(
+        context ? `${task}\n\nContext:\n${context}` : task,
+      );
+      return runner.run(child, { signal, toolCallId, budget: runner.childBudget.cappedBy(share) });
+    },
+  };
+}
+
+/**
+ * Runs first among afterToolUse hooks: a call that returned a subagent's AgentState records it
+ * (`toolExecution.childState()`), takes over its usage and cost, and gives the model the final
+ * answer, or an error naming the child's status and stop reason when it has none.
+ */
+export function subagentResults(subagentNames: ReadonlySet<string>): Hook {
+  return {
+    name: 'subagentResults',
+    afterToolUse: (_state, { toolExecution }) => {
+      const child = toolExecution.value();
+      if (!subagentNames.has(toolExecution.name()) || !(child instanceof AgentState)) return undefined;
+      const recorded = toolExecution.withChildState(child);
+      if (child.status() === 'completed' && child.hasFinalResponse())
+        return recorded.withValue(child.finalResponse());
+      return recorded.withError(new SubagentFailedError(toolExecution.name(), child));
+    },
+  };
+}

@@ -1,19 +1,35 @@
 import { z } from 'zod';
 import type { AgentState } from '../state/agent-state';
+import type { Message } from '../state/message';
 
 /** What a tool's `execute` receives beside its input. `abortSignal` is the AI SDK's name for `signal`. */
 export interface ToolExecuteOptions {
   readonly toolCallId: string;
+  /** Aborted when the run is stopped or the call times out. */
   readonly signal: AbortSignal;
   readonly abortSignal: AbortSignal;
+  /** The state the step's tools run against (read-only: tools return values, not states). */
   readonly state: AgentState;
-  readonly messages: readonly unknown[];
+  /** The conversation so far, as agent-machine Messages (role and string content). */
+  readonly messages: readonly Message[];
+  /** The AI SDK's tool context; agent-machine has none, so it is always `{}`. */
+  readonly context: Readonly<Record<string, unknown>>;
 }
+
+/**
+ * The options type a tool's `execute` is declared with. AI SDK `tool()`s declare `messages` as
+ * their own `ModelMessage[]`; we do not depend on `ai`, so `messages` is widened here to let
+ * those tools type-check unchanged. Our own tools see the precise ToolExecuteOptions.
+ */
+// biome-ignore lint/suspicious/noExplicitAny: the AI SDK's ModelMessage[] cannot be named without depending on `ai`
+type DeclaredExecuteOptions = ToolExecuteOptions & { readonly messages: any[] };
 
 /** A Standard Schema (zod 4 is one): `~standard.validate` checks a value. */
 interface StandardSchema {
   readonly '~standard': {
     readonly validate: (value: unknown) => StandardResult | Promise<StandardResult>;
+    /** Standard JSON Schema, when the library offers it. */
+    readonly jsonSchema?: { readonly input: (options: { target: string }) => Record<string, unknown> };
   };
 }
 type StandardResult =
@@ -26,14 +42,17 @@ interface AiSdkSchema {
   readonly validate?: (value: unknown) => unknown;
 }
 
-export type ToolInputSchema = StandardSchema | AiSdkSchema;
+/** A schema for a tool's input: zod (or any Standard Schema), the AI SDK's `jsonSchema()`, or a lazy one. */
+export type ToolInputSchema = StandardSchema | AiSdkSchema | (() => AiSdkSchema);
 
 /** A tool the model may call: the same shape as the AI SDK's `tool()`, so those work unchanged. */
 // biome-ignore lint/suspicious/noExplicitAny: a ToolSet mixes tools of any input type (execute is contravariant in it)
 export interface Tool<INPUT = any, OUTPUT = unknown> {
-  readonly description?: string;
+  /** Shown to the model. The AI SDK's function form is called with an empty context. */
+  // biome-ignore lint/suspicious/noExplicitAny: the AI SDK types the context per tool
+  readonly description?: string | ((options: { context: any }) => string);
   readonly inputSchema: ToolInputSchema;
-  readonly execute?: (input: INPUT, options: ToolExecuteOptions) => OUTPUT | Promise<OUTPUT>;
+  readonly execute?: (input: INPUT, options: DeclaredExecuteOptions) => OUTPUT | PromiseLike<OUTPUT>;
   /** Per-tool timeout in ms, overriding the agent's `toolTimeoutMs`. */
   readonly timeoutMs?: number;
 }
@@ -59,35 +78,67 @@ export function defineTool<S extends z.ZodType, OUTPUT>(tool: {
   return tool;
 }
 
+/**
+ * The description the model is shown for a tool.
+ *
+ * @example
+ * toolDescription(add); // 'Add two numbers'
+ */
+export function toolDescription(tool: Tool): string | undefined {
+  return typeof tool.description === 'function' ? tool.description({ context: {} }) : tool.description;
+}
+
 export type ValidationResult = { ok: true; value: unknown } | { ok: false; issues: string[] };
 
-/** Checks `value` against a tool's schema; lists every issue with its path. */
-export async function validateInput(schema: ToolInputSchema, value: unknown): Promise<ValidationResult> {
+/** The AI SDK's lazy schemas are functions: resolve them before use. */
+function resolveSchema(schema: ToolInputSchema): StandardSchema | AiSdkSchema {
+  return typeof schema === 'function' ? schema() : schema;
+}
+
+/**
+ * Checks `value` against a tool's schema; lists every issue with its path.
+ *
+ * @example
+ * await validateInput(z.object({ a: z.number() }), { a: 'x' });
+ * // { ok: false, issues: ['a: Invalid input: expected number, received string'] }
+ */
+export async function validateInput(input: ToolInputSchema, value: unknown): Promise<ValidationResult> {
+  const schema = resolveSchema(input);
   if ('~standard' in schema) {
     const result = await schema['~standard'].validate(value);
     if (!result.issues) return { ok: true, value: result.value };
-    return {
-      ok: false,
-      issues: result.issues.map((issue) => {
-        const path = (issue.path ?? []).map((p) =>
-          typeof p === 'object' && p !== null && 'key' in p ? p.key : p,
-        );
-        return path.length ? `${path.join('.')}: ${issue.message}` : issue.message;
-      }),
-    };
+    return { ok: false, issues: result.issues.map(formatIssue) };
   }
+  // The AI SDK's jsonSchema() without a `validate` option does not validate: the tool gets the value.
   if (typeof schema.validate !== 'function') return { ok: true, value };
-  const result = (await schema.validate(value)) as { success: boolean; value?: unknown; error?: Error };
-  return result.success
-    ? { ok: true, value: result.value }
-    : { ok: false, issues: [result.error?.message ?? 'invalid input'] };
+  const result = (await schema.validate(value)) as { success: boolean; value?: unknown; error?: unknown };
+  if (result.success) return { ok: true, value: result.value };
+  // zodSchema() fails with a ZodError whose message is a JSON dump: list its issues instead.
+  const issues = (result.error as { issues?: unknown } | undefined)?.issues;
+  if (Array.isArray(issues)) return { ok: false, issues: issues.map(formatIssue) };
+  return { ok: false, issues: [(result.error as Error | undefined)?.message ?? 'invalid input'] };
 }
 
-/** The JSON Schema (draft 7) the model is shown for a tool's input. */
-export async function inputJsonSchema(schema: ToolInputSchema): Promise<Record<string, unknown>> {
+function formatIssue(issue: { readonly message: string; readonly path?: ReadonlyArray<unknown> }): string {
+  const path = (issue.path ?? []).map((p) => (typeof p === 'object' && p !== null && 'key' in p ? p.key : p));
+  return path.length ? `${path.join('.')}: ${issue.message}` : issue.message;
+}
+
+/**
+ * The JSON Schema (draft 7) the model is shown for a tool's input.
+ *
+ * @example
+ * await inputJsonSchema(z.object({ a: z.number() }));
+ * // { $schema: 'http://json-schema.org/draft-07/schema#', type: 'object', properties: { a: { type: 'number' } }, required: ['a'] }
+ */
+export async function inputJsonSchema(input: ToolInputSchema): Promise<Record<string, unknown>> {
+  const schema = resolveSchema(input);
   if (schema instanceof z.ZodType) {
     return z.toJSONSchema(schema, { target: 'draft-7', io: 'input' }) as Record<string, unknown>;
   }
   if ('jsonSchema' in schema) return (await schema.jsonSchema) as Record<string, unknown>;
+  const standard = schema['~standard'].jsonSchema;
+  if (standard) return standard.input({ target: 'draft-07' });
+  // A Standard Schema that cannot describe itself: the model is told only that it takes an object.
   return { type: 'object' };
 }

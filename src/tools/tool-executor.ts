@@ -5,7 +5,7 @@ import { AgentStopError } from '../state/agent-stop-error';
 import type { ReportEvent } from '../state/loop-events';
 import { Message, type ToolCall } from '../state/message';
 import { ToolExecution } from '../state/tool-execution';
-import { type ToolExecuteOptions, type ToolSet, validateInput } from './define-tool';
+import { type Tool, type ToolExecuteOptions, type ToolSet, validateInput } from './define-tool';
 
 export interface ToolExecutorOptions {
   readonly tools: ToolSet;
@@ -148,16 +148,7 @@ async function runTool(
   }
   const validation = await validateInput(tool.inputSchema, call.args);
   if (!validation.ok) {
-    return ToolExecution.failed(
-      call,
-      AgentError.of(
-        'ToolArgumentsInvalid',
-        `Invalid arguments for tool '${call.name}': ${validation.issues.join('; ')}`,
-        'INVALID_TOOL_ARGUMENTS',
-        { issues: validation.issues },
-      ),
-      startedAt,
-    );
+    return ToolExecution.failed(call, invalidArguments(call, validation.issues), startedAt);
   }
   if (!tool.execute) {
     return ToolExecution.failed(
@@ -174,7 +165,11 @@ async function runTool(
   let timer: ReturnType<typeof setTimeout> | undefined;
   try {
     const run = Promise.resolve().then(() =>
-      tool.execute?.(validation.value, executeOptions(call, controller.signal, state)),
+      tool.execute?.(
+        validation.value,
+        // The declared type widens `messages` for AI SDK tools; the value is our ToolExecuteOptions.
+        executeOptions(call, controller.signal, state) as Parameters<NonNullable<Tool['execute']>>[1],
+      ),
     );
     const value =
       timeoutMs === undefined
@@ -199,6 +194,42 @@ async function runTool(
   }
 }
 
+/**
+ * The error for arguments that failed validation. Drivers keep arguments that are not valid JSON
+ * as their raw text; the schema's complaint about that ("expected object, received string") would
+ * not tell the model what to fix, so such arguments get an error saying they are not valid JSON.
+ */
+function invalidArguments(call: ToolCall, issues: readonly string[]): AgentError {
+  const syntaxError = typeof call.args === 'string' ? jsonSyntaxError(call.args) : null;
+  if (syntaxError === null) {
+    return AgentError.of(
+      'ToolArgumentsInvalid',
+      `Invalid arguments for tool '${call.name}': ${issues.join('; ')}`,
+      'INVALID_TOOL_ARGUMENTS',
+      { issues },
+    );
+  }
+  const text = call.args as string;
+  const shown = text.length > 200 ? `${text.slice(0, 200)}...` : text;
+  return AgentError.of(
+    'ToolArgumentsInvalid',
+    `Invalid arguments for tool '${call.name}': the arguments are not valid JSON (${syntaxError}). ` +
+      `Send them as one JSON object that matches the tool's input schema. Received: ${shown}`,
+    'INVALID_TOOL_ARGUMENTS',
+    { issues: [`not valid JSON: ${syntaxError}`], invalidJson: true, rawArguments: text },
+  );
+}
+
+/** JSON.parse's complaint about `text`, or null when it parses. */
+function jsonSyntaxError(text: string): string | null {
+  try {
+    JSON.parse(text);
+    return null;
+  } catch (error) {
+    return (error as Error).message;
+  }
+}
+
 /** What `execute` gets; `messages` is built only if the tool reads it (it copies the conversation). */
 function executeOptions(call: ToolCall, signal: AbortSignal, state: AgentState): ToolExecuteOptions {
   return {
@@ -206,6 +237,7 @@ function executeOptions(call: ToolCall, signal: AbortSignal, state: AgentState):
     signal,
     abortSignal: signal,
     state,
+    context: {},
     get messages() {
       return state.messages();
     },

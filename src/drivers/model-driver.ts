@@ -1,31 +1,29 @@
-import {
-  APICallError,
-  type LanguageModelV4,
-  type LanguageModelV4CallOptions,
-  type LanguageModelV4FunctionTool,
-  type LanguageModelV4GenerateResult,
-  type LanguageModelV4Message,
+import type {
+  LanguageModelV4,
+  LanguageModelV4CallOptions,
+  LanguageModelV4FunctionTool,
+  LanguageModelV4Message,
 } from '@ai-sdk/provider';
-import type { AgentState } from '../state/agent-state';
 import { AgentStep, InferenceResponse } from '../state/agent-step';
 import { Message, type ToolCall } from '../state/message';
-import { Usage } from '../state/usage';
-import { inputJsonSchema, type ToolSet } from '../tools/define-tool';
-import type { Driver, DriverContext } from './driver';
+import { inputJsonSchema, type ToolSet, toolDescription } from '../tools/define-tool';
+import type { Driver } from './driver';
 import { conversationWithCurrentToolTrace, type MessageCompiler } from './message-compiler';
+import { callModel, callUsage, llmConfigOptions, type PricingTable } from './model-call';
+import type { CollectedResult } from './model-stream';
 
-/** Price per million tokens, in the currency the budget's `maxCost` uses. */
-export interface ModelPrice {
-  readonly inputPerMillion: number;
-  readonly outputPerMillion: number;
-}
-export type PricingTable = Readonly<Record<string, ModelPrice>>;
+export type { ModelPrice, PricingTable } from './model-call';
 
 export interface ModelDriverOptions {
   /** Retries of a retryable model error (429, 5xx, network), with exponential backoff. Default 2. */
   readonly maxRetries?: number;
   /** First backoff in ms, doubled each retry; a provider's retry-after (up to 60 s) wins. Default 1000. */
   readonly retryDelayMs?: number;
+  /**
+   * Stream the answer (`doStream`): each text delta is reported as a `text.delta` event
+   * (`actor.on('text.delta', ...)`); the recorded step is the same as without streaming.
+   */
+  readonly stream?: boolean;
   /** Prices by model id (`model.modelId`): each step's cost is computed from its usage. */
   readonly pricing?: PricingTable;
   readonly compileMessages?: MessageCompiler;
@@ -35,7 +33,19 @@ export interface ModelDriverOptions {
 
 /**
  * The driver for any AI SDK language model (provider packages such as @ai-sdk/openai,
- * @ai-sdk/anthropic, @ai-sdk/openai-compatible plug in unchanged): one model call per step.
+ * @ai-sdk/anthropic, @ai-sdk/openai-compatible plug in unchanged): one model call per step, with
+ * the tools as JSON Schema and the model's native tool calling.
+ *
+ * Retryable errors (the provider's `isRetryable`: 429, 5xx, network) are retried up to
+ * `maxRetries` times; when they run out the error is the provider's, its message ending in
+ * `(failed after N attempts)`. Other errors are not retried.
+ *
+ * @example
+ * const driver = modelDriver(createOpenAICompatible({ name: 'local', baseURL }).chatModel('m'), {
+ *   stream: true,
+ *   maxRetries: 2,
+ * });
+ * createAgent({ driver, tools: { add } });
  */
 export function modelDriver(model: LanguageModelV4, options: ModelDriverOptions = {}): Driver {
   const compile = options.compileMessages ?? conversationWithCurrentToolTrace;
@@ -63,7 +73,7 @@ export function modelDriver(model: LanguageModelV4, options: ModelDriverOptions 
       const format = state.responseFormat();
       if (format.type === 'json')
         call.responseFormat = { type: 'json', schema: format.schema as never, name: format.name };
-      const result = await withRetries(() => model.doGenerate(call), context, options);
+      const result = await callModel(model, call, state, context, options);
       return state.withCurrentStep(toStep(result, input, model, options.pricing));
     },
   };
@@ -74,20 +84,19 @@ async function describeTools(tools: ToolSet): Promise<LanguageModelV4FunctionToo
     Object.entries(tools).map(async ([name, tool]) => ({
       type: 'function' as const,
       name,
-      description: tool.description,
+      description: toolDescription(tool),
       inputSchema: (await inputJsonSchema(tool.inputSchema)) as LanguageModelV4FunctionTool['inputSchema'],
     })),
   );
 }
 
-function llmConfigOptions(state: AgentState): Partial<LanguageModelV4CallOptions> {
-  const config = state.llmConfig();
-  if (!config) return {};
-  const { model: _model, ...rest } = config as Record<string, unknown>;
-  return rest as Partial<LanguageModelV4CallOptions>;
-}
-
-/** The conversation in the AI SDK's prompt format. */
+/**
+ * The conversation in the AI SDK's prompt format, for a model with native tool calling.
+ *
+ * @example
+ * toPrompt('You add numbers.', [Message.user('2 + 3?')]);
+ * // [{ role: 'system', content: 'You add numbers.' }, { role: 'user', content: [{ type: 'text', text: '2 + 3?' }] }]
+ */
 export function toPrompt(systemPrompt: string, messages: readonly Message[]): LanguageModelV4Message[] {
   const prompt: LanguageModelV4Message[] = [];
   if (systemPrompt) prompt.push({ role: 'system', content: systemPrompt });
@@ -118,7 +127,7 @@ export function toPrompt(systemPrompt: string, messages: readonly Message[]): La
 }
 
 function toStep(
-  result: LanguageModelV4GenerateResult,
+  result: CollectedResult,
   input: readonly Message[],
   model: LanguageModelV4,
   pricing: PricingTable | undefined,
@@ -133,12 +142,6 @@ function toStep(
       );
     }
   }
-  const inputTokens = result.usage.inputTokens.total ?? 0;
-  const outputTokens = result.usage.outputTokens.total ?? 0;
-  const price = pricing?.[model.modelId];
-  const cost = price
-    ? (inputTokens * price.inputPerMillion + outputTokens * price.outputPerMillion) / 1_000_000
-    : 0;
   return AgentStep.of({
     inputMessages: input,
     outputMessages: [Message.assistant(text, toolCalls)],
@@ -146,14 +149,19 @@ function toStep(
       text,
       toolCalls,
       finishReason: result.finishReason.unified,
-      usage: Usage.of({ inputTokens, outputTokens, cost }),
+      usage: callUsage(result, model, pricing),
     }),
   });
 }
 
 /**
- * Tool arguments arrive as JSON text; text that does not parse is kept, and fails validation.
- * `__proto__` keys are dropped: they have no meaning in arguments and are refused in stored states.
+ * Tool arguments arrive as JSON text. Text that does not parse is kept as it is (a string), so
+ * the tool executor can tell the model its arguments were not valid JSON. `__proto__` keys are
+ * dropped: they have no meaning in arguments and are refused in stored states.
+ *
+ * @example
+ * parseArgs('{"a":1}'); // { a: 1 }
+ * parseArgs('{"a":1');  // '{"a":1' (reported by the tool executor as not valid JSON)
  */
 export function parseArgs(input: string): unknown {
   if (input.trim() === '') return {};
@@ -162,50 +170,4 @@ export function parseArgs(input: string): unknown {
   } catch {
     return input;
   }
-}
-
-async function withRetries<T>(
-  call: () => PromiseLike<T>,
-  context: DriverContext,
-  options: ModelDriverOptions,
-): Promise<T> {
-  const maxRetries = options.maxRetries ?? 2;
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return await call();
-    } catch (error) {
-      if (
-        attempt >= maxRetries ||
-        !APICallError.isInstance(error) ||
-        !error.isRetryable ||
-        context.signal.aborted
-      ) {
-        throw error;
-      }
-      await sleep(retryDelay(error, attempt, options.retryDelayMs ?? 1000), context.signal);
-    }
-  }
-}
-
-function retryDelay(error: APICallError, attempt: number, base: number): number {
-  const headers = error.responseHeaders ?? {};
-  const ms = Number(headers['retry-after-ms']);
-  if (Number.isFinite(ms) && ms >= 0 && ms <= 60_000) return ms;
-  const seconds = Number(headers['retry-after']);
-  if (Number.isFinite(seconds) && seconds >= 0 && seconds <= 60) return seconds * 1000;
-  return base * 2 ** attempt;
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
 }

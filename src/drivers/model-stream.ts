@@ -1,0 +1,105 @@
+import type {
+  LanguageModelV4Content,
+  LanguageModelV4GenerateResult,
+  LanguageModelV4StreamPart,
+  LanguageModelV4StreamResult,
+} from '@ai-sdk/provider';
+import { AgentMachineError } from '../state/errors';
+
+/**
+ * A model stream that failed part-way: an `error` part carrying plain data (an OpenAI-compatible
+ * `{"error": {...}}` chunk), or a stream that ended without its `finish` part. Not retried: text deltas may already have gone out to subscribers. The message
+ * is the provider's; `cause` is the error value the stream carried.
+ */
+export class ModelStreamError extends AgentMachineError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('MODEL_STREAM_ERROR', message, options);
+    this.name = 'ModelStreamError';
+  }
+}
+
+/** What a streamed call adds up to: the same fields a `doGenerate` result has. */
+export type CollectedResult = Pick<LanguageModelV4GenerateResult, 'content' | 'finishReason' | 'usage'>;
+
+/**
+ * Reads a `doStream` result to its end, calling `onTextDelta` for each text delta, and returns the
+ * content, finish reason and usage a `doGenerate` call would have returned, so a streamed step is
+ * recorded exactly like a generated one. An `error` part throws (its Error, or a ModelStreamError
+ * for plain data), as does a stream without a `finish` part; the stream is cancelled, which
+ * closes the connection.
+ *
+ * @example
+ * const result = await collectStream(await model.doStream(call), (delta) => process.stdout.write(delta));
+ */
+export async function collectStream(
+  result: LanguageModelV4StreamResult,
+  onTextDelta: (delta: string) => void,
+): Promise<CollectedResult> {
+  const reader = result.stream.getReader();
+  const content: LanguageModelV4Content[] = [];
+  // Text parts are joined per block id, in the order their blocks started, as doGenerate returns them.
+  const texts = new Map<string, { type: 'text'; text: string }>();
+  let finish: Extract<LanguageModelV4StreamPart, { type: 'finish' }> | undefined;
+  try {
+    for (;;) {
+      const { done, value: part } = await reader.read();
+      if (done) break;
+      switch (part.type) {
+        case 'text-start':
+          textBlock(part.id);
+          break;
+        case 'text-delta':
+          if (part.delta === '') break;
+          textBlock(part.id).text += part.delta;
+          onTextDelta(part.delta);
+          break;
+        case 'tool-call':
+          content.push(part);
+          break;
+        case 'finish':
+          finish = part;
+          break;
+        case 'error':
+          // An Error is already typed and named (the provider's own class): keep it as it is.
+          if (part.error instanceof Error) throw part.error;
+          throw new ModelStreamError(errorMessage(part.error), { cause: part.error });
+        default:
+          // Reasoning, sources, metadata and raw chunks are not part of a recorded step.
+          break;
+      }
+    }
+  } catch (error) {
+    // Release the provider's connection; the cancel's own failure would hide the real error.
+    await reader.cancel(error).catch(() => undefined);
+    throw error;
+  } finally {
+    reader.releaseLock();
+  }
+  if (!finish) throw new ModelStreamError('The model stream ended without a finish part');
+  return {
+    content: content.filter((part) => part.type !== 'text' || part.text !== ''),
+    finishReason: finish.finishReason,
+    usage: finish.usage,
+  };
+
+  function textBlock(id: string) {
+    let block = texts.get(id);
+    if (!block) {
+      block = { type: 'text', text: '' };
+      texts.set(id, block);
+      content.push(block);
+    }
+    return block;
+  }
+}
+
+function errorMessage(error: unknown): string {
+  if (typeof error === 'string') return error;
+  const message = (error as { message?: unknown } | null)?.message;
+  if (typeof message === 'string') return message;
+  try {
+    return `Model stream error: ${JSON.stringify(error)}`;
+  } catch {
+    return `Model stream error: ${String(error)}`;
+  }
+}

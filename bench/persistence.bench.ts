@@ -1,0 +1,121 @@
+/**
+ * The cost of checkpointing: an execution of 200 steps saved after every step (save(state_i) with
+ * the version the previous save returned), for each SessionStore, against the same 200 steps with
+ * no store. Steps are built as in state.bench.ts. A save writes the whole state, so its cost grows
+ * with the history; the table gives the mean over the 200 saves and the last one (200 steps).
+ * The file and SQLite stores write to os.tmpdir() and flush to disk on every save (fsync; SQLite
+ * synchronous=FULL), so their figures depend on that disk.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { AgentState, AgentStep, InferenceResponse, Message, ToolExecution, Usage } from '../src/index';
+import {
+  FileSessionStore,
+  InMemorySessionStore,
+  type SessionStore,
+  SqliteSessionStore,
+} from '../src/persistence/index';
+import { collectGarbage, median, now, printTable } from './harness';
+
+const STEPS = 200;
+const RUNS = 5;
+
+function appendStep(state: AgentState, n: number): AgentState {
+  const call = { id: `call-${n}`, name: 'add', args: { a: n, b: 1 } };
+  const step = AgentStep.of({
+    inputMessages: state.messageList(),
+    outputMessages: [Message.assistant('', [call]), Message.toolResult(call, String(n + 1))],
+    inferenceResponse: InferenceResponse.of({
+      toolCalls: [call],
+      finishReason: 'tool-calls',
+      usage: Usage.of({ inputTokens: 10, outputTokens: 5 }),
+    }),
+    toolExecutions: [ToolExecution.succeeded(call, n + 1, 0, 1)],
+  });
+  return state.withStepStarted().withCurrentStep(step).withCurrentStepRecorded();
+}
+
+interface RunResult {
+  totalMs: number;
+  saveMs: number[];
+}
+
+/** One execution of STEPS steps, saved after each step when a store is given. */
+async function execution(store: SessionStore | null, sessionId: string): Promise<RunResult> {
+  const saveMs: number[] = [];
+  const start = now();
+  let state = AgentState.empty().withSystemPrompt('bench').withUserMessage('go').withExecutionStarted();
+  let version: number | null = null;
+  for (let i = 0; i < STEPS; i++) {
+    state = appendStep(state, i);
+    if (store) {
+      const before = now();
+      version = await store.save(sessionId, state, version);
+      saveMs.push(now() - before);
+    }
+  }
+  if (store && version !== STEPS) throw new Error(`expected version ${STEPS}, got ${version}`);
+  return { totalMs: now() - start, saveMs };
+}
+
+async function measureStore(store: SessionStore | null, label: string): Promise<RunResult[]> {
+  await execution(store, `${label}-warmup`);
+  const results: RunResult[] = [];
+  for (let r = 0; r < RUNS; r++) {
+    collectGarbage();
+    results.push(await execution(store, `${label}-run-${r}`));
+  }
+  return results;
+}
+
+export default async function run(): Promise<void> {
+  const dir = await mkdtemp(join(tmpdir(), 'agent-machine-bench-'));
+  try {
+    const stores: [string, () => SessionStore][] = [
+      ['InMemorySessionStore', () => new InMemorySessionStore()],
+      ['FileSessionStore', () => new FileSessionStore(join(dir, 'files'))],
+      ['SqliteSessionStore', () => new SqliteSessionStore(join(dir, 'sessions.db'))],
+    ];
+    const baseline = median((await measureStore(null, 'none')).map((r) => r.totalMs));
+    const rows: Record<string, string | number>[] = [
+      {
+        store: 'no store',
+        'ms per execution': baseline,
+        'ms per save (mean)': '-',
+        'ms, save at step 200': '-',
+        'µs per step overhead': 0,
+        'ratio to no store': 1,
+      },
+    ];
+    for (const [name, create] of stores) {
+      const store = create();
+      try {
+        const results = await measureStore(store, name);
+        const total = median(results.map((r) => r.totalMs));
+        rows.push({
+          store: name,
+          'ms per execution': total,
+          'ms per save (mean)': median(results.map((r) => r.saveMs.reduce((a, b) => a + b, 0) / STEPS)),
+          'ms, save at step 200': median(results.map((r) => r.saveMs[STEPS - 1] ?? 0)),
+          'µs per step overhead': ((total - baseline) * 1000) / STEPS,
+          'ratio to no store': total / baseline,
+        });
+      } finally {
+        await store.close();
+      }
+    }
+    const size = JSON.stringify(
+      Array.from({ length: STEPS }).reduce<AgentState>(
+        (state, _, i) => appendStep(state, i),
+        AgentState.empty().withSystemPrompt('bench').withUserMessage('go').withExecutionStarted(),
+      ),
+    ).length;
+    printTable(
+      `Save after every step of a ${STEPS}-step execution (median of ${RUNS}; state at step ${STEPS}: ${(size / 1024).toFixed(0)} KiB; files in ${tmpdir()})`,
+      rows,
+    );
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}

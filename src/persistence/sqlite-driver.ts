@@ -1,0 +1,102 @@
+import { SqliteDriverLoadError, SqliteDriverMissingError, SqliteSchemaError } from './errors';
+
+/**
+ * The part of better-sqlite3's API the stores use, declared here so that the package's types are
+ * not needed by users who never touch SQLite.
+ */
+export interface SqliteStatement {
+  run(...params: unknown[]): { changes: number };
+  get(...params: unknown[]): unknown;
+  all(...params: unknown[]): unknown[];
+}
+export interface SqliteDatabase {
+  readonly name: string;
+  prepare(sql: string): SqliteStatement;
+  exec(sql: string): unknown;
+  pragma(sql: string, options?: { simple?: boolean }): unknown;
+  transaction<A extends unknown[], R>(fn: (...args: A) => R): { immediate(...args: A): R };
+  close(): unknown;
+}
+type SqliteConstructor = new (file: string, options?: { timeout?: number }) => SqliteDatabase;
+
+export const SQLITE_MODULE = 'better-sqlite3';
+
+const drivers = new Map<string, Promise<SqliteConstructor>>();
+
+/**
+ * Loads better-sqlite3 on first use, so that it stays an optional dependency: only users of the
+ * SQLite stores install it. A missing package raises SqliteDriverMissingError (what to install);
+ * a package that fails to load (a native build for another Node) raises SqliteDriverLoadError.
+ * `moduleName` exists for the test of the missing case.
+ */
+export function loadSqliteDriver(moduleName: string = SQLITE_MODULE): Promise<SqliteConstructor> {
+  let driver = drivers.get(moduleName);
+  if (!driver) {
+    driver = importDriver(moduleName);
+    drivers.set(moduleName, driver);
+    // A failed load is not cached: the user may install the package and try again.
+    driver.catch(() => drivers.delete(moduleName));
+  }
+  return driver;
+}
+
+async function importDriver(moduleName: string): Promise<SqliteConstructor> {
+  let loaded: unknown;
+  try {
+    // A variable specifier keeps bundlers from inlining the package or failing without it.
+    loaded = await import(moduleName);
+  } catch (error) {
+    if (isMissing(error, moduleName)) throw new SqliteDriverMissingError(moduleName, { cause: error });
+    throw new SqliteDriverLoadError(moduleName, (error as Error).message, { cause: error });
+  }
+  const ctor = (loaded as { default?: unknown }).default ?? loaded;
+  if (typeof ctor !== 'function')
+    throw new SqliteDriverLoadError(moduleName, 'it does not export a Database constructor');
+  return ctor as SqliteConstructor;
+}
+
+function isMissing(error: unknown, moduleName: string): boolean {
+  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
+  // Only the package itself: a missing dependency of it is a broken install, not a missing driver.
+  return (
+    (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') &&
+    typeof message === 'string' &&
+    message.includes(`'${moduleName}'`)
+  );
+}
+
+/**
+ * Opens a database file for the stores: WAL (readers do not block the writer, and other processes
+ * can use the file), synchronous=FULL (a committed save survives a power loss, as the file store's
+ * fsync does), and a busy timeout for writers in other processes.
+ */
+export async function openSqliteDatabase(file: string, moduleName?: string): Promise<SqliteDatabase> {
+  const Database = await loadSqliteDriver(moduleName);
+  const db = new Database(file, { timeout: 5_000 });
+  try {
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = FULL');
+    return db;
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+}
+
+/** Creates `table` if missing, then checks that its columns are the expected ones. */
+export function ensureTable(
+  db: SqliteDatabase,
+  table: string,
+  columns: readonly string[],
+  ddl: string,
+): void {
+  db.exec(ddl);
+  const actual = (db.pragma(`table_info(${table})`) as { name: string }[]).map((c) => c.name);
+  const missing = columns.filter((c) => !actual.includes(c));
+  if (missing.length > 0)
+    throw new SqliteSchemaError(
+      db.name,
+      table,
+      `it has columns ${actual.join(', ')}; missing ${missing.join(', ')}`,
+    );
+}

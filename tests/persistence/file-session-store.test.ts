@@ -1,0 +1,134 @@
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { AgentState } from '../../src/index';
+import { CorruptSessionError, FileSessionStore } from '../../src/persistence/index';
+import { finishedState, tempDir } from './fixtures';
+
+describe('FileSessionStore', () => {
+  let dir: string;
+  let remove: () => Promise<void>;
+  let store: FileSessionStore;
+  beforeEach(async () => {
+    ({ dir, remove } = await tempDir());
+    store = new FileSessionStore(dir);
+  });
+  afterEach(async () => {
+    await store.close();
+    await remove();
+  });
+
+  it('writes one file per session holding { version, savedAt, state }, the version first', async () => {
+    const state = await finishedState();
+    await store.save('chat-42', state, null);
+    await store.save('chat-42', state, 1);
+    expect(store.fileOf('chat-42')).toBe(join(dir, 'chat-42.json'));
+    const text = await readFile(join(dir, 'chat-42.json'), 'utf8');
+    expect(text.startsWith('{"version":2,"savedAt":"')).toBe(true);
+    const document = JSON.parse(text);
+    expect(Object.keys(document)).toEqual(['version', 'savedAt', 'state']);
+    expect(new Date(document.savedAt).toISOString()).toBe(document.savedAt);
+    expect(document.state).toEqual(JSON.parse(JSON.stringify(state)));
+  });
+
+  it('leaves no temporary files behind after saves and deletes', async () => {
+    for (let i = 0; i < 3; i++) await store.save(`s${i}`, AgentState.empty(), null);
+    await store.save('s0', AgentState.empty(), 1);
+    await store.delete('s1');
+    expect((await readdir(dir)).sort()).toEqual(['s0.json', 's2.json']);
+  });
+
+  it('ignores a temporary file left behind by a crash: not listed, not loaded, not in the way', async () => {
+    await store.save('chat', AgentState.empty().withUserMessage('saved'), null);
+    // What writeFileAtomic leaves if the process dies before the rename: a half-written temp file.
+    await writeFile(join(dir, '.chat.json.1a2b3c4d5e6f.tmp'), '{"version":2,"savedAt":"2026-');
+    await writeFile(join(dir, '.orphan.json.0f0f0f0f0f0f.tmp'), '{"version":1');
+    expect(await store.list()).toEqual(['chat']);
+    expect(await store.load('orphan')).toBeNull();
+    const loaded = await store.load('chat');
+    expect(loaded?.version).toBe(1);
+    expect(loaded?.state.messages()[0]?.content).toBe('saved');
+    expect(await store.save('chat', AgentState.empty().withUserMessage('next'), 1)).toBe(2);
+    expect(await store.save('orphan', AgentState.empty(), null)).toBe(1);
+    expect(await store.list()).toEqual(['chat', 'orphan']);
+  });
+
+  it('lists only session files: not other files, directories or names that are not session ids', async () => {
+    await store.save('real', AgentState.empty(), null);
+    await writeFile(join(dir, 'notes.txt'), 'hello');
+    await writeFile(join(dir, 'bad name!.json'), '{}');
+    await mkdir(join(dir, 'folder.json'));
+    expect(await store.list()).toEqual(['real']);
+  });
+
+  it('creates its directory at the first save; before that, list is empty and load finds nothing', async () => {
+    const nested = new FileSessionStore(join(dir, 'a', 'b'));
+    expect(await nested.list()).toEqual([]);
+    expect(await nested.load('s')).toBeNull();
+    await nested.delete('s');
+    expect(await nested.save('s', AgentState.empty(), null)).toBe(1);
+    expect(await readdir(join(dir, 'a', 'b'))).toEqual(['s.json']);
+    await nested.close();
+  });
+
+  it('reads a document written in another layout (pretty-printed) and saves over it', async () => {
+    const state = AgentState.empty().withUserMessage('by hand');
+    const pretty = JSON.stringify({ savedAt: new Date().toISOString(), version: 3, state }, null, 2);
+    await writeFile(join(dir, 'manual.json'), pretty);
+    const loaded = await store.load('manual');
+    expect(loaded?.version).toBe(3);
+    expect(loaded?.state.toJSON()).toEqual(state.toJSON());
+    await expect(store.save('manual', state, 2)).rejects.toMatchObject({ actualVersion: 3 });
+    expect(await store.save('manual', state, 3)).toBe(4);
+  });
+
+  it('a file of garbage: load and save both raise CorruptSessionError and leave it as it is', async () => {
+    const garbage = Buffer.from([0x7b, 0x00, 0x01, 0x02, 0x20, 0x7d]);
+    await writeFile(join(dir, 'junk.json'), garbage);
+    await expect(store.load('junk')).rejects.toBeInstanceOf(CorruptSessionError);
+    // The stored version cannot be read, so no save can prove it knows it.
+    for (const expected of [null, 1]) {
+      const error = await store.save('junk', AgentState.empty(), expected).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(CorruptSessionError);
+      expect((error as CorruptSessionError).sessionId).toBe('junk');
+    }
+    expect(await readFile(join(dir, 'junk.json'))).toEqual(garbage);
+    await store.delete('junk');
+    expect(await store.save('junk', AgentState.empty(), null)).toBe(1);
+  });
+
+  it('a file that is not UTF-8 text is corrupt, and says so', async () => {
+    await writeFile(join(dir, 'latin.json'), Buffer.from([0x7b, 0x22, 0xff, 0xfe, 0x22, 0x7d]));
+    const error = await store.load('latin').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(CorruptSessionError);
+    expect((error as CorruptSessionError).problem).toBe('the file is not UTF-8 text');
+    expect((error as CorruptSessionError).location).toBe(join(dir, 'latin.json'));
+  });
+
+  it.each([
+    ['an empty file', '', /the stored data is empty/],
+    ['an array', '[1, 2]', /not a JSON object of \{ version, savedAt, state \}/],
+    [
+      'version 0',
+      '{"version":0,"savedAt":"2026-01-01T00:00:00.000Z","state":{}}',
+      /version is 0, not a positive integer/,
+    ],
+    [
+      'a bad savedAt',
+      '{"version":1,"savedAt":"yesterday","state":{}}',
+      /savedAt is "yesterday", not an ISO time/,
+    ],
+    [
+      'an unknown key',
+      '{"version":1,"savedAt":"2026-01-01T00:00:00.000Z","state":{},"extra":1}',
+      /unknown key\(s\) "extra"/,
+    ],
+    ['no state', '{"version":1,"savedAt":"2026-01-01T00:00:00.000Z","state":null}', /has no state object/],
+  ])('a document with %s is corrupt', async (_, text, problem) => {
+    await writeFile(join(dir, 'doc.json'), text);
+    const error = await store.load('doc').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(CorruptSessionError);
+    expect((error as CorruptSessionError).problem).toMatch(problem);
+    expect(await readFile(join(dir, 'doc.json'), 'utf8')).toBe(text);
+  });
+});

@@ -1,0 +1,148 @@
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { AgentState } from '../../src/index';
+import {
+  SqliteDriverMissingError,
+  SqliteExecutionStore,
+  SqliteSchemaError,
+  SqliteSessionStore,
+} from '../../src/persistence/index';
+import { loadSqliteDriver, openSqliteDatabase } from '../../src/persistence/sqlite-driver';
+import { finishedState, tempDir } from './fixtures';
+
+describe('SqliteSessionStore', () => {
+  let dir: string;
+  let remove: () => Promise<void>;
+  let file: string;
+  const opened: { close(): Promise<void> }[] = [];
+  const open = <T extends { close(): Promise<void> }>(store: T): T => {
+    opened.push(store);
+    return store;
+  };
+  beforeEach(async () => {
+    ({ dir, remove } = await tempDir());
+    file = join(dir, 'agents.db');
+  });
+  afterEach(async () => {
+    await Promise.all(opened.splice(0).map((s) => s.close()));
+    await remove();
+  });
+
+  const inspect = <T>(fn: (db: Database.Database) => T): T => {
+    const db = new Database(file, { readonly: true });
+    try {
+      return fn(db);
+    } finally {
+      db.close();
+    }
+  };
+
+  it('keeps sessions in a WAL-mode table sessions(id, version, saved_at, state_json)', async () => {
+    const store = open(new SqliteSessionStore(file));
+    const state = await finishedState();
+    await store.save('chat-42', state, null);
+    await store.save('chat-42', state, 1);
+    inspect((db) => {
+      expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
+      const columns = (db.pragma('table_info(sessions)') as { name: string; pk: number }[]).map((c) => [
+        c.name,
+        c.pk,
+      ]);
+      expect(columns).toEqual([
+        ['id', 1],
+        ['version', 0],
+        ['saved_at', 0],
+        ['state_json', 0],
+      ]);
+      const row = db.prepare('SELECT * FROM sessions').get() as Record<string, unknown>;
+      expect(row.id).toBe('chat-42');
+      expect(row.version).toBe(2);
+      expect(new Date(row.saved_at as string).toISOString()).toBe(row.saved_at);
+      expect(JSON.parse(row.state_json as string)).toEqual(JSON.parse(JSON.stringify(state)));
+    });
+  });
+
+  it('does not create the database until it is used', async () => {
+    const store = open(new SqliteSessionStore(file));
+    await store.close();
+    expect(() => inspect(() => undefined)).toThrow();
+  });
+
+  it('shares a database file with SqliteExecutionStore', async () => {
+    const sessions = open(new SqliteSessionStore(file));
+    const executions = open(new SqliteExecutionStore(file));
+    const state = await finishedState();
+    await sessions.save('chat', state, null);
+    await executions.record(state);
+    expect((await sessions.load('chat'))?.state.toJSON()).toEqual(state.toJSON());
+    expect((await executions.getById(state.executionId() as string))?.stepCount).toBe(2);
+    inspect((db) => {
+      const tables = db
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+        .pluck()
+        .all();
+      expect(tables).toEqual(['executions', 'sessions']);
+    });
+  });
+
+  it('works on an in-memory database', async () => {
+    const store = open(new SqliteSessionStore(':memory:'));
+    expect(await store.save('s', AgentState.empty(), null)).toBe(1);
+    expect((await store.load('s'))?.version).toBe(1);
+  });
+
+  it('refuses a database whose sessions table is someone else', async () => {
+    const db = new Database(file);
+    db.exec('CREATE TABLE sessions (id TEXT PRIMARY KEY, payload BLOB)');
+    db.close();
+    const store = open(new SqliteSessionStore(file));
+    const error = await store.list().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(SqliteSchemaError);
+    expect(error).toMatchObject({ code: 'SQLITE_SCHEMA_MISMATCH', table: 'sessions' });
+    expect((error as Error).message).toContain('missing version, saved_at, state_json');
+  });
+
+  it('raises the open error to the caller and opens on a later call once the cause is gone', async () => {
+    const nested = join(dir, 'not-yet', 'agents.db');
+    const store = open(new SqliteSessionStore(nested));
+    await expect(store.list()).rejects.toThrow(/directory does not exist/);
+    await mkdir(join(dir, 'not-yet'));
+    expect(await store.save('s', AgentState.empty(), null)).toBe(1);
+  });
+
+  it('checks the version in the same transaction across connections (two stores, one file)', async () => {
+    const a = open(new SqliteSessionStore(file));
+    const b = open(new SqliteSessionStore(file));
+    await a.save('s', AgentState.empty(), null);
+    expect(await b.save('s', AgentState.empty().withUserMessage('from b'), 1)).toBe(2);
+    await expect(a.save('s', AgentState.empty(), 1)).rejects.toMatchObject({
+      code: 'SESSION_CONFLICT',
+      actualVersion: 2,
+    });
+    expect((await a.load('s'))?.state.messages()[0]?.content).toBe('from b');
+  });
+});
+
+describe('loading better-sqlite3', () => {
+  it('raises SqliteDriverMissingError, saying what to install, when the package is missing', async () => {
+    const error = await loadSqliteDriver('better-sqlite3-not-installed').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(SqliteDriverMissingError);
+    expect(error).toMatchObject({
+      code: 'SQLITE_DRIVER_MISSING',
+      moduleName: 'better-sqlite3-not-installed',
+    });
+    expect((error as Error).message).toContain('npm install better-sqlite3-not-installed');
+    expect((error as Error).cause).toBeInstanceOf(Error);
+    await expect(openSqliteDatabase(':memory:', 'better-sqlite3-not-installed')).rejects.toBeInstanceOf(
+      SqliteDriverMissingError,
+    );
+  });
+
+  it('loads the installed package once', async () => {
+    const first = await loadSqliteDriver();
+    expect(await loadSqliteDriver()).toBe(first);
+    expect(first).toBe(Database);
+  });
+});

@@ -116,15 +116,18 @@ export const agentLoop = setup({
         return (error?.state ?? context.state).withStopSignal(AgentStopError.toSignal(error));
       },
     }),
-    recordFailure: assign(({ context, event }) => {
+    /** An error that ends the run; `inStep` when the step itself failed (the model call). */
+    recordFailure: assign(({ context, event }, params?: { inStep?: boolean }) => {
       const error = AgentError.from((event as { error?: unknown }).error);
-      return { state: context.state.withFailure(error, StopReason.ErrorForbade, 'agent-loop'), error };
+      const state = context.state.withPendingToolCallsFailed(error);
+      return { state: state.withFailure(error, StopReason.ErrorForbade, 'agent-loop', params), error };
     }),
     recordUserStop: assign({
       state: ({ context, event }) => {
         const reason = event.type === 'stop' && event.reason ? event.reason : 'Stopped by user request';
+        const aborted = AgentError.of('AbortError', reason, 'ABORTED');
         return context.state
-          .withPendingToolCallsAborted(reason)
+          .withPendingToolCallsFailed(aborted)
           .withStopSignal(StopSignal.userRequested(reason));
       },
     }),
@@ -234,7 +237,7 @@ export const agentLoop = setup({
                   { guard: 'hasToolCalls', target: 'tools', actions: 'assignState' },
                   { target: 'afterStep', actions: 'assignState' },
                 ],
-                onError: onActorError('afterStep'),
+                onError: onActorError('afterStep', { inStep: true }),
               },
             },
             tools: {
@@ -336,10 +339,10 @@ function acceptsWork() {
 }
 
 /** A stop exception records StopRequested and goes on to `stopTarget`; any other error fails the run. */
-function onActorError(stopTarget: string) {
+function onActorError(stopTarget: string, failure: { inStep?: boolean } = {}) {
   return [
     { guard: 'isStopRequest', target: stopTarget, actions: 'recordStopRequest' },
-    { target: '#agent.inProgress.failing', actions: 'recordFailure' },
+    { target: '#agent.inProgress.failing', actions: { type: 'recordFailure', params: failure } },
   ] as const;
 }
 

@@ -65,3 +65,14 @@ export {
   type ToolSet,
 } from './tools/define-tool';
 export { executeTools, ToolTimeoutError, toolResultMessage } from './tools/tool-executor';
+export {
+  AgentTestModelError,
+  type AgentTestModelOptions,
+  type AgentTestPath,
+  type AgentTestStep,
+  createAgentTestModel,
+  type ModelEvent,
+  PROBE_SUBAGENT,
+  PROBE_TOOL,
+} from './testing/agent-test-model';
+export { type InvariantInput, invariantViolations } from './testing/invariants';

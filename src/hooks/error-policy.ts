@@ -1,5 +1,4 @@
 import type { AgentState } from '../state/agent-state';
-import { ExecutionStatus } from '../state/execution-status';
 import { StopReason } from '../state/stop-reason';
 import { StopSignal } from '../state/stop-signal';
 import type { Hook } from './hook';
@@ -20,16 +19,15 @@ export function errorPolicy(options: ErrorPolicyOptions = {}): Hook {
     afterStep: (state) => {
       const streak = consecutiveErrorSteps(state);
       if (streak < limit) return undefined;
-      return state
-        .withStopSignal(
-          StopSignal.of(
-            StopReason.RetryLimitReached,
-            `Error limit reached: ${streak} consecutive error steps (limit ${limit})`,
-            { consecutiveErrorSteps: streak, maxConsecutiveErrorSteps: limit },
-            'errorPolicy',
-          ),
-        )
-        .withExecutionStatus(ExecutionStatus.Failed);
+      // The signal, not the status, fails the run: a hook may still request one more step.
+      return state.withStopSignal(
+        StopSignal.of(
+          StopReason.RetryLimitReached,
+          `Error limit reached: ${streak} consecutive error steps (limit ${limit})`,
+          { consecutiveErrorSteps: streak, maxConsecutiveErrorSteps: limit },
+          'errorPolicy',
+        ),
+      );
     },
   };
 }

@@ -9,7 +9,7 @@ import { newId } from './ids';
 import { Message } from './message';
 import { decodeAgentState, encodeAgentState } from './serialization';
 import type { StepExecution } from './step-execution';
-import { StopReason, wasForceStopped } from './stop-reason';
+import { failsTheRun, StopReason, wasForceStopped } from './stop-reason';
 import { StopSignal } from './stop-signal';
 import { ToolExecution } from './tool-execution';
 import { Usage } from './usage';
@@ -200,8 +200,10 @@ export class AgentState {
   hasErrors(): boolean {
     return this.errors().length > 0;
   }
+  /** Errors of every step (tool errors included), then those of the execution outside any step. */
   errors(): readonly AgentError[] {
-    const recorded = this.steps().flatMap((s) => s.errors());
+    const outside = this.props.execution?.errors() ?? [];
+    const recorded = [...this.steps().flatMap((s) => s.errors()), ...outside];
     const current = this.currentStep()?.errors() ?? [];
     return current.length ? [...recorded, ...current] : recorded;
   }
@@ -310,46 +312,52 @@ export class AgentState {
     });
   }
   /**
-   * Records every tool call of the step in flight that has no result yet as failed with an
-   * AbortError, so that a stopped step still accounts for each call it started, exactly once.
+   * Records every tool call of the step in flight that has no result yet as failed with `error`
+   * (a stop: an AbortError; a crash of the tool executor: its error), so that a step that ends
+   * early still accounts for each call it started, exactly once.
    */
-  withPendingToolCallsAborted(reason: string, at = Date.now()): AgentState {
+  withPendingToolCallsFailed(error: AgentError, at = Date.now()): AgentState {
     const step = this.currentStep();
     if (!step) return this;
     const done = new Set(step.toolExecutions().map((e) => e.toolCallId()));
     const missing = step.requestedToolCalls().filter((call) => !done.has(call.id));
     if (missing.length === 0) return this;
-    const aborted = missing.map((call) =>
-      ToolExecution.failed(call, AgentError.of('AbortError', reason, 'ABORTED'), at, at),
-    );
-    return this.withCurrentStep(step.withToolExecutions([...step.toolExecutions(), ...aborted]));
+    const failed = missing.map((call) => ToolExecution.failed(call, error, at, at));
+    return this.withCurrentStep(step.withToolExecutions([...step.toolExecutions(), ...failed]));
   }
   /**
-   * Ends the execution unrecoverably: the error is recorded on the step in flight (a new step if
-   * none), a stop signal with `reason` is raised and the status becomes Failed.
+   * Ends the execution unrecoverably: the error is recorded on the step in flight (a new one when
+   * `inStep` says the failure was the step's own, a failed model call), otherwise on the execution
+   * (a hook before or after the steps failed); a stop signal with `reason` is raised and the status
+   * becomes Failed.
    */
-  withFailure(error: unknown, reason: StopReason = StopReason.ErrorForbade, source = ''): AgentState {
+  withFailure(
+    error: unknown,
+    reason: StopReason = StopReason.ErrorForbade,
+    source = '',
+    options: { inStep?: boolean } = {},
+  ): AgentState {
     const record = AgentError.from(error);
     const execution = this.ensureExecution();
-    const step = (execution.currentStep() ?? AgentStep.of()).withError(record);
-    const started = execution.currentStepStartedAt() === null ? execution.withStepStarted() : execution;
+    const step = execution.currentStep() ?? (options.inStep ? AgentStep.of() : null);
+    const recorded = step ? execution.withCurrentStep(step.withError(record)) : execution.withError(record);
     return this.withExecution(
-      started
-        .withCurrentStep(step)
+      recorded
         .withStopSignal(StopSignal.of(reason, record.message, { error: record.name }, source))
         .withStatus(ExecutionStatus.Failed),
     );
   }
   /**
-   * Closes the execution with its outcome: Failed stays Failed; a force-stopping signal gives
-   * Stopped; anything else is Completed. A step still in flight is recorded first.
+   * Closes the execution with its outcome: Failed after a failure, or when the deciding signal is
+   * ErrorForbade or RetryLimitReached; Stopped for any other force-stopping signal; else
+   * Completed. A step still in flight is recorded first.
    */
   withExecutionCompleted(at = Date.now()): AgentState {
     const recorded = this.withCurrentStepRecorded(at);
     const execution = recorded.ensureExecution();
     const signal = execution.continuation().highestStopSignal();
     const status =
-      execution.status() === ExecutionStatus.Failed
+      execution.status() === ExecutionStatus.Failed || (signal !== null && failsTheRun(signal.reason))
         ? ExecutionStatus.Failed
         : signal && wasForceStopped(signal.reason)
           ? ExecutionStatus.Stopped

@@ -1,3 +1,4 @@
+import type { AgentError } from './agent-error';
 import type { AgentStep } from './agent-step';
 import { AppendOnlyList } from './append-only-list';
 import { ExecutionContinuation } from './execution-continuation';
@@ -17,6 +18,8 @@ interface ExecutionStateProps {
   readonly continuation: ExecutionContinuation;
   readonly currentStepStartedAt: number | null;
   readonly currentStep: AgentStep | null;
+  /** Errors that happened outside any step (hooks before or after the steps). */
+  readonly errors: readonly AgentError[];
   /** Sum of the usage of `stepExecutions`, kept so that reading usage never walks the history. */
   readonly completedUsage: Usage;
 }
@@ -39,6 +42,7 @@ export class ExecutionState {
       continuation: ExecutionContinuation.fresh(),
       currentStepStartedAt: null,
       currentStep: null,
+      errors: [],
       completedUsage: Usage.zero,
     });
   }
@@ -86,6 +90,9 @@ export class ExecutionState {
   currentStepStartedAt(): Date | null {
     return this.props.currentStepStartedAt === null ? null : new Date(this.props.currentStepStartedAt);
   }
+  errors(): readonly AgentError[] {
+    return this.props.errors;
+  }
   usage(): Usage {
     const current = this.props.currentStep;
     return current ? Usage.add(this.props.completedUsage, current.usage()) : this.props.completedUsage;
@@ -126,6 +133,9 @@ export class ExecutionState {
       ...this.props,
       continuation: this.props.continuation.withContinuationRequested(requested),
     });
+  }
+  withError(error: AgentError): ExecutionState {
+    return new ExecutionState({ ...this.props, errors: Object.freeze([...this.props.errors, error]) });
   }
   withStepStarted(at = Date.now()): ExecutionState {
     return new ExecutionState({
@@ -178,6 +188,7 @@ export class ExecutionState {
       completedAt: this.props.completedAt === null ? null : new Date(this.props.completedAt).toISOString(),
       stepExecutions: this.props.stepExecutions.toArray().map(step),
       continuation: this.props.continuation.toJSON(),
+      errors: this.props.errors,
     };
   }
 }

@@ -13,7 +13,7 @@ export { newId } from './ids';
 export { Message, type MessageInput, type MessageRole, type ToolCall } from './message';
 export { type AgentStateJSON, agentStateSchema, FORMAT_VERSION } from './schemas';
 export { StepExecution } from './step-execution';
-export { StopReason, stopReasonPriority, wasForceStopped } from './stop-reason';
+export { failsTheRun, StopReason, stopReasonPriority, wasForceStopped } from './stop-reason';
 export { StopSignal } from './stop-signal';
 export { ToolExecution } from './tool-execution';
 export { Usage } from './usage';

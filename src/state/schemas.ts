@@ -107,6 +107,7 @@ const executionShape = {
   startedAt: timestamp,
   completedAt: timestamp.nullable(),
   continuation: continuationSchema,
+  errors: z.array(agentErrorSchema),
 };
 export const executionStateSchema = z.strictObject({
   ...executionShape,

@@ -173,6 +173,7 @@ function decodeExecution(json: StoredExecutionStateJSON, inputs: StepInputs): Ex
     completedAt: json.completedAt === null ? null : ms(json.completedAt),
     stepExecutions: AppendOnlyList.of(steps),
     continuation: decodeContinuation(json.continuation),
+    errors: json.errors.map(decodeError),
     currentStepStartedAt: null,
     currentStep: null,
   });

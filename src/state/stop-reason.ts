@@ -26,3 +26,8 @@ export function stopReasonPriority(reason: StopReason): number {
 export function wasForceStopped(reason: StopReason): boolean {
   return reason !== StopReason.Completed && reason !== StopReason.FinishReasonReceived;
 }
+
+/** The reasons that end a run Failed rather than Stopped: an error forbade going on, or errors kept coming. */
+export function failsTheRun(reason: StopReason): boolean {
+  return reason === StopReason.ErrorForbade || reason === StopReason.RetryLimitReached;
+}

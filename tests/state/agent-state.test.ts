@@ -231,6 +231,22 @@ describe('AgentState', () => {
     expect(state.stopSignal()?.message).toBe('first');
   });
 
+  it('records a failure outside any step on the execution, without adding a step', () => {
+    const state = runStep(AgentState.empty().withExecutionStarted(), finalStep())
+      .withFailure(new Error('afterExecution hook broke'))
+      .withExecutionCompleted();
+    expect(state.status()).toBe(ExecutionStatus.Failed);
+    expect(state.stepCount()).toBe(1);
+    expect(
+      state
+        .execution()
+        ?.errors()
+        .map((e) => e.message),
+    ).toEqual(['afterExecution hook broke']);
+    expect(state.errors().map((e) => e.message)).toEqual(['afterExecution hook broke']);
+    expect(AgentState.fromJSON(JSON.parse(JSON.stringify(state))).errors()).toEqual(state.errors());
+  });
+
   describe('withExecutionCompleted()', () => {
     const base = () => runStep(AgentState.empty().withExecutionStarted(), finalStep());
     it('is Completed on a natural end, with stop reason Completed', () => {
@@ -253,7 +269,9 @@ describe('AgentState', () => {
       expect(state.stopReason()).toBe(StopReason.FinishReasonReceived);
     });
     it('is Failed after withFailure, with the error recorded on a step', () => {
-      const state = base().withFailure(new TypeError('model exploded')).withExecutionCompleted();
+      const state = base()
+        .withFailure(new TypeError('model exploded'), undefined, '', { inStep: true })
+        .withExecutionCompleted();
       expect(state.status()).toBe(ExecutionStatus.Failed);
       expect(state.stopReason()).toBe(StopReason.ErrorForbade);
       expect(state.stepCount()).toBe(2);

@@ -1,0 +1,58 @@
+/**
+ * Model-based tests of machines/agentLoop.ts: @xstate/graph enumerates the paths of the real
+ * machine for two configurations (probe hooks at every stage, and no hooks), and each path runs
+ * against the real runtime with puppet model, tools and hooks. Invariants are checked at every
+ * step; a final test fails if any state or transition of the chart was never taken.
+ */
+import { describe, expect, it } from 'vitest';
+import { createAgentTestModel, ExecutionBudget } from '../../src/index';
+
+const withHooks = createAgentTestModel({ probeHooks: true });
+const withoutHooks = createAgentTestModel({ probeHooks: false });
+const simple = createAgentTestModel({
+  probeHooks: false,
+  budget: new ExecutionBudget({ maxSteps: 2 }),
+  executions: 1,
+});
+
+describe('every transition, with hooks at every stage', () => {
+  for (const path of withHooks.transitionPaths()) it(path.description, () => path.run());
+});
+
+describe('every transition, without hooks', () => {
+  for (const path of withoutHooks.transitionPaths()) it(path.description, () => path.run());
+});
+
+describe('every simple path of one execution, without hooks', () => {
+  for (const path of simple.simplePaths()) it(path.description, () => path.run());
+});
+
+describe('shortest paths', () => {
+  it('reach every situation of the loop, and assertions of your own run at each step', async () => {
+    const paths = withHooks.shortestPaths();
+    expect(paths.length).toBeGreaterThan(100);
+    const seen = new Set<string>();
+    for (const path of paths) {
+      await path.run(({ snapshot, state }) => {
+        seen.add(JSON.stringify(snapshot.value));
+        expect(state.agentId()).toBe('model');
+      });
+    }
+    expect(seen).toContain('"completed"');
+    expect(seen).toContain('"stopped"');
+    expect(seen).toContain('"failed"');
+  });
+});
+
+describe('coverage', () => {
+  it('takes every state and every transition of the chart', () => {
+    const a = withHooks.coverage();
+    const b = withoutHooks.coverage();
+    const missingStates = a.missingStates.filter((s) => b.missingStates.includes(s));
+    const missingTransitions = a.missingTransitions.filter((t) => b.missingTransitions.includes(t));
+    expect(a.states.length).toBeGreaterThan(20);
+    expect(a.transitions.length).toBeGreaterThan(40);
+    expect(missingStates).toEqual([]);
+    expect(missingTransitions).toEqual([]);
+  });
+});

@@ -13,7 +13,10 @@ export interface ModelPrice {
 export type PricingTable = Readonly<Record<string, ModelPrice>>;
 
 export interface ModelCallOptions extends RetryOptions {
-  /** Use `doStream` and report each text delta as a `text.delta` event. Default false. */
+  /**
+   * Stream the answer (`doStream`): each text delta is reported as a `text.delta` event
+   * (`actor.on('text.delta', ...)`); the recorded step is the same as without streaming. Default false.
+   */
   readonly stream?: boolean;
 }
 

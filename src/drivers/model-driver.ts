@@ -9,21 +9,19 @@ import { Message, type ToolCall } from '../state/message';
 import { inputJsonSchema, type ToolSet, toolDescription } from '../tools/define-tool';
 import type { Driver } from './driver';
 import { conversationWithCurrentToolTrace, type MessageCompiler } from './message-compiler';
-import { callModel, callUsage, llmConfigOptions, type PricingTable } from './model-call';
+import {
+  callModel,
+  callUsage,
+  llmConfigOptions,
+  type ModelCallOptions,
+  type PricingTable,
+} from './model-call';
 import type { CollectedResult } from './model-stream';
 
 export type { ModelPrice, PricingTable } from './model-call';
 
-export interface ModelDriverOptions {
-  /** Retries of a retryable model error (429, 5xx, network), with exponential backoff. Default 2. */
-  readonly maxRetries?: number;
-  /** First backoff in ms, doubled each retry; a provider's retry-after (up to 60 s) wins. Default 1000. */
-  readonly retryDelayMs?: number;
-  /**
-   * Stream the answer (`doStream`): each text delta is reported as a `text.delta` event
-   * (`actor.on('text.delta', ...)`); the recorded step is the same as without streaming.
-   */
-  readonly stream?: boolean;
+/** Options of the model and ReAct drivers: retries and `stream` (ModelCallOptions), and these. */
+export interface ModelDriverOptions extends ModelCallOptions {
   /** Prices by model id (`model.modelId`): each step's cost is computed from its usage. */
   readonly pricing?: PricingTable;
   readonly compileMessages?: MessageCompiler;

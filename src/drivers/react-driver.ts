@@ -6,14 +6,9 @@ import { newId } from '../state/ids';
 import { Message, type ToolCall } from '../state/message';
 import { inputJsonSchema, type ToolSet, toolDescription } from '../tools/define-tool';
 import type { Driver } from './driver';
-import { conversationWithCurrentToolTrace, type MessageCompiler } from './message-compiler';
-import {
-  callModel,
-  callUsage,
-  llmConfigOptions,
-  type ModelCallOptions,
-  type PricingTable,
-} from './model-call';
+import { conversationWithCurrentToolTrace } from './message-compiler';
+import { callModel, callUsage, llmConfigOptions } from './model-call';
+import type { ModelDriverOptions } from './model-driver';
 import {
   OBSERVATION_STOP,
   parseReActReply,
@@ -25,12 +20,7 @@ import {
 /** Metadata key of a final answer's message: the model's whole reply, shown to it in later prompts. */
 export const REACT_TEXT_KEY = 'react_text';
 
-export interface ReActDriverOptions extends ModelCallOptions {
-  /** Prices by model id (`model.modelId`): each step's cost is computed from its usage. */
-  readonly pricing?: PricingTable;
-  readonly compileMessages?: MessageCompiler;
-  /** Call options passed through to every model call (temperature, maxOutputTokens, ...). */
-  readonly callOptions?: Partial<Omit<LanguageModelV4CallOptions, 'prompt' | 'tools' | 'abortSignal'>>;
+export interface ReActDriverOptions extends ModelDriverOptions {
   /** The protocol text for the system prompt, from the tools. Default: `reactInstructions`. */
   readonly instructions?: (tools: readonly ReActToolDescription[]) => string;
 }

@@ -11,8 +11,7 @@
  */
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { z } from 'zod';
-import { reactDriver } from '../src/drivers/react-driver';
-import { AgentState, createAgent, defineTool, ExecutionBudget, modelDriver } from '../src/index';
+import { AgentState, createAgent, defineTool, ExecutionBudget, modelDriver, reactDriver } from '../src/index';
 
 const apiKey = process.env.OPENAI_API_KEY;
 if (!apiKey) {

@@ -5,8 +5,8 @@
  * `agentLoop.provide({ actors })`; the guards and actions are one-line uses of AgentState.
  *
  * pending -> inProgress [ beforeExecution -> step [ beforeStep -> checkpoint -> inference -> tools
- *   -> afterStep -> record -> decide ] -> (failing) -> afterExecution -> finalizing ]
- *   -> completed | stopped | failed
+ *   -> afterStep -> record -> persist -> decide ] -> (failing) -> afterExecution -> finalizing
+ *   -> concluding ] -> completed | stopped | failed
  */
 import { type AnyActorRef, assign, emit, fromPromise, setup, stopChild } from 'xstate';
 import { AgentError } from '../src/state/agent-error';
@@ -29,12 +29,25 @@ export interface LoopContext {
   readonly hookStages: readonly HookStage[];
   /** The budget this run is held to (a subagent's is capped by its parent's remainder). */
   readonly budget: ExecutionBudget;
+  /** The session the run checkpoints to, with the version last saved; null without a store. */
+  readonly session: LoopSession | null;
+}
+
+export interface LoopSession {
+  readonly id: string;
+  readonly version: number | null;
+}
+
+export interface CheckpointInput {
+  readonly state: AgentState;
+  readonly session: LoopSession;
 }
 
 export interface LoopInput {
   readonly state: AgentState;
   readonly hookStages?: readonly HookStage[];
   readonly budget?: ExecutionBudget;
+  readonly session?: LoopSession | null;
 }
 
 /** Events the machine accepts: the public ones and the reports its own actors send it. */
@@ -84,6 +97,10 @@ export const agentLoop = setup({
     hooks: fromPromise<AgentState, HooksInput>(notProvided('hooks')),
     driver: fromPromise<AgentState, StepInput>(notProvided('driver')),
     toolExecutor: fromPromise<AgentState, StepInput>(notProvided('toolExecutor')),
+    /** Saves the state to the session store; resolves with the new version. */
+    checkpoint: fromPromise<number, CheckpointInput>(async () => {
+      throw new Error("The 'checkpoint' actor is not provided: create the agent with createAgent()");
+    }),
   },
   guards: {
     /** The seed's shouldStop(): a signal without override stops, continuation or tool calls go on. */
@@ -93,6 +110,7 @@ export const agentLoop = setup({
     hasHooks: ({ context }, params: { stage: HookStage }) => context.hookStages.includes(params.stage),
     hasToolCalls: ({ event }) => outputState(event).currentStep()?.hasToolCalls() ?? false,
     isStopRequest: ({ event }) => AgentStopError.is((event as { error?: unknown }).error),
+    hasSession: ({ context }) => context.session !== null,
     isFailed: ({ context }) => context.state.status() === ExecutionStatus.Failed,
     isStopped: ({ context }) => context.state.status() === ExecutionStatus.Stopped,
   },
@@ -116,6 +134,11 @@ export const agentLoop = setup({
         return (error?.state ?? context.state).withStopSignal(AgentStopError.toSignal(error));
       },
     }),
+    /** A save that failed (a version conflict, a full disk): the run fails, the error recorded. */
+    recordCheckpointFailure: assign(({ context, event }) => {
+      const error = AgentError.from((event as { error?: unknown }).error);
+      return { state: context.state.withFailure(error, StopReason.ErrorForbade, 'checkpoint'), error };
+    }),
     /** An error that ends the run; `inStep` when the step itself failed (the model call). */
     recordFailure: assign(({ context, event }, params?: { inStep?: boolean }) => {
       const error = AgentError.from((event as { error?: unknown }).error);
@@ -132,6 +155,10 @@ export const agentLoop = setup({
       },
     }),
     completeExecution: assign({ state: ({ context }) => context.state.withExecutionCompleted(now()) }),
+    assignVersion: assign({
+      session: ({ context, event }) =>
+        context.session && { ...context.session, version: (event as { output?: number }).output ?? null },
+    }),
     emitExecutionStarted: emit(({ context }) => ({
       type: 'execution.started' as const,
       ...ids(context.state),
@@ -194,6 +221,7 @@ export const agentLoop = setup({
     error: null,
     hookStages: input.hookStages ?? [],
     budget: input.budget ?? ExecutionBudget.unlimited(),
+    session: input.session ?? null,
   }),
   initial: 'pending',
   on: { 'subagent.release': { actions: 'releaseSubagent' } },
@@ -262,8 +290,9 @@ export const agentLoop = setup({
                 'emitStepFinished',
                 'emitContinuationEvaluated',
               ],
-              always: 'decide',
+              always: 'persist',
             },
+            persist: persistStage('#agent.inProgress.step.decide', '#agent.inProgress.failing'),
             decide: {
               always: [{ guard: 'shouldStop', target: AFTER_EXECUTION }, { target: 'beforeStep' }],
             },
@@ -279,6 +308,11 @@ export const agentLoop = setup({
         },
         finalizing: {
           entry: 'completeExecution',
+          // the run is over: a stop changes nothing while the final state is saved
+          on: { stop: {} },
+          ...persistStage('#agent.inProgress.concluding', '#agent.inProgress.concluding'),
+        },
+        concluding: {
           always: [
             { guard: 'isFailed', target: '#agent.failed' },
             { guard: 'isStopped', target: '#agent.stopped' },
@@ -311,6 +345,32 @@ function hookStage(stage: HookStage, done: string, onError: readonly object[]) {
           input: hooksInput(stage),
           onDone: { target: done, actions: 'assignState' },
           onError,
+        },
+      },
+    },
+  } as const;
+}
+
+/**
+ * Persisting a checkpoint: with a session, `saving` invokes the `checkpoint` actor (the store's save) and
+ * keeps the new version; without one, `checkStore` goes straight on. A failed save fails the run:
+ * during the steps through `failing` (onError hooks, afterExecution), at the end directly.
+ */
+function persistStage(done: string, failed: string) {
+  return {
+    initial: 'checkStore',
+    states: {
+      checkStore: { always: [{ guard: 'hasSession', target: 'saving' }, { target: done }] },
+      saving: {
+        invoke: {
+          id: 'checkpoint',
+          src: 'checkpoint',
+          input: ({ context }: { context: LoopContext }) => ({
+            state: context.state,
+            session: context.session!,
+          }),
+          onDone: { target: done, actions: 'assignVersion' },
+          onError: { target: failed, actions: 'recordCheckpointFailure' },
         },
       },
     },

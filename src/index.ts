@@ -5,13 +5,26 @@ export {
   conversationWithCurrentToolTrace,
   type MessageCompiler,
 } from './drivers/message-compiler';
+export type { ModelCallOptions } from './drivers/model-call';
 export {
   type ModelDriverOptions,
   type ModelPrice,
   modelDriver,
   type PricingTable,
+  parseArgs,
   toPrompt,
 } from './drivers/model-driver';
+export { ModelRetriesExhaustedError, type RetryOptions } from './drivers/model-retries';
+export { ModelStreamError } from './drivers/model-stream';
+export { REACT_TEXT_KEY, type ReActDriverOptions, reactDriver, toReActPrompt } from './drivers/react-driver';
+export {
+  OBSERVATION_STOP,
+  parseReActReply,
+  type ReActReply,
+  type ReActToolDescription,
+  reactCorrection,
+  reactInstructions,
+} from './drivers/react-protocol';
 export {
   SCRIPT_CURSOR_KEY,
   type ScriptEntry,
@@ -32,6 +45,7 @@ export type {
   ToolUseDecision,
 } from './hooks/hook';
 export { type ResponseSchema, structuredOutputGuard } from './hooks/structured-output-guard';
+export * from './persistence/index';
 export type { SubagentDefinition } from './runtime/agent-definition';
 export { type AgentDefinition, InvalidDefinitionError } from './runtime/agent-definition';
 export {
@@ -58,14 +72,6 @@ export {
   subagentTool,
 } from './subagents/subagent-tool';
 export {
-  defineTool,
-  type Tool,
-  type ToolExecuteOptions,
-  type ToolInputSchema,
-  type ToolSet,
-} from './tools/define-tool';
-export { executeTools, ToolTimeoutError, toolResultMessage } from './tools/tool-executor';
-export {
   AgentTestModelError,
   type AgentTestModelOptions,
   type AgentTestPath,
@@ -76,3 +82,12 @@ export {
   PROBE_TOOL,
 } from './testing/agent-test-model';
 export { type InvariantInput, invariantViolations } from './testing/invariants';
+export {
+  defineTool,
+  type Tool,
+  type ToolExecuteOptions,
+  type ToolInputSchema,
+  type ToolSet,
+  toolDescription,
+} from './tools/define-tool';
+export { executeTools, ToolTimeoutError, toolResultMessage } from './tools/tool-executor';

@@ -19,15 +19,18 @@ export function errorPolicy(options: ErrorPolicyOptions = {}): Hook {
     afterStep: (state) => {
       const streak = consecutiveErrorSteps(state);
       if (streak < limit) return undefined;
-      // The signal, not the status, fails the run: a hook may still request one more step.
-      return state.withStopSignal(
-        StopSignal.of(
-          StopReason.RetryLimitReached,
-          `Error limit reached: ${streak} consecutive error steps (limit ${limit})`,
-          { consecutiveErrorSteps: streak, maxConsecutiveErrorSteps: limit },
-          'errorPolicy',
-        ),
-      );
+      // The signal, not the status, fails the run. A continuation the step asked for (a ReAct
+      // parse error, an invalid structured answer) is withdrawn: the policy has the last word.
+      return state
+        .withContinuationRequested(false)
+        .withStopSignal(
+          StopSignal.of(
+            StopReason.RetryLimitReached,
+            `Error limit reached: ${streak} consecutive error steps (limit ${limit})`,
+            { consecutiveErrorSteps: streak, maxConsecutiveErrorSteps: limit },
+            'errorPolicy',
+          ),
+        );
     },
   };
 }

@@ -192,3 +192,23 @@ function describeId(id: unknown): string {
   const shown = id.length > 60 ? `${id.slice(0, 60)}...` : id;
   return JSON.stringify(shown);
 }
+
+/** `agent.resume(sessionId)` for a session the store does not have. */
+export class SessionNotFoundError extends AgentMachineError {
+  constructor(readonly sessionId: string) {
+    super(
+      'SESSION_NOT_FOUND',
+      `Session ${JSON.stringify(sessionId)} does not exist in the store: nothing to resume.`,
+    );
+  }
+}
+
+/** A session operation on an agent created without a `store`. */
+export class NoSessionStoreError extends AgentMachineError {
+  constructor(operation: string) {
+    super(
+      'NO_SESSION_STORE',
+      `${operation} needs a session store: create the agent with createAgent({ ..., store })`,
+    );
+  }
+}

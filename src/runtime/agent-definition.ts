@@ -4,6 +4,7 @@ import type { ModelDriverOptions } from '../drivers/model-driver';
 import type { ErrorPolicyOptions } from '../hooks/error-policy';
 import type { Hook } from '../hooks/hook';
 import type { ResponseSchema } from '../hooks/structured-output-guard';
+import type { SessionStore } from '../persistence/session-store';
 import { AgentMachineError } from '../state/errors';
 import { ExecutionBudget } from '../state/execution-budget';
 import type { SubagentsConfig } from '../subagents/subagent-definition';
@@ -37,6 +38,11 @@ export interface AgentDefinition {
   readonly toolConcurrency?: number;
   /** Default timeout of a tool call in ms. */
   readonly toolTimeoutMs?: number;
+  /**
+   * Where runs with a `sessionId` checkpoint their state, after every recorded step and at the
+   * end; `agent.resume(sessionId)` continues from the last checkpoint.
+   */
+  readonly store?: SessionStore;
   /**
    * Subagents this agent may call, each seen by the model as a tool named by its key with input
    * `{ task, context? }`. `maxDepth` (default 3) counts the root as depth 0; the root's governs the tree.
@@ -104,6 +110,13 @@ export function checkDefinition(
       throw new InvalidDefinitionError(at(field), `must be a positive number, got ${value}`);
     }
   };
+  const store = definition.store as Partial<SessionStore> | undefined;
+  if (store !== undefined && (typeof store?.load !== 'function' || typeof store?.save !== 'function')) {
+    throw new InvalidDefinitionError(
+      at('store'),
+      'must be a SessionStore (load and save), e.g. new SqliteSessionStore(file)',
+    );
+  }
   positive('toolConcurrency', definition.toolConcurrency);
   positive('toolTimeoutMs', definition.toolTimeoutMs);
   positive('errorPolicy.maxConsecutiveErrorSteps', definition.errorPolicy?.maxConsecutiveErrorSteps);

@@ -12,9 +12,11 @@ import {
 import { z } from 'zod';
 import {
   agentLoop,
+  type CheckpointInput,
   type HooksInput,
   type LoopContext,
   type LoopInput,
+  type LoopSession,
   type StepInput,
 } from '../../machines/agentLoop';
 import type { Driver } from '../drivers/driver';
@@ -25,6 +27,7 @@ import { finishReasonGuard } from '../hooks/finish-reason-guard';
 import type { Hook, StageName } from '../hooks/hook';
 import { hooksFor, runStage } from '../hooks/hook-stack';
 import { type ResponseSchema, structuredOutputGuard } from '../hooks/structured-output-guard';
+import { NoSessionStoreError, SessionNotFoundError } from '../persistence/errors';
 import type { ResponseFormat } from '../state/agent-context';
 import type { AgentState } from '../state/agent-state';
 import { AgentMachineError } from '../state/errors';
@@ -47,11 +50,18 @@ export interface CreateActorOptions {
   readonly budget?: ExecutionBudget;
   /** An actor of yours to be this agent's parent: it joins that actor's system and inspector tree. */
   readonly parent?: AnyActorRef;
+  /** Checkpoint to the agent's store under this session, whose stored version is `version`. */
+  readonly session?: LoopSession;
 }
 
-export interface ExecuteOptions extends CreateActorOptions {
+export interface ExecuteOptions extends Omit<CreateActorOptions, 'session'> {
   /** Aborting ends the run promptly: Stopped with UserRequested, completed steps kept. */
   readonly signal?: AbortSignal;
+  /**
+   * Checkpoint the run to the agent's store under this id: at the start, after every recorded
+   * step and at the end. An existing session is continued from its stored version.
+   */
+  readonly sessionId?: string;
 }
 
 /** An actor error the run could not record (a bug, or a hook returning something else). */
@@ -74,8 +84,14 @@ export interface Agent {
   readonly depth: number;
   /** Runs one execution of `state` and resolves with the final state. */
   execute(state: AgentState, options?: ExecuteOptions): Promise<AgentState>;
+  /**
+   * Continues a session's execution from its last checkpoint (completed steps and their tool
+   * calls are not repeated; only the step in flight at a crash runs again). A session whose
+   * execution already ended is returned as it is.
+   */
+  resume(sessionId: string, options?: Omit<ExecuteOptions, 'sessionId'>): Promise<AgentState>;
   /** The machine input for a run of `state` (its budget: the definition's unless given). */
-  inputFor(state: AgentState, budget?: ExecutionBudget): LoopInput;
+  inputFor(state: AgentState, budget?: ExecutionBudget, session?: LoopSession): LoopInput;
   /** The XState actor (not started): starts in `pending`; send `execute`, `user.message`, `stop`. */
   createActor(state: AgentState, options?: CreateActorOptions): AgentActor;
 }
@@ -105,6 +121,7 @@ export function createAgent(definition: AgentDefinition): Agent {
 
 function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
   const budget = definition.budget ?? ExecutionBudget.default();
+  const store = definition.store;
   const driver: Driver =
     definition.driver ??
     (definition.model ? modelDriver(definition.model, definition.modelOptions) : (scope.driver as Driver));
@@ -215,6 +232,10 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
       driver: fromPromise<AgentState, StepInput>(async ({ input, signal }) =>
         driver.infer(input.state, { signal, tools: toolsFor(input.self), report: reporter(input.self) }),
       ),
+      checkpoint: fromPromise<number, CheckpointInput>(({ input }) => {
+        if (!store) throw new NoSessionStoreError('Checkpointing');
+        return store.save(input.session.id, input.state, input.session.version);
+      }),
       toolExecutor: fromPromise<AgentState, StepInput>(({ input, signal }) =>
         executeTools(input.state, {
           tools: toolsFor(input.self),
@@ -245,14 +266,39 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
     budget,
     machine,
     depth: scope.depth,
-    inputFor: (state, runBudget) => ({ state: prepare(state), hookStages, budget: runBudget ?? budget }),
+    inputFor: (state, runBudget, session) => ({
+      state: prepare(state),
+      hookStages,
+      budget: runBudget ?? budget,
+      session: session ?? null,
+    }),
     createActor(state, options = {}) {
-      const { budget: runBudget, ...actorOptions } = options;
-      return createActor(machine, { input: agent.inputFor(state, runBudget), ...actorOptions });
+      const { budget: runBudget, session, ...actorOptions } = options;
+      if (session && !store) throw new NoSessionStoreError('A session');
+      return createActor(machine, { input: agent.inputFor(state, runBudget, session), ...actorOptions });
     },
-    execute(state, options = {}) {
+    async execute(state, options = {}) {
+      const { signal, sessionId, ...actorOptions } = options;
+      if (sessionId === undefined) return runToOutcome(agent.createActor(state, actorOptions), signal);
+      if (!store) throw new NoSessionStoreError('execute(state, { sessionId })');
+      const stored = await store.load(sessionId);
+      // The started execution is saved first, so a crash in the first step can be resumed.
+      const started = prepare(state).withExecutionStarted();
+      const version = await store.save(sessionId, started, stored?.version ?? null);
+      return runToOutcome(
+        agent.createActor(started, { ...actorOptions, session: { id: sessionId, version } }),
+        signal,
+      );
+    },
+    async resume(sessionId, options = {}) {
+      if (!store) throw new NoSessionStoreError('resume(sessionId)');
+      const stored = await store.load(sessionId);
+      if (!stored) throw new SessionNotFoundError(sessionId);
+      const status = stored.state.status();
+      if (status !== 'in_progress' && status !== 'pending') return stored.state;
       const { signal, ...actorOptions } = options;
-      return runToOutcome(agent.createActor(state, actorOptions), signal);
+      const session = { id: sessionId, version: stored.version };
+      return runToOutcome(agent.createActor(stored.state, { ...actorOptions, session }), signal);
     },
   };
   return agent;

@@ -1,10 +1,12 @@
 import { getAdjacencyMap, getShortestPaths, getSimplePaths, type StatePath } from '@xstate/graph';
 import type { AnyEventObject, InspectionEvent, SnapshotFrom } from 'xstate';
 import { z } from 'zod';
-import type { LoopContext } from '../../machines/agentLoop';
+import type { LoopContext, LoopSession } from '../../machines/agentLoop';
 import type { Driver } from '../drivers/driver';
 import { consecutiveErrorSteps } from '../hooks/error-policy';
 import type { Hook, StageName } from '../hooks/hook';
+import { InMemorySessionStore } from '../persistence/in-memory-session-store';
+import type { SessionStore } from '../persistence/session-store';
 import type { AgentDefinition, SubagentDefinition } from '../runtime/agent-definition';
 import { type Agent, createAgent } from '../runtime/create-agent';
 import { AgentError } from '../state/agent-error';
@@ -43,6 +45,8 @@ export interface AgentTestModelOptions {
   readonly subagent?: boolean;
   /** Executions per path (a second one via `user.message`). Default 2. */
   readonly executions?: number;
+  /** Checkpoint to a probe session store whose saves succeed or fail as the path says. Default true. */
+  readonly probeStore?: boolean;
 }
 
 /** What a path's run saw at one step: the real actor's snapshot, and the events emitted so far. */
@@ -108,6 +112,8 @@ export function createAgentTestModel(options: AgentTestModelOptions = {}) {
   const probeHooks = options.probeHooks ?? true;
   const withSubagent = options.subagent ?? true;
   const executions = options.executions ?? 2;
+  const probeStore = options.probeStore ?? true;
+  const session = probeStore ? { id: 'model-session', version: null } : undefined;
   const coverage = new Coverage();
 
   const definition = (puppet: Puppet | null): AgentDefinition => ({
@@ -117,10 +123,15 @@ export function createAgentTestModel(options: AgentTestModelOptions = {}) {
     budget,
     errorPolicy: options.errorPolicy ?? { maxConsecutiveErrorSteps: 2 },
     subagents: withSubagent ? { agents: { [PROBE_SUBAGENT]: probeSubagent } } : undefined,
+    store: probeStore ? puppetStore(puppet) : undefined,
   });
   // The machine that paths are computed on: the real one, with this configuration's guards.
   const graphAgent = createAgent(definition(null));
-  const input = graphAgent.inputFor(AgentState.empty({ agentId: 'model' }).withUserMessage('task'));
+  const input = graphAgent.inputFor(
+    AgentState.empty({ agentId: 'model' }).withUserMessage('task'),
+    undefined,
+    session,
+  );
 
   const eventOptions = { withSubagent, executions, probeHooks };
   // A situation the runtime leaves by itself cannot be observed at rest: no path may end there.
@@ -142,7 +153,7 @@ export function createAgentTestModel(options: AgentTestModelOptions = {}) {
         return {
           description: describe(path),
           events,
-          run: (check) => runPath(path, definition, coverage, budget, check),
+          run: (check) => runPath(path, definition, coverage, budget, session, check),
         };
       });
 
@@ -234,6 +245,9 @@ function eventsFor(
     for (const answer of answers) events.push(done('driver', modelAnswer(state, answer), answer));
     events.push(failed('driver', new Error('model unavailable'), 'error'));
     events.push(failed('driver', new AgentStopError('model stops'), 'stop'));
+  } else if (value.includes('"saving"')) {
+    events.push(done('checkpoint', state, 'saved'));
+    events.push(failed('checkpoint', new Error('probe store failed'), 'fail'));
   } else if (value.includes('"tools"')) {
     const calls = state.currentStep()?.requestedToolCalls() ?? [];
     if (calls.some((c) => c.name === PROBE_SUBAGENT)) {
@@ -279,8 +293,16 @@ function abstractState(snapshot: Snapshot): string {
     current: step
       ? [step.stepType(), step.requestedToolCalls().map((c) => c.name), step.toolExecutions().length]
       : null,
+    // what `decide` reads once the step is recorded: the last step's calls and its continuation
+    last: lastStepOf(state),
     failing: error !== null,
   });
+}
+
+function lastStepOf(state: AgentState) {
+  const last = state.lastStepExecution();
+  if (!last) return null;
+  return [last.step().stepType(), last.step().hasToolCalls(), last.continuation().isContinuationRequested()];
 }
 
 function describe(path: StatePath<Snapshot, ModelEvent>): string {
@@ -340,7 +362,7 @@ function toolOutcome(state: AgentState, outcome: 'ok' | 'fail'): AgentState {
 // ---- puppets: the runtime's actors, answering as the path says ---------------------------------
 
 interface PuppetCall {
-  readonly actor: 'driver' | 'tool' | 'hooks';
+  readonly actor: 'driver' | 'tool' | 'hooks' | 'store';
   readonly state: AgentState;
   readonly resolve: (value: unknown) => void;
   readonly reject: (error: unknown) => void;
@@ -363,7 +385,8 @@ class Puppet {
   }
 
   take(actor: PuppetCall['actor']): PuppetCall | undefined {
-    const index = this.pending.findIndex((p) => p.actor === actor);
+    // the latest call: an earlier one of the same actor was left behind by a stop (a save in flight)
+    const index = this.pending.findLastIndex((p) => p.actor === actor);
     return index < 0 ? undefined : this.pending.splice(index, 1)[0];
   }
 
@@ -431,6 +454,23 @@ const probeSubagent: SubagentDefinition = {
   },
 };
 
+/** An in-memory session store whose saves wait for the path to say whether they succeed. */
+function puppetStore(puppet: Puppet | null): SessionStore {
+  const store = new InMemorySessionStore();
+  return {
+    load: (id) => store.load(id),
+    save: async (id, state, version) => {
+      if (!puppet) throw new Error('graph-only agent');
+      const outcome = await puppet.call('store', state, new AbortController().signal);
+      if (outcome === 'fail') throw new Error('probe store failed');
+      return store.save(id, state, version);
+    },
+    delete: (id) => store.delete(id),
+    list: () => store.list(),
+    close: () => store.close(),
+  };
+}
+
 function puppetHooks(puppet: Puppet | null): Hook {
   const stage =
     (name: StageName) =>
@@ -463,6 +503,7 @@ async function runPath(
   definition: (puppet: Puppet) => AgentDefinition,
   coverage: Coverage,
   budget: ExecutionBudget,
+  session: LoopSession | undefined,
   check?: (step: AgentTestStep) => void | Promise<void>,
 ): Promise<AgentState> {
   const puppet = new Puppet();
@@ -470,6 +511,7 @@ async function runPath(
   const events: AgentEvent[] = [];
   const actor = agent.createActor(AgentState.empty({ agentId: 'model' }).withUserMessage('task'), {
     inspect: (event: InspectionEvent) => coverage.record(event),
+    session,
   });
   let failure: unknown;
   actor.subscribe({ error: (error) => (failure = error) });
@@ -525,7 +567,14 @@ function deliver(
   }
   const [, kind, actorId] = match as unknown as [string, string, string];
   if (isAuto(event)) return; // the runtime gets there by itself
-  const puppetActor = actorId === 'toolExecutor' ? 'tool' : actorId === 'driver' ? 'driver' : 'hooks';
+  const puppetActor =
+    actorId === 'toolExecutor'
+      ? 'tool'
+      : actorId === 'driver'
+        ? 'driver'
+        : actorId === 'checkpoint'
+          ? 'store'
+          : 'hooks';
   const call = puppet.take(puppetActor);
   if (!call) {
     throw new AgentTestModelError(

@@ -19,7 +19,7 @@ const outcomes = new Set(['completed', 'stopped', 'failed']);
  * The loop's invariants, checked on a snapshot of a running agent; returns what is broken (empty
  * when all hold):
  * - the ExecutionStatus matches the machine state (Failed only once a failure sent the run to
- *   `failing` or `afterExecution`);
+ *   `failing` or `afterExecution`; the outcome's status while `finalizing` saves it);
  * - the step count never exceeds maxSteps;
  * - usage never exceeds maxTokens by more than the last step;
  * - every started tool call is recorded once (exactly once when the execution ended);
@@ -38,9 +38,11 @@ export function invariantViolations({ snapshot, state, previous, budget, events 
   } else {
     const path = JSON.stringify(value);
     const failing = path.includes('"failing"') || path.includes('"afterExecution"');
-    if (status !== 'in_progress' && !(status === 'failed' && failing)) {
-      broken.push(`status is ${status} in state ${path}`);
-    }
+    const finalizing = path.includes('"finalizing"');
+    const ok = finalizing
+      ? status !== 'in_progress' && status !== 'pending'
+      : status === 'in_progress' || (status === 'failed' && failing);
+    if (!ok) broken.push(`status is ${status} in state ${path}`);
   }
 
   if (budget.maxSteps !== null && state.stepCount() > budget.maxSteps) {

@@ -1,0 +1,205 @@
+/**
+ * Side by side, in one process: the same workload (a scripted model that asks for one `echo` tool
+ * call per step for N - 1 steps and answers on step N) run by a plain immutable loop (the floor),
+ * this library, the Vercel AI SDK, the OpenAI Agents SDK and LangGraph (LangChain `createAgent`),
+ * for N = 10, 100 and 1,000, and 1,000 concurrent runs of N = 5 (time and heap kept by the final
+ * results). Adapters live in bench/peers/, one per library; each checks that every run made N model
+ * calls and N - 1 tool calls, and the counters inside the fake models and tools are checked after
+ * every sample, so a broken adapter cannot look fast.
+ *
+ * Samples are interleaved (one sample of each library per round, rotating the order) so that load
+ * from other processes on the machine hits every library alike. No GC is forced between timed
+ * samples: a forced full GC (`gc()`) makes the next few milliseconds of every library 2-3x slower,
+ * which would bill short samples for it; heap growth is measured last, in batches of its own.
+ * Each figure is the median of the samples after warm-up; the ratio columns divide by this
+ * library's median in the same run.
+ */
+
+import { collectGarbage, heapGrowth, median, now, printTable } from './harness';
+import { agentMachineAdapter } from './peers/agent-machine';
+import { agentMachineModelAdapter } from './peers/agent-machine-model';
+import { aiSdkAdapter } from './peers/ai-sdk';
+import type { Adapter, Workload } from './peers/common';
+import { langGraphAdapter } from './peers/langgraph';
+import { openAiAgentsAdapter } from './peers/openai-agents';
+import { plainLoopAdapter } from './peers/plain-loop';
+
+const adapters: readonly Adapter[] = [
+  plainLoopAdapter,
+  agentMachineAdapter,
+  agentMachineModelAdapter,
+  aiSdkAdapter,
+  openAiAgentsAdapter,
+  langGraphAdapter,
+];
+const reference = agentMachineAdapter;
+
+const SEQUENTIAL_STEPS = [10, 100, 1_000] as const;
+/** A timed sample repeats short runs until it lasts about this long, so timer noise stays small. */
+const SAMPLE_MS = 20;
+/** Warm-up per library and N: runs until this much time has passed (at least 2 runs; 1 at N = 1,000). */
+const WARMUP_MS = 500;
+/** Measured time per library and N, spent in as many samples as fit, within [MIN, MAX]. */
+const CELL_BUDGET_MS = 1_500;
+const MIN_SAMPLES = 3;
+const MAX_SAMPLES = 15;
+/** Concurrent batches: `warmupRuns` concurrent runs to warm up, then `samples` timed batches of `runs`. */
+const CONCURRENT = { runs: 1_000, steps: 5, samples: 3, warmupRuns: 100 };
+
+type Row = Record<string, string | number>;
+
+interface Cell {
+  adapter: Adapter;
+  workload: Workload;
+  repeat: number;
+  samples: number;
+  times: number[];
+  heaps: number[];
+}
+
+/** Runs `workload` `count` times in sequence and checks the adapter's call counters moved as they should. */
+async function runChecked(cell: Pick<Cell, 'adapter' | 'workload'>, steps: number, count: number) {
+  const { counters, name } = cell.adapter;
+  const before = { ...counters };
+  for (let i = 0; i < count; i++) await cell.workload.run();
+  checkCounters(name, before, counters, steps, count);
+}
+
+function checkCounters(
+  name: string,
+  before: { modelCalls: number; toolCalls: number },
+  after: { modelCalls: number; toolCalls: number },
+  steps: number,
+  runs: number,
+): void {
+  const model = after.modelCalls - before.modelCalls;
+  const tools = after.toolCalls - before.toolCalls;
+  if (model !== runs * steps || tools !== runs * (steps - 1)) {
+    throw new Error(
+      `${name}: ${runs} runs of ${steps} steps counted ${model} model calls and ${tools} tool calls ` +
+        `(expected ${runs * steps} and ${runs * (steps - 1)})`,
+    );
+  }
+}
+
+/** Interleaves the samples of every cell: round r runs sample r of each cell that still needs one. */
+async function interleave(cells: Cell[], sample: (cell: Cell) => Promise<void>): Promise<void> {
+  const rounds = Math.max(...cells.map((c) => c.samples));
+  for (let round = 0; round < rounds; round++) {
+    for (let k = 0; k < cells.length; k++) {
+      const cell = cells[(round + k) % cells.length] as Cell;
+      if (cell.times.length >= cell.samples) continue;
+      await sample(cell);
+    }
+  }
+}
+
+async function sequential(steps: number): Promise<Cell[]> {
+  const cells: Cell[] = [];
+  for (const adapter of adapters) {
+    const workload = await adapter.setup(steps);
+    const minWarmup = steps >= 1_000 ? 1 : 2;
+    let estimate = 0;
+    for (let i = 0, spent = 0; i < minWarmup || spent < WARMUP_MS; i++) {
+      const start = now();
+      await runChecked({ adapter, workload }, steps, 1);
+      estimate = now() - start;
+      spent += estimate;
+    }
+    const repeat = Math.max(1, Math.ceil(SAMPLE_MS / estimate));
+    const samples = Math.min(
+      MAX_SAMPLES,
+      Math.max(MIN_SAMPLES, Math.round(CELL_BUDGET_MS / (estimate * repeat))),
+    );
+    cells.push({ adapter, workload, repeat, samples, times: [], heaps: [] });
+  }
+  await interleave(cells, async (cell) => {
+    const start = now();
+    await runChecked(cell, steps, cell.repeat);
+    cell.times.push((now() - start) / cell.repeat);
+  });
+  return cells;
+}
+
+/** `runs` concurrent runs of N = 5; checks the counters and resolves with every final result. */
+async function batch(cell: Cell, runs: number): Promise<unknown[]> {
+  const before = { ...cell.adapter.counters };
+  const results = await Promise.all(Array.from({ length: runs }, () => cell.workload.run()));
+  checkCounters(cell.adapter.name, before, cell.adapter.counters, CONCURRENT.steps, runs);
+  return results;
+}
+
+/** Heap growth of one batch with every final result still held (GC forced before and after). */
+async function batchHeap(cell: Cell): Promise<number> {
+  return (await heapGrowth(() => batch(cell, CONCURRENT.runs))).mib;
+}
+
+async function concurrent(): Promise<Cell[]> {
+  const cells: Cell[] = [];
+  for (const adapter of adapters) {
+    const workload = await adapter.setup(CONCURRENT.steps);
+    const cell: Cell = {
+      adapter,
+      workload,
+      repeat: 1,
+      samples: CONCURRENT.samples,
+      times: [],
+      heaps: [],
+    };
+    await batch(cell, CONCURRENT.warmupRuns);
+    cells.push(cell);
+  }
+  await interleave(cells, async (cell) => {
+    const start = now();
+    await batch(cell, CONCURRENT.runs);
+    cell.times.push(now() - start);
+  });
+  for (const cell of cells) cell.heaps.push(await batchHeap(cell));
+  collectGarbage();
+  return cells;
+}
+
+function rows(label: string, steps: number, cells: Cell[]): Row[] {
+  const ref = cells.find((c) => c.adapter === reference) as Cell;
+  const refMs = median(ref.times);
+  const refHeap = ref.heaps.length ? median(ref.heaps) : 0;
+  return cells.map((cell) => {
+    const ms = median(cell.times);
+    const heap = cell.heaps.length ? median(cell.heaps) : undefined;
+    return {
+      workload: label,
+      library: cell.adapter.name,
+      runs: cell.repeat > 1 ? `${cell.samples}×${cell.repeat}` : String(cell.samples),
+      'ms/run': ms,
+      'µs/step': (ms * 1000) / (label.includes('concurrent') ? CONCURRENT.runs * steps : steps),
+      'time ×lib': ms / refMs,
+      'heap MiB': heap === undefined ? '' : heap,
+      'heap ×lib': heap === undefined || refHeap <= 0 ? '' : heap / refHeap,
+    };
+  });
+}
+
+export default async function run(): Promise<void> {
+  console.log('Libraries:');
+  for (const adapter of adapters) console.log(`  ${adapter.name}: ${adapter.version}`);
+  const started = now();
+  const table: Row[] = [];
+  for (const steps of SEQUENTIAL_STEPS) {
+    table.push(...rows(`N=${steps.toLocaleString('en')}`, steps, await sequential(steps)));
+  }
+  const concurrentCells = await concurrent();
+  table.push(
+    ...rows(
+      `${CONCURRENT.runs.toLocaleString('en')} × N=${CONCURRENT.steps} concurrent`,
+      CONCURRENT.steps,
+      concurrentCells,
+    ),
+  );
+  printTable(
+    'Same workload side by side: N-step runs (N - 1 echo tool calls), median ms per run after warm-up; ' +
+      `concurrent: ms per batch of ${CONCURRENT.runs.toLocaleString('en')} runs, heap growth with all final ` +
+      'results held (one batch); ×lib = ratio to agent-machine (1.00); runs = samples×runs per sample',
+    table,
+  );
+  console.log(`\n(peers bench took ${((now() - started) / 1000).toFixed(0)} s)`);
+}

@@ -1,0 +1,197 @@
+#!/usr/bin/env node
+/**
+ * The `agent-machine` command line.
+ *
+ *   agent-machine view <trace.json | state.json> [-o run.html] [--title <text>]
+ *
+ * Exit codes: 0 done; 1 the input could not be used (missing file, invalid JSON, not a trace or
+ * an AgentState, a bad field) or the page could not be written; 2 the command line was wrong.
+ */
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { basename, dirname, extname, join, resolve } from 'node:path';
+import { buildRunView, NotARunError, type RunInput } from './inspect/run-model';
+import { renderRunView } from './inspect/run-viewer';
+import { InvalidTraceError } from './inspect/trace-schema';
+import { AgentMachineError, InvalidStateError } from './state/errors';
+
+const HELP = `agent-machine: tools for agent-machine runs
+
+Usage:
+  agent-machine view <file.json> [-o <out.html>] [--title <text>]
+  agent-machine --help
+
+Commands:
+  view    Render a run as one self-contained HTML page (works offline). The input is either
+          a trace written by recordTrace() (recorder.write('trace.json')) or an AgentState
+          saved as JSON (JSON.stringify(state)).
+
+Options:
+  -o, --out <file>   Where to write the page. Default: the input's name with .html.
+      --title <text> The page title. Default: the trace's title, else "Run of agent <id>".
+  -h, --help         Show this help.
+
+Exit codes: 0 written; 1 the input or output failed (the message names the problem);
+2 wrong usage.
+
+Example:
+  agent-machine view test-output/trace.json -o run.html
+`;
+
+const VIEW_HELP = `Usage: agent-machine view <file.json> [-o <out.html>] [--title <text>]
+
+Renders a trace (from recordTrace()) or an AgentState's JSON as one self-contained HTML page:
+steps with model and tool calls, durations, tokens and cost, errors and the stop reason, the
+statechart path and the subagent tree; click a step to see its messages.
+
+Options:
+  -o, --out <file>   Where to write the page. Default: the input's name with .html.
+      --title <text> The page title.
+  -h, --help         Show this help.
+`;
+
+/** A failure the CLI reports: `code` is stable, `exitCode` is what the process ends with. */
+class CliError extends AgentMachineError {
+  constructor(
+    code: 'USAGE' | 'FILE_NOT_FOUND' | 'READ_FAILED' | 'INVALID_JSON' | 'INVALID_INPUT' | 'WRITE_FAILED',
+    message: string,
+    readonly exitCode: 1 | 2,
+    options?: { cause?: unknown },
+  ) {
+    super(code, message, options);
+  }
+}
+
+interface Io {
+  out(text: string): void;
+  err(text: string): void;
+}
+
+/**
+ * Runs the command line and resolves with the exit code.
+ *
+ * @example
+ * process.exitCode = await main(['view', 'trace.json', '-o', 'run.html']);
+ */
+async function main(argv: readonly string[], io: Io = defaultIo): Promise<number> {
+  try {
+    return await run(argv, io);
+  } catch (error) {
+    if (error instanceof CliError) {
+      io.err(`agent-machine: ${error.message}\n`);
+      if (error.exitCode === 2) io.err('Run "agent-machine --help" for usage.\n');
+      return error.exitCode;
+    }
+    throw error;
+  }
+}
+
+async function run(argv: readonly string[], io: Io): Promise<number> {
+  const [command, ...rest] = argv;
+  if (command === undefined) {
+    io.err(HELP);
+    return 2;
+  }
+  if (command === '-h' || command === '--help' || command === 'help') {
+    io.out(HELP);
+    return 0;
+  }
+  if (command !== 'view') throw new CliError('USAGE', `unknown command "${command}"`, 2);
+
+  let input: string | undefined;
+  let output: string | undefined;
+  let title: string | undefined;
+  for (let i = 0; i < rest.length; i++) {
+    const arg = rest[i] as string;
+    if (arg === '-h' || arg === '--help') {
+      io.out(VIEW_HELP);
+      return 0;
+    }
+    if (arg === '-o' || arg === '--out' || arg === '--title') {
+      const value = rest[++i];
+      if (value === undefined || value === '') throw new CliError('USAGE', `${arg} needs a value`, 2);
+      if (arg === '--title') title = value;
+      else output = value;
+    } else if (arg.startsWith('--out=')) output = arg.slice('--out='.length);
+    else if (arg.startsWith('--title=')) title = arg.slice('--title='.length);
+    else if (arg.startsWith('-') && arg !== '-') throw new CliError('USAGE', `unknown option "${arg}"`, 2);
+    else if (input === undefined) input = arg;
+    else throw new CliError('USAGE', `one input file only (got "${input}" and "${arg}")`, 2);
+  }
+  if (input === undefined)
+    throw new CliError('USAGE', 'view needs an input file: a trace or a state JSON', 2);
+
+  const text = await readInput(input);
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch (error) {
+    throw new CliError('INVALID_JSON', `${input} is not valid JSON: ${(error as Error).message}`, 1, {
+      cause: error,
+    });
+  }
+
+  let html: string;
+  let summary: string;
+  try {
+    const view = buildRunView(data as RunInput, title === undefined ? {} : { title });
+    html = renderRunView(view);
+    const root = view.agents[0];
+    summary = root
+      ? `${view.source === 'trace' ? 'trace' : 'state'}, ${root.stepCount} step${root.stepCount === 1 ? '' : 's'}, ${root.status}${root.stopReason ? ` (${root.stopReason})` : ''}${view.agents.length > 1 ? `, ${view.agents.length} agents` : ''}`
+      : 'no agents';
+  } catch (error) {
+    if (
+      error instanceof NotARunError ||
+      error instanceof InvalidTraceError ||
+      error instanceof InvalidStateError
+    )
+      throw new CliError('INVALID_INPUT', `${input}: ${error.message}`, 1, { cause: error });
+    throw error;
+  }
+
+  const target = output ?? defaultOutput(input);
+  try {
+    await mkdir(dirname(resolve(target)), { recursive: true });
+    await writeFile(target, html);
+  } catch (error) {
+    throw new CliError('WRITE_FAILED', `cannot write ${target}: ${(error as Error).message}`, 1, {
+      cause: error,
+    });
+  }
+  io.out(`Wrote ${target} (${summary})\n`);
+  return 0;
+}
+
+async function readInput(path: string): Promise<string> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') throw new CliError('FILE_NOT_FOUND', `no such file: ${path}`, 1, { cause: error });
+    if (code === 'EISDIR')
+      throw new CliError('READ_FAILED', `${path} is a folder, not a file`, 1, { cause: error });
+    throw new CliError('READ_FAILED', `cannot read ${path}: ${(error as Error).message}`, 1, {
+      cause: error,
+    });
+  }
+}
+
+function defaultOutput(input: string): string {
+  const ext = extname(input);
+  return join(dirname(input), `${basename(input, ext)}.html`);
+}
+
+const defaultIo: Io = {
+  out: (text) => process.stdout.write(text),
+  err: (text) => process.stderr.write(text),
+};
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    process.stderr.write(`agent-machine: unexpected error: ${(error as Error)?.stack ?? String(error)}\n`);
+    process.exitCode = 1;
+  },
+);

@@ -1,0 +1,397 @@
+import { sha256Base64 } from './content-hash';
+import {
+  type ActorView,
+  type AgentView,
+  buildRunView,
+  type PathView,
+  type RunInput,
+  type RunView,
+  type StepView,
+  shortId,
+} from './run-model';
+import { VIEWER_CSS, VIEWER_JS } from './run-viewer-assets';
+
+export interface RunViewerOptions {
+  /** The page title; defaults to the trace's title, else "Run of agent <id>". */
+  readonly title?: string;
+}
+
+/**
+ * Renders a run as one self-contained HTML page (inline CSS and script, no network, no external
+ * fonts): summary, a timeline of steps with model and tool calls and their durations, tokens and
+ * cost per step, errors and the stop reason, the statechart path and actors (from a trace), the
+ * subagent tree, and, on clicking a step, its input and output messages and tool results.
+ *
+ * Every recorded text is escaped; the page's Content-Security-Policy allows no network and only
+ * its own script (by hash), so a tool result holding `<script>` shows as text.
+ *
+ * @example
+ * const recorder = recordTrace();
+ * await agent.execute(state, { inspect: recorder.inspect });
+ * writeFileSync('run.html', renderRunViewer(recorder.trace()));
+ * // or, without a trace: renderRunViewer(finalState) / renderRunViewer(JSON.parse(stateJson))
+ */
+export function renderRunViewer(input: RunInput, options: RunViewerOptions = {}): string {
+  return renderRunView(buildRunView(input, options.title === undefined ? {} : { title: options.title }));
+}
+
+/** Renders an already built RunView (see `buildRunView`). */
+export function renderRunView(view: RunView): string {
+  const root = view.agents[0];
+  const scriptHash = sha256Base64(VIEWER_JS);
+  const csp = [
+    "default-src 'none'",
+    "style-src 'unsafe-inline'",
+    `script-src 'sha256-${scriptHash}'`,
+    'img-src data:',
+    "base-uri 'none'",
+    "form-action 'none'",
+  ].join('; ');
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta http-equiv="Content-Security-Policy" content="${esc(csp)}">
+<meta name="generator" content="agent-machine run viewer">
+<title>${esc(view.title)}</title>
+<style>${VIEWER_CSS}</style>
+</head>
+<body>
+${header(view)}
+<main class="layout">
+<div class="col-main">
+${view.notes.length ? `<section class="panel"><h3>Notes</h3><ul class="errors">${view.notes.map((n) => `<li>${esc(n)}</li>`).join('')}</ul></section>` : ''}
+${agentTree(view)}
+${view.agents.map((agent) => agentSection(agent, view)).join('\n')}
+${root ? '' : '<section class="panel"><p class="muted">This run has no agent state.</p></section>'}
+</div>
+<aside class="col-detail"><div class="panel detail" id="detail" aria-live="polite"><p class="placeholder">Select a step to see its messages, tool calls and results.</p></div></aside>
+</main>
+<footer>agent-machine run viewer · ${view.source === 'trace' ? 'from a recorded trace' : 'from an AgentState'} · a self-contained page: it works offline</footer>
+<script type="application/json" id="run-data">${jsonForScript(clientData(view))}</script>
+<script>${VIEWER_JS}</script>
+</body>
+</html>
+`;
+}
+
+// ---- sections ----------------------------------------------------------------------------------
+
+function header(view: RunView): string {
+  const root = view.agents[0];
+  const totalTokens = sum(view.agents, (a) => a.usage.totalTokens);
+  const inTokens = sum(view.agents, (a) => a.usage.inputTokens);
+  const outTokens = sum(view.agents, (a) => a.usage.outputTokens);
+  const totalCost = sum(view.agents, (a) => a.usage.cost);
+  const errorCount = sum(view.agents, (a) => a.errors.length);
+  const steps = root?.stepCount ?? 0;
+  const when = view.startedAt ? formatDate(view.startedAt) : '';
+  const sub = [
+    view.source === 'trace' ? 'recorded trace' : 'AgentState',
+    when ? `started ${when}` : '',
+    root?.executionId ? `execution ${shortId(root.executionId)}` : '',
+  ]
+    .filter(Boolean)
+    .join(' · ');
+  const card = (label: string, value: string, hint = '', testId = '') =>
+    `<div class="card"${testId ? ` data-testid="${testId}"` : ''}><div class="label">${esc(label)}</div><div class="value">${value}</div>${hint ? `<div class="hint">${hint}</div>` : ''}</div>`;
+  const multi = view.agents.length > 1;
+  return `<header class="top">
+<div class="title-row"><h1>${esc(view.title)}</h1><span class="subtitle">${esc(sub)}</span></div>
+<div class="cards">
+${card('Status', root ? statusBadge(root.status) : '—', '', 'status')}
+${card('Stop reason', root?.stopReason ? `<code>${esc(root.stopReason)}</code>` : '—', root?.stopMessage ? esc(root.stopMessage) : '', 'stop-reason')}
+${card('Steps', `${steps}`, multi ? esc(`${sum(view.agents, (a) => a.stepCount)} in all agents`) : '', 'steps')}
+${card('Tokens', esc(formatNumber(totalTokens)), esc(`${formatNumber(inTokens)} in · ${formatNumber(outTokens)} out${multi ? ' · all agents' : ''}`), 'tokens')}
+${card('Cost', esc(formatCost(totalCost)), '', 'cost')}
+${card('Duration', esc(formatMs(root?.durationMs ?? null)), '', 'duration')}
+${card('Errors', `${errorCount}`, '', 'errors')}
+${card('Agents', `${view.agents.length}`, multi ? esc(`${view.agents.length - 1} subagent${view.agents.length === 2 ? '' : 's'}`) : 'no subagents', 'agents')}
+</div>
+</header>`;
+}
+
+function agentTree(view: RunView): string {
+  // One agent: the header says "no subagents"; the tree starts to matter with children.
+  if (view.agents.length < 2) return '';
+  const byKey = new Map(view.agents.map((a) => [a.key, a]));
+  const node = (agent: AgentView): string => {
+    const children = agent.childKeys.map((k) => byKey.get(k)).filter((a): a is AgentView => a !== undefined);
+    const via = agent.spawnedBy
+      ? ` <span class="muted">via ${esc(agent.spawnedBy.toolName)} in step ${agent.spawnedBy.stepNumber}</span>`
+      : '';
+    return `<li><span class="node-line"><a href="#agent-${esc(agent.key)}"><code>${esc(shortId(agent.agentId))}</code></a> ${statusBadge(agent.status)} <span class="muted">${agent.stepCount} step${agent.stepCount === 1 ? '' : 's'} · ${esc(formatNumber(agent.usage.totalTokens))} tokens</span>${via}</span>${
+      children.length ? `<ul>${children.map(node).join('')}</ul>` : ''
+    }</li>`;
+  };
+  const roots = view.agents.filter((a) => a.parentKey === null);
+  return `<section class="panel" id="agents"><h3 style="margin-top:0">Agents</h3><ul class="tree" data-testid="agent-tree">${roots.map(node).join('')}</ul></section>`;
+}
+
+function agentSection(agent: AgentView, view: RunView): string {
+  const parent = agent.parentKey ? view.agents.find((a) => a.key === agent.parentKey) : undefined;
+  const relation = parent
+    ? `<span class="rel">subagent of <a href="#agent-${esc(parent.key)}"><code>${esc(shortId(parent.agentId))}</code></a>${
+        agent.spawnedBy
+          ? ` via <code>${esc(agent.spawnedBy.toolName)}</code> in step ${agent.spawnedBy.stepNumber}`
+          : ''
+      }</span>`
+    : agent.parentAgentId
+      ? `<span class="rel">parent <code>${esc(shortId(agent.parentAgentId))}</code> (not in this data)</span>`
+      : view.agents.length > 1
+        ? '<span class="rel">root agent</span>'
+        : '';
+  const facts: Array<[string, string]> = [
+    ['agent id', `<code>${esc(agent.agentId)}</code>`],
+    [
+      'stop reason',
+      agent.stopReason
+        ? `<code>${esc(agent.stopReason)}</code>${agent.stopMessage ? ` — ${esc(agent.stopMessage)}` : ''}${agent.stopSource ? ` <span class="muted">(${esc(agent.stopSource)})</span>` : ''}`
+        : '—',
+    ],
+    ['steps', `${agent.stepCount}`],
+    [
+      'tokens',
+      `${esc(formatNumber(agent.usage.totalTokens))} <span class="muted">(${esc(formatNumber(agent.usage.inputTokens))} in · ${esc(formatNumber(agent.usage.outputTokens))} out)</span>`,
+    ],
+    ['cost', esc(formatCost(agent.usage.cost))],
+    ['duration', esc(formatMs(agent.durationMs))],
+  ];
+  if (agent.executionCount > 1) facts.push(['executions', `${agent.executionCount} (this is the last)`]);
+  if (agent.systemPrompt) facts.push(['system prompt', esc(truncate(agent.systemPrompt, 300))]);
+  const span = timelineSpan(agent);
+  const final = agent.finalResponse
+    ? `<div class="final" data-testid="final-response">${esc(agent.finalResponse)}</div>`
+    : `<div class="final none">No final response${agent.status === 'pending' ? ' (no execution yet)' : ''}.</div>`;
+
+  return `<section class="panel agent" id="agent-${esc(agent.key)}" data-agent-id="${esc(agent.agentId)}">
+<div class="agent-head"><h2>${agent.depth === 0 ? 'Agent' : 'Subagent'} <code>${esc(shortId(agent.agentId))}</code></h2>${statusBadge(agent.status)}${relation}</div>
+<dl class="facts">${facts.map(([k, v]) => `<dt>${esc(k)}</dt><dd>${v}</dd>`).join('')}</dl>
+${final}
+<h3>Steps</h3>
+${agent.steps.length ? `<div class="legend"><span><i style="background:var(--model)"></i>model call</span><span><i style="background:var(--tool)"></i>tool call</span><span><i style="background:var(--fail)"></i>failed tool call</span><span class="muted">bars: time within the execution; click a step for its messages</span></div>` : ''}
+${agent.steps.length ? `<ol class="steps">${agent.steps.map((s) => stepRow(agent, s, span)).join('')}</ol>` : '<p class="empty-note">No steps recorded.</p>'}
+${errorList(agent)}
+<h3>Statechart path</h3>
+${statePath(agent)}
+${agent.actorTree ? `<details><summary>Actors</summary><ul class="tree">${actorNode(agent.actorTree)}</ul></details>` : ''}
+${eventTable(agent)}
+</section>`;
+}
+
+/** The time the step bars are drawn against: the execution, or the steps if they run longer. */
+function timelineSpan(agent: AgentView): number {
+  let end = agent.durationMs ?? 0;
+  for (const s of agent.steps) end = Math.max(end, s.offsetMs + s.durationMs);
+  return Math.max(end, 0.001);
+}
+
+function stepRow(agent: AgentView, step: StepView, total: number): string {
+  const pct = (v: number) => `${Math.max(0, Math.min(100, (v / total) * 100)).toFixed(3)}%`;
+  const inner = (offset: number, duration: number) =>
+    step.durationMs > 0
+      ? `left:${((offset / step.durationMs) * 100).toFixed(3)}%;width:${((duration / step.durationMs) * 100).toFixed(3)}%`
+      : 'left:0;width:100%';
+  // Parallel tool calls get a lane each, so none hides another.
+  const lanes = Math.max(1, step.tools.length);
+  const lane = (i: number) => `;top:${((i / lanes) * 100).toFixed(2)}%;height:${(100 / lanes).toFixed(2)}%`;
+  const tools = step.tools
+    .map((t) => {
+      const cls = t.blocked ? 'chip blocked' : t.error ? 'chip fail' : 'chip';
+      const mark = t.error ? ' ✗' : ' ✓';
+      const title = t.error ? `${t.error.name}: ${t.error.message}` : `${formatMs(t.durationMs)}`;
+      return `<span class="${cls}" title="${esc(title)}">${esc(t.name)}${mark}</span>`;
+    })
+    .join('');
+  const segments = [
+    `<i class="seg model" style="${inner(step.model.offsetMs, step.model.durationMs)}" title="model call ${esc(formatMs(step.model.durationMs))}"></i>`,
+    ...step.tools.map(
+      (t, i) =>
+        `<i class="seg tool${t.error ? ' fail' : ''}" style="${inner(t.offsetMs, t.durationMs)}${lane(i)}" title="${esc(`${t.name} ${formatMs(t.durationMs)}`)}"></i>`,
+    ),
+  ].join('');
+  const notes = [
+    ...step.errors.map((e) => `${e.name}: ${e.message}`),
+    ...step.tools.filter((t) => t.error).map((t) => `${t.name}: ${t.error?.message ?? ''}`),
+  ];
+  const preview =
+    !notes.length && step.text ? `<div class="step-text">${esc(truncate(step.text, 200))}</div>` : '';
+  return `<li class="step${step.type === 'error' ? ' is-error' : ''}" id="${esc(agent.key)}-s${step.number}" data-agent="${esc(agent.key)}" data-step="${step.number}" tabindex="0" role="button" aria-pressed="false" aria-controls="detail">
+<div class="step-line"><span class="step-num">Step ${step.number}</span><span class="badge t-${esc(step.type)}">${esc(step.type.replace('_', ' '))}</span><span class="step-tools">${
+    tools ||
+    (step.errors.length
+      ? '<span class="chip fail">no answer ✗</span>'
+      : step.text
+        ? '<span class="chip model">answer</span>'
+        : '')
+  }</span><span class="step-meta"><span><b>${esc(formatMs(step.durationMs))}</b></span><span><b>${esc(formatNumber(step.usage.totalTokens))}</b> tokens</span><span>cost <b>${esc(formatCost(step.usage.cost))}</b></span></span></div>
+<div class="track"><div class="bar" style="left:${pct(step.offsetMs)};width:${pct(step.durationMs)}">${segments}</div></div>
+${notes.length ? `<div class="step-note">${notes.map(esc).join('<br>')}</div>` : ''}${preview}
+</li>`;
+}
+
+function errorList(agent: AgentView): string {
+  if (!agent.errors.length) return '';
+  return `<h3>Errors (${agent.errors.length})</h3><ul class="errors" data-testid="errors">${agent.errors
+    .map((e) => {
+      const where = [e.stepNumber ? `step ${e.stepNumber}` : '', e.toolName ? `tool ${e.toolName}` : '']
+        .filter(Boolean)
+        .join(', ');
+      return `<li>${where ? `<span class="where">${esc(where)}</span> ` : ''}<b>${esc(e.name)}</b>${e.code ? ` <code>${esc(e.code)}</code>` : ''}: ${esc(e.message)}</li>`;
+    })
+    .join('')}</ul>`;
+}
+
+function statePath(agent: AgentView): string {
+  if (!agent.statePath) {
+    return '<p class="empty-note">Not recorded: this page was made from an AgentState. Record a trace with <code>recordTrace()</code> to see the path through the chart.</p>';
+  }
+  if (!agent.statePath.length) return '<p class="empty-note">No states recorded.</p>';
+  // One line per step of the loop (entered at step.beforeStep), with the states before and after.
+  const groups: Array<{ label: string; prefix: string; isStep: boolean; items: PathView[] }> = [];
+  const stepPrefix = 'inProgress.step.';
+  let steps = 0;
+  let executions = 0;
+  for (const item of agent.statePath) {
+    const current = groups[groups.length - 1];
+    const previous = current?.items[current.items.length - 1]?.path ?? '';
+    if (
+      item.path.startsWith('inProgress.beforeExecution') &&
+      !previous.startsWith('inProgress.beforeExecution')
+    ) {
+      // A new execution (a session runs one per user message).
+      executions++;
+      steps = 0;
+      const label = executions === 1 ? 'start' : `run ${executions}`;
+      if (current && !current.isStep && current.label === 'start' && executions === 1)
+        current.items.push(item);
+      else groups.push({ label, prefix: 'inProgress.', isStep: false, items: [item] });
+      continue;
+    }
+    const entersStep =
+      item.path.startsWith(`${stepPrefix}beforeStep`) && !previous.startsWith(`${stepPrefix}beforeStep`);
+    if (entersStep) {
+      steps++;
+      groups.push({ label: `step ${steps}`, prefix: stepPrefix, isStep: true, items: [item] });
+    } else if (!current || (current.isStep && !item.path.startsWith(stepPrefix))) {
+      groups.push({ label: current ? 'end' : 'start', prefix: 'inProgress.', isStep: false, items: [item] });
+    } else current.items.push(item);
+  }
+  const chip = (p: PathView, prefix: string) => {
+    const shown = p.path.startsWith(prefix) ? p.path.slice(prefix.length) : p.path;
+    const parts = shown.split('.');
+    const leaf = parts.pop() ?? '';
+    const outcome = ['completed', 'stopped', 'failed'].includes(p.path);
+    const t = ` title="${esc(`${p.path}${p.t === null ? '' : ` at ${formatMs(p.t)}`}`)}"`;
+    return `<span class="node${outcome ? ` outcome ${esc(p.path)}` : ''}"${t}>${parts.length ? `${esc(parts.join('.'))}.` : ''}<b>${esc(leaf)}</b></span>`;
+  };
+  return `<div class="path" data-testid="state-path">${groups
+    .map(
+      (g) =>
+        `<div class="path-row"><span class="path-label">${esc(g.label)}</span><span class="path-nodes">${g.items
+          .map((p) => chip(p, g.prefix))
+          .join('<span class="arrow">→</span>')}</span></div>`,
+    )
+    .join('')}</div>`;
+}
+
+function actorNode(actor: ActorView): string {
+  // Repeated leaf actors of one kind (a driver per step) are shown once with a count.
+  const groups = new Map<string, ActorView[]>();
+  const nested: ActorView[] = [];
+  for (const child of actor.children) {
+    if (child.children.length || child.agent) nested.push(child);
+    else {
+      const list = groups.get(child.src) ?? [];
+      list.push(child);
+      groups.set(child.src, list);
+    }
+  }
+  const leafs = [...groups.entries()].map(([src, list]) => {
+    const total = list.reduce((n, a) => n + (a.durationMs ?? 0), 0);
+    const failed = list.filter((a) => a.status === 'error').length;
+    return `<li><span class="node-line"><code>${esc(src)}</code> <span class="muted">× ${list.length} · ${esc(formatMs(total))} in all${failed ? ` · ${failed} failed` : ''}</span></span></li>`;
+  });
+  const label = `<code>${esc(actor.src)}</code> <span class="muted">${esc(actor.actor)}${actor.systemId ? ` · systemId ${esc(actor.systemId)}` : ''}${actor.agent ? ` · agent ${esc(shortId(actor.agent))}` : ''}</span>`;
+  const children = [...nested.map(actorNode), ...leafs];
+  return `<li><span class="node-line">${label}</span>${children.length ? `<ul>${children.join('')}</ul>` : ''}</li>`;
+}
+
+function eventTable(agent: AgentView): string {
+  if (!agent.events) return '';
+  return `<details><summary>Events (${agent.events.length})</summary><table class="events"><thead><tr><th>at</th><th>event</th><th></th></tr></thead><tbody>${agent.events
+    .map(
+      (e) =>
+        `<tr><td class="t">${esc(formatMs(e.t))}</td><td class="type">${e.kind === 'event' ? '→ ' : ''}${esc(e.type)}</td><td>${esc(e.summary)}</td></tr>`,
+    )
+    .join('')}</tbody></table></details>`;
+}
+
+// ---- data for the script -----------------------------------------------------------------------
+
+function clientData(view: RunView) {
+  return {
+    agents: view.agents.map((a) => ({ key: a.key, agentId: a.agentId, steps: a.steps })),
+    messages: view.messages,
+  };
+}
+
+/** JSON safe inside a `<script>` element: no `<`, `>`, `&` or line separators survive as such. */
+export function jsonForScript(value: unknown): string {
+  return JSON.stringify(value)
+    .replace(/</g, '\\u003c')
+    .replace(/>/g, '\\u003e')
+    .replace(/&/g, '\\u0026')
+    .replace(/\u2028/g, '\\u2028')
+    .replace(/\u2029/g, '\\u2029');
+}
+
+// ---- formatting --------------------------------------------------------------------------------
+
+/** Escapes text for HTML content and attribute values. */
+export function esc(text: string): string {
+  return text
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/"/g, '&quot;')
+    .replace(/'/g, '&#39;');
+}
+
+function statusBadge(status: string): string {
+  return `<span class="badge s-${esc(status)}">${esc(status.replace('_', ' '))}</span>`;
+}
+
+function formatMs(ms: number | null): string {
+  if (ms === null) return '—';
+  if (ms < 1) return `${ms.toFixed(2)} ms`;
+  if (ms < 100) return `${ms.toFixed(1)} ms`;
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(2)} s`;
+  return `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s`;
+}
+
+function formatNumber(n: number): string {
+  return n.toLocaleString('en-US');
+}
+
+function formatCost(cost: number): string {
+  if (cost === 0) return '0';
+  return cost < 0.01 ? cost.toPrecision(2) : cost.toFixed(4);
+}
+
+function formatDate(iso: string): string {
+  return iso
+    .replace('T', ' ')
+    .replace(/\.\d+Z$/, ' UTC')
+    .replace(/Z$/, ' UTC');
+}
+
+function truncate(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max)}…`;
+}
+
+function sum<T>(items: readonly T[], f: (item: T) => number): number {
+  return items.reduce((n, item) => n + f(item), 0);
+}

@@ -1,0 +1,205 @@
+/**
+ * Helpers for watching an agent in the Stately inspector (`@statelyai/inspect`, the XState v5
+ * inspector; `@xstate/inspect` supports XState v4 only). Nothing here imports that package: these
+ * are options to pass to its `createWebSocketInspector` / `createBrowserInspector` /
+ * `createInspector`, and a way to give one actor several inspection observers.
+ */
+import type { InspectionEvent, Observer } from 'xstate';
+import { AgentState } from '../state/agent-state';
+import { type StopReason, stopReasonPriority, stopReasons } from '../state/stop-reason';
+
+/** What an inspector shows of an AgentState: identity, status, progress, usage. */
+export interface AgentStateSummary {
+  readonly agentId: string;
+  readonly parentAgentId: string | null;
+  readonly status: string;
+  readonly stopReason: string | null;
+  readonly executionId: string | null;
+  readonly executionCount: number;
+  readonly stepCount: number;
+  readonly lastStepType: string | null;
+  readonly lastToolCalls: readonly string[];
+  readonly lastStepErrors: readonly string[];
+  readonly messageCount: number;
+  readonly usage: { inputTokens: number; outputTokens: number; totalTokens: number; cost: number };
+  readonly finalResponse: string;
+}
+
+/**
+ * A compact, JSON-ready view of an AgentState (or of its `toJSON()`, read tolerantly: an
+ * inspector may have cut deep parts) for an inspector's context panel. Reading it costs O(1)
+ * for a state and O(steps) for its JSON.
+ *
+ * @example
+ * summarizeAgentState(state); // { agentId, status: 'completed', stepCount: 3, usage, ... }
+ */
+export function summarizeAgentState(state: AgentState | Record<string, unknown>): AgentStateSummary {
+  if (!(state instanceof AgentState)) return summarizeJson(state);
+  const last = state.lastStep();
+  return {
+    agentId: state.agentId(),
+    parentAgentId: state.parentAgentId(),
+    status: state.status(),
+    stopReason: state.stopReason(),
+    executionId: state.executionId(),
+    executionCount: state.executionCount(),
+    stepCount: state.stepCount(),
+    lastStepType: state.lastStepType(),
+    lastToolCalls: last?.requestedToolCalls().map((c) => c.name) ?? [],
+    lastStepErrors: last?.errors().map((e) => `${e.name}: ${e.message}`) ?? [],
+    messageCount: state.messageList().size,
+    usage: { ...state.usage() },
+    finalResponse: state.finalResponse(),
+  };
+}
+
+/** True for an AgentState's `toJSON()` shape (as an inspector serializes the context). */
+function looksLikeStateJson(value: unknown): value is Record<string, unknown> {
+  return (
+    isRecord(value) &&
+    typeof value.agentId === 'string' &&
+    'formatVersion' in value &&
+    'context' in value &&
+    'execution' in value
+  );
+}
+
+function summarizeJson(json: Record<string, unknown>): AgentStateSummary {
+  const execution = isRecord(json.execution) ? json.execution : null;
+  const steps = execution && Array.isArray(execution.stepExecutions) ? execution.stepExecutions : [];
+  const usage = { inputTokens: 0, outputTokens: 0, totalTokens: 0, cost: 0 };
+  const addUsage = (u: unknown) => {
+    if (!isRecord(u)) return;
+    for (const key of Object.keys(usage) as Array<keyof typeof usage>)
+      if (typeof u[key] === 'number') usage[key] += u[key] as number;
+  };
+  const stepOf = (item: unknown) => (isRecord(item) && isRecord(item.step) ? item.step : {});
+  for (const item of steps) {
+    const step = stepOf(item);
+    addUsage(isRecord(step.inferenceResponse) ? step.inferenceResponse.usage : null);
+    if (Array.isArray(step.toolExecutions))
+      for (const t of step.toolExecutions) addUsage(isRecord(t) ? t.usage : null);
+  }
+  const last = steps.length ? stepOf(steps[steps.length - 1]) : null;
+  const response = last && isRecord(last.inferenceResponse) ? last.inferenceResponse : {};
+  const toolCalls = Array.isArray(response.toolCalls) ? response.toolCalls : [];
+  const errorText = (e: unknown) => (isRecord(e) ? `${String(e.name)}: ${String(e.message)}` : String(e));
+  const lastStepErrors = last
+    ? [
+        ...(Array.isArray(last.errors) ? last.errors.map(errorText) : []),
+        ...(Array.isArray(last.toolExecutions)
+          ? last.toolExecutions.flatMap((t) => (isRecord(t) && t.error ? [errorText(t.error)] : []))
+          : []),
+      ]
+    : [];
+  const lastStepType = !last
+    ? null
+    : lastStepErrors.length
+      ? 'error'
+      : toolCalls.length
+        ? 'tool_execution'
+        : 'final_response';
+  const status = typeof execution?.status === 'string' ? execution.status : 'pending';
+  const continuation = execution && isRecord(execution.continuation) ? execution.continuation : {};
+  const signals = Array.isArray(continuation.stopSignals) ? continuation.stopSignals : [];
+  let stopReason: string | null = null;
+  for (const signal of signals) {
+    const reason = isRecord(signal) ? signal.reason : null;
+    if (typeof reason !== 'string' || !(stopReasons as readonly string[]).includes(reason)) continue;
+    if (
+      stopReason === null ||
+      stopReasonPriority(reason as StopReason) < stopReasonPriority(stopReason as StopReason)
+    )
+      stopReason = reason;
+  }
+  if (stopReason === null && status === 'completed') stopReason = 'completed';
+  const context = isRecord(json.context) ? json.context : {};
+  const messages = isRecord(context.messages) ? context.messages.messages : null;
+  const text = typeof response.text === 'string' ? response.text : '';
+  return {
+    agentId: String(json.agentId),
+    parentAgentId: typeof json.parentAgentId === 'string' ? json.parentAgentId : null,
+    status,
+    stopReason,
+    executionId: typeof execution?.executionId === 'string' ? execution.executionId : null,
+    executionCount: typeof json.executionCount === 'number' ? json.executionCount : 0,
+    stepCount: steps.length,
+    lastStepType,
+    lastToolCalls: toolCalls.map((c) => (isRecord(c) ? String(c.name) : '?')),
+    lastStepErrors,
+    messageCount: Array.isArray(messages) ? messages.length : 0,
+    usage,
+    finalResponse: lastStepType === 'final_response' ? text : '',
+  };
+}
+
+const summarize = (value: unknown): AgentStateSummary | null =>
+  value instanceof AgentState
+    ? summarizeAgentState(value)
+    : looksLikeStateJson(value)
+      ? summarizeJson(value)
+      : null;
+
+/**
+ * `sanitizeContext` for `@statelyai/inspect`: shows the AgentState in the machine's context as a
+ * summary (status, steps, usage, last errors, ...) instead of the whole conversation. The
+ * inspector serializes snapshots before sanitizing, so both a state and its JSON are summarized.
+ *
+ * @example
+ * const inspector = createWebSocketInspector({ url, sanitizeContext: sanitizeAgentContext, sanitizeEvent: sanitizeAgentEvent });
+ */
+export function sanitizeAgentContext(context: unknown): Record<string, unknown> {
+  if (!isRecord(context)) return {};
+  const out: Record<string, unknown> = { ...context };
+  for (const [key, value] of Object.entries(out)) {
+    const summary = summarize(value);
+    if (summary) out[key] = summary;
+  }
+  return out;
+}
+
+/**
+ * `sanitizeEvent` for `@statelyai/inspect`: the states carried by actor events (a driver's or
+ * tool executor's output, an actor's input) are summarized too.
+ *
+ * @example
+ * createInspector(adapter, { sanitizeEvent: sanitizeAgentEvent });
+ */
+export function sanitizeAgentEvent<E extends { type: string }>(event: E): E {
+  const record = event as unknown as Record<string, unknown>;
+  let changed: Record<string, unknown> | null = null;
+  for (const key of ['output', 'input', 'state'] as const) {
+    const value = record[key];
+    const direct = summarize(value);
+    const nested = !direct && isRecord(value) ? summarize(value.state) : null;
+    if (direct || nested) {
+      changed ??= { ...record };
+      changed[key] = direct ?? { ...(value as Record<string, unknown>), state: nested };
+    }
+  }
+  return (changed ?? event) as E;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+type InspectObserver = Observer<InspectionEvent> | ((event: InspectionEvent) => void);
+
+/**
+ * One `inspect` option from several: each observer gets every inspection event, in order.
+ *
+ * @example
+ * const recorder = recordTrace();
+ * const stately = createWebSocketInspector({ url: 'ws://localhost:8080' });
+ * agent.createActor(state, { inspect: combineInspectors(recorder.inspect, stately.inspect) });
+ */
+export function combineInspectors(...observers: ReadonlyArray<InspectObserver | undefined>) {
+  const list = observers.filter((o): o is InspectObserver => o !== undefined);
+  return (event: InspectionEvent): void => {
+    for (const observer of list) {
+      if (typeof observer === 'function') observer(event);
+      else observer.next?.(event);
+    }
+  };
+}

@@ -42,7 +42,7 @@ const WARMUP_MS = 500;
 /** Measured time per library and N, spent in as many samples as fit, within [MIN, MAX]. */
 const CELL_BUDGET_MS = 1_500;
 const MIN_SAMPLES = 3;
-const MAX_SAMPLES = 15;
+const MAX_SAMPLES = 31;
 /** Concurrent batches: `warmupRuns` concurrent runs to warm up, then `samples` timed batches of `runs`. */
 const CONCURRENT = { runs: 1_000, steps: 5, samples: 3, warmupRuns: 100 };
 
@@ -99,13 +99,15 @@ async function sequential(steps: number): Promise<Cell[]> {
   for (const adapter of adapters) {
     const workload = await adapter.setup(steps);
     const minWarmup = steps >= 1_000 ? 1 : 2;
-    let estimate = 0;
-    for (let i = 0, spent = 0; i < minWarmup || spent < WARMUP_MS; i++) {
+    const warmup: number[] = [];
+    for (let spent = 0; warmup.length < minWarmup || spent < WARMUP_MS; ) {
       const start = now();
       await runChecked({ adapter, workload }, steps, 1);
-      estimate = now() - start;
-      spent += estimate;
+      warmup.push(now() - start);
+      spent += now() - start;
     }
+    // The median warm-up run, not the last: one GC pause must not set the sample size.
+    const estimate = median(warmup);
     const repeat = Math.max(1, Math.ceil(SAMPLE_MS / estimate));
     const samples = Math.min(
       MAX_SAMPLES,

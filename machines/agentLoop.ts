@@ -4,7 +4,8 @@
  * `toolExecutor`) are named here and provided by the runtime (`createAgent`) with
  * `agentLoop.provide({ actors })`; the guards and actions are one-line uses of AgentState.
  *
- * pending -> inProgress [ beforeExecution -> step [ beforeStep -> checkpoint -> inference -> tools
+ * pending -> inProgress [ beforeExecution -> step [ beforeStep -> checkpoint -> inference
+ *   -> (awaitingApproval) -> tools
  *   -> afterStep -> record -> persist -> decide ] -> (failing) -> afterExecution -> finalizing
  *   -> concluding ] -> completed | stopped | failed
  */
@@ -12,6 +13,7 @@ import { type AnyActorRef, assign, emit, fromPromise, setup, stopChild } from 'x
 import { AgentError } from '../src/state/agent-error';
 import type { AgentState } from '../src/state/agent-state';
 import { AgentStopError } from '../src/state/agent-stop-error';
+import { type ApprovalDecision, ApprovalError } from '../src/state/approval';
 import { ExecutionBudget } from '../src/state/execution-budget';
 import { ExecutionStatus } from '../src/state/execution-status';
 import type { AgentEvent, LoopEmitted, ReportEvent } from '../src/state/loop-events';
@@ -55,8 +57,15 @@ export type LoopEvent =
   | { type: 'execute' }
   | { type: 'user.message'; text: string }
   | { type: 'stop'; reason?: string }
+  | ApprovalEvent
   | ReportEvent
   | SubagentEvent;
+
+/** A person's decision on a tool call awaiting approval. */
+export type ApprovalEvent =
+  | { type: 'approve'; toolCallId: string }
+  | { type: 'reject'; toolCallId: string; reason?: string }
+  | { type: 'edit'; toolCallId: string; input: unknown };
 
 /**
  * A subagent tool asks its agent's actor to spawn the child agent actor (so the child lives in the
@@ -83,6 +92,7 @@ const notProvided = (name: string) => async (): Promise<AgentState> => {
 
 const now = () => Date.now();
 const AFTER_EXECUTION = '#agent.inProgress.afterExecution';
+const FAILING = '#agent.inProgress.failing';
 const FINALIZING = '#agent.inProgress.finalizing';
 const outputState = (event: unknown) => (event as { output?: unknown }).output as AgentState;
 
@@ -102,6 +112,10 @@ export const agentLoop = setup({
       throw new Error("The 'checkpoint' actor is not provided: create the agent with createAgent()");
     }),
   },
+  delays: {
+    // setTimeout's maximum; the transition's guard ignores it when there is no time limit
+    approvalTimeout: ({ context }) => Math.min(timeLimitOf(context) ?? 2_147_483_647, 2_147_483_647),
+  },
   guards: {
     /** The seed's shouldStop(): a signal without override stops, continuation or tool calls go on. */
     shouldStop: ({ context }) => context.state.shouldStop(),
@@ -111,6 +125,16 @@ export const agentLoop = setup({
     hasToolCalls: ({ event }) => outputState(event).currentStep()?.hasToolCalls() ?? false,
     isStopRequest: ({ event }) => AgentStopError.is((event as { error?: unknown }).error),
     hasSession: ({ context }) => context.session !== null,
+    /** The state waits for (or has just received) decisions on tool calls of its step in flight. */
+    awaitsApproval: ({ context }) => context.state.approval() !== null,
+    asksApproval: ({ event }) => outputState(event).approval() !== null,
+    isPendingCall: ({ context, event }) =>
+      'toolCallId' in event &&
+      context.state.pendingApprovals().some((p) => p.toolCallId === event.toolCallId),
+    allDecided: ({ context }) => context.state.pendingApprovals().length === 0,
+    /** The time budget (maxSeconds, deadline) ran out while the run waited for approval. */
+    timeBudgetExhausted: ({ context }) => timeLimitOf(context) === 0,
+    hasTimeLimit: ({ context }) => timeLimitOf(context) !== null,
     isFailed: ({ context }) => context.state.status() === ExecutionStatus.Failed,
     isStopped: ({ context }) => context.state.status() === ExecutionStatus.Stopped,
   },
@@ -155,6 +179,66 @@ export const agentLoop = setup({
       },
     }),
     completeExecution: assign({ state: ({ context }) => context.state.withExecutionCompleted(now()) }),
+    recordDecision: assign({
+      state: ({ context, event }) => context.state.withApprovalDecision(...toDecision(event)),
+    }),
+    recordApprovalTimeout: assign({
+      state: ({ context }) =>
+        context.state
+          .withPendingToolCallsFailed(
+            AgentError.of(
+              'ApprovalTimeout',
+              'No decision before the time budget ran out',
+              'APPROVAL_TIMEOUT',
+            ),
+          )
+          .withStopSignal(
+            StopSignal.of(
+              StopReason.TimeLimitReached,
+              'Time limit reached while awaiting approval',
+              { limit: 'approval', pending: context.state.pendingApprovals().map((p) => p.toolCallId) },
+              'awaitingApproval',
+            ),
+          ),
+    }),
+    emitApprovalRequested: emit(({ context }) => ({
+      type: 'approval.requested' as const,
+      ...ids(context.state),
+      stepNumber: context.state.stepCount() + 1,
+      toolCalls: context.state.pendingApprovals(),
+    })),
+    emitApprovalDecided: emit(({ context, event }) => {
+      const [toolCallId, decision] = toDecision(event);
+      return {
+        type: 'approval.decided' as const,
+        ...ids(context.state),
+        stepNumber: context.state.stepCount() + 1,
+        toolCallId,
+        decision,
+      };
+    }),
+    /** An event the agent cannot take now (a decision for a call that is not pending, a message mid-approval). */
+    refuseEvent: emit(({ context, event }) => {
+      const error =
+        'toolCallId' in event
+          ? ApprovalError.notPending(
+              event.toolCallId,
+              context.state.pendingApprovals().map((p) => p.toolCallId),
+            )
+          : new ApprovalError(
+              'APPROVAL_PENDING',
+              `'${event.type}' refused: the run waits for approval of ${context.state
+                .pendingApprovals()
+                .map((p) => p.toolCallId)
+                .join(', ')}; decide first (agent.decide or approve/reject/edit events)`,
+            );
+      return {
+        type: 'event.refused' as const,
+        ...ids(context.state),
+        event: event.type,
+        error: AgentError.from(error),
+      };
+    }),
     assignVersion: assign({
       session: ({ context, event }) =>
         context.session && { ...context.session, version: (event as { output?: number }).output ?? null },
@@ -226,7 +310,7 @@ export const agentLoop = setup({
   initial: 'pending',
   on: { 'subagent.release': { actions: 'releaseSubagent' } },
   states: {
-    pending: { on: acceptsWork() },
+    pending: { on: acceptsWorkOrDecisions() },
     inProgress: {
       initial: 'beforeExecution',
       entry: 'emitExecutionStarted',
@@ -262,10 +346,42 @@ export const agentLoop = setup({
                 src: 'driver',
                 input: stepInput,
                 onDone: [
+                  { guard: 'asksApproval', target: 'awaitingApproval', actions: 'assignState' },
                   { guard: 'hasToolCalls', target: 'tools', actions: 'assignState' },
                   { target: 'afterStep', actions: 'assignState' },
                 ],
                 onError: onActorError('afterStep', { inStep: true }),
+              },
+            },
+            awaitingApproval: {
+              entry: 'emitApprovalRequested',
+              initial: 'checkStore',
+              states: {
+                ...persistStage('#agent.inProgress.step.awaitingApproval.waiting', FAILING).states,
+                waiting: {
+                  always: [
+                    {
+                      guard: 'timeBudgetExhausted',
+                      target: AFTER_EXECUTION,
+                      actions: 'recordApprovalTimeout',
+                    },
+                    { guard: 'allDecided', target: '#agent.inProgress.step.tools' },
+                  ],
+                  after: {
+                    approvalTimeout: {
+                      guard: 'hasTimeLimit',
+                      target: AFTER_EXECUTION,
+                      actions: 'recordApprovalTimeout',
+                    },
+                  },
+                  on: {
+                    approve: decisionTransitions(),
+                    reject: decisionTransitions(),
+                    edit: decisionTransitions(),
+                    execute: { actions: 'refuseEvent' },
+                    'user.message': { actions: 'refuseEvent' },
+                  },
+                },
               },
             },
             tools: {
@@ -292,7 +408,7 @@ export const agentLoop = setup({
               ],
               always: 'persist',
             },
-            persist: persistStage('#agent.inProgress.step.decide', '#agent.inProgress.failing'),
+            persist: persistStage('#agent.inProgress.step.decide', FAILING),
             decide: {
               always: [{ guard: 'shouldStop', target: AFTER_EXECUTION }, { target: 'beforeStep' }],
             },
@@ -396,6 +512,47 @@ function acceptsWork() {
     execute: { target: '#agent.inProgress', actions: 'startExecution' },
     'user.message': { target: '#agent.inProgress', actions: ['appendUserMessage', 'startExecution'] },
   } as const;
+}
+
+/** In `pending`, a state saved while awaiting approval continues there, with the decisions it carries. */
+function acceptsWorkOrDecisions() {
+  return {
+    execute: [
+      {
+        guard: 'awaitsApproval',
+        target: '#agent.inProgress.step.awaitingApproval',
+        actions: 'startExecution',
+      },
+      acceptsWork().execute,
+    ],
+    'user.message': [{ guard: 'awaitsApproval', actions: 'refuseEvent' }, acceptsWork()['user.message']],
+  } as const;
+}
+
+/** A decision on a pending call is recorded; one on any other id is refused, and changes nothing. */
+function decisionTransitions() {
+  return [
+    { guard: 'isPendingCall', actions: ['recordDecision', 'emitApprovalDecided'] },
+    { actions: 'refuseEvent' },
+  ] as const;
+}
+
+function toDecision(event: LoopEvent): [string, ApprovalDecision] {
+  if (event.type === 'approve') return [event.toolCallId, { type: 'approve' }];
+  if (event.type === 'reject') return [event.toolCallId, { type: 'reject', reason: event.reason }];
+  if (event.type === 'edit') return [event.toolCallId, { type: 'edit', args: event.input }];
+  throw new TypeError(`not a decision: ${event.type}`);
+}
+
+/** Milliseconds left of the run's time budget (maxSeconds, deadline), or null without one. */
+function timeLimitOf(context: LoopContext): number | null {
+  const { budget, state } = context;
+  const started = state.execution()?.startedAtMs() ?? now();
+  const limits: number[] = [];
+  if (budget.maxSeconds !== null) limits.push(started + budget.maxSeconds * 1000);
+  if (budget.deadline !== null) limits.push(budget.deadline.getTime());
+  if (limits.length === 0) return null;
+  return Math.max(0, Math.min(...limits) - now());
 }
 
 /** A stop exception records StopRequested and goes on to `stopTarget`; any other error fails the run. */

@@ -52,6 +52,7 @@ export {
   type Agent,
   type AgentActor,
   AgentRuntimeError,
+  type ApprovalInput,
   type CreateActorOptions,
   createAgent,
   type ExecuteOptions,
@@ -83,6 +84,7 @@ export {
 } from './testing/agent-test-model';
 export { type InvariantInput, invariantViolations } from './testing/invariants';
 export {
+  type ApprovalCheckOptions,
   defineTool,
   type Tool,
   type ToolExecuteOptions,

@@ -30,12 +30,13 @@ import { type ResponseSchema, structuredOutputGuard } from '../hooks/structured-
 import { NoSessionStoreError, SessionNotFoundError } from '../persistence/errors';
 import type { ResponseFormat } from '../state/agent-context';
 import type { AgentState } from '../state/agent-state';
+import { type ApprovalDecision, ApprovalError } from '../state/approval';
 import { AgentMachineError } from '../state/errors';
 import { ExecutionBudget } from '../state/execution-budget';
 import type { ReportEvent } from '../state/loop-events';
 import { DEFAULT_MAX_DEPTH } from '../subagents/subagent-definition';
 import { subagentResults, subagentTool } from '../subagents/subagent-tool';
-import type { Tool, ToolSet } from '../tools/define-tool';
+import { type Tool, type ToolSet, validateInput } from '../tools/define-tool';
 import { executeTools } from '../tools/tool-executor';
 import { type AgentDefinition, checkDefinition, type SubagentDefinition } from './agent-definition';
 
@@ -52,6 +53,8 @@ export interface CreateActorOptions {
   readonly parent?: AnyActorRef;
   /** Checkpoint to the agent's store under this session, whose stored version is `version`. */
   readonly session?: LoopSession;
+  /** XState's clock for delayed transitions (the approval timeout); `SimulatedClock` in tests. */
+  readonly clock?: ActorOptions<typeof agentLoop>['clock'];
 }
 
 export interface ExecuteOptions extends Omit<CreateActorOptions, 'session'> {
@@ -90,6 +93,19 @@ export interface Agent {
    * execution already ended is returned as it is.
    */
   resume(sessionId: string, options?: Omit<ExecuteOptions, 'sessionId'>): Promise<AgentState>;
+  /**
+   * Delivers a person's decisions on tool calls awaiting approval (`state.pendingApprovals()`) and
+   * continues the run: approved calls execute, edited ones with the new (validated) input,
+   * rejected ones are recorded as blocked with the reason, which the model is told. `target` is
+   * the state `execute` returned, or a session id whose checkpoint awaits approval. Raises
+   * ApprovalError for an id that is not pending or an edit the tool's schema refuses; nothing runs
+   * twice. Resolves like `execute`: at the outcome, or waiting again if calls are left undecided.
+   */
+  decide(
+    target: AgentState | string,
+    decisions: readonly ApprovalInput[],
+    options?: Omit<ExecuteOptions, 'sessionId'>,
+  ): Promise<AgentState>;
   /** The machine input for a run of `state` (its budget: the definition's unless given). */
   inputFor(state: AgentState, budget?: ExecutionBudget, session?: LoopSession): LoopInput;
   /** The XState actor (not started): starts in `pending`; send `execute`, `user.message`, `stop`. */
@@ -144,6 +160,7 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
     errorPolicy(definition.errorPolicy),
   ];
   const toolHooks = [
+    approvalDecisions,
     ...(subagentNames.size ? [subagentResults(subagentNames)] : []),
     ...userHooks.filter((h) => h.beforeToolUse || h.afterToolUse),
   ];
@@ -229,23 +246,29 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
           input.error ? { signal, error: input.error } : { signal },
         ),
       ),
-      driver: fromPromise<AgentState, StepInput>(async ({ input, signal }) =>
-        driver.infer(input.state, { signal, tools: toolsFor(input.self), report: reporter(input.self) }),
-      ),
+      driver: fromPromise<AgentState, StepInput>(async ({ input, signal }) => {
+        const answered = await driver.infer(input.state, {
+          signal,
+          tools: toolsFor(input.self),
+          report: reporter(input.self),
+        });
+        return requestApprovals(answered, tools);
+      }),
       checkpoint: fromPromise<number, CheckpointInput>(({ input }) => {
         if (!store) throw new NoSessionStoreError('Checkpointing');
         return store.save(input.session.id, input.state, input.session.version);
       }),
-      toolExecutor: fromPromise<AgentState, StepInput>(({ input, signal }) =>
-        executeTools(input.state, {
+      toolExecutor: fromPromise<AgentState, StepInput>(async ({ input, signal }) => {
+        const done = await executeTools(input.state, {
           tools: toolsFor(input.self),
           hooks: toolHooks,
           signal,
           concurrency: definition.toolConcurrency,
           timeoutMs: definition.toolTimeoutMs,
           report: reporter(input.self),
-        }),
-      ),
+        });
+        return done.withApprovalCleared();
+      }),
     },
   });
 
@@ -278,6 +301,7 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
       return createActor(machine, { input: agent.inputFor(state, runBudget, session), ...actorOptions });
     },
     async execute(state, options = {}) {
+      if (state.approval()) throw approvalPending(state);
       const { signal, sessionId, ...actorOptions } = options;
       if (sessionId === undefined) return runToOutcome(agent.createActor(state, actorOptions), signal);
       if (!store) throw new NoSessionStoreError('execute(state, { sessionId })');
@@ -289,6 +313,24 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
         agent.createActor(started, { ...actorOptions, session: { id: sessionId, version } }),
         signal,
       );
+    },
+    async decide(target, decisions, options = {}) {
+      const { signal, ...actorOptions } = options;
+      let stored: { state: AgentState; version: number } | null = null;
+      if (typeof target === 'string') {
+        if (!store) throw new NoSessionStoreError('decide(sessionId, ...)');
+        stored = await store.load(target);
+        if (!stored) throw new SessionNotFoundError(target);
+      }
+      let state = stored?.state ?? (target as AgentState);
+      for (const decision of decisions) {
+        if (decision.type === 'edit') await checkEdit(state, decision.toolCallId, decision.args, tools);
+        const { toolCallId, ...rest } = decision;
+        state = state.withApprovalDecision(toolCallId, rest as ApprovalDecision);
+      }
+      const session =
+        typeof target === 'string' ? { id: target, version: stored?.version ?? null } : undefined;
+      return runToOutcome(agent.createActor(state, { ...actorOptions, session }), signal);
     },
     async resume(sessionId, options = {}) {
       if (!store) throw new NoSessionStoreError('resume(sessionId)');
@@ -311,7 +353,70 @@ function jsonResponseFormat(schema: ResponseSchema): ResponseFormat {
   return { type: 'json', schema: z.toJSONSchema(schema, { target: 'draft-7' }) as Record<string, unknown> };
 }
 
+/** A decision as `agent.decide()` takes it. */
+export type ApprovalInput = { readonly toolCallId: string } & ApprovalDecision;
+
+/** Marks the calls of a new step whose tools need a person's approval. */
+async function requestApprovals(state: AgentState, tools: ToolSet): Promise<AgentState> {
+  const step = state.currentStep();
+  if (!step?.hasToolCalls()) return state;
+  const ids: string[] = [];
+  for (const call of step.requestedToolCalls()) {
+    const rule = Object.hasOwn(tools, call.name) ? tools[call.name]?.needsApproval : undefined;
+    const needed =
+      typeof rule === 'function'
+        ? await rule(call.args, { toolCallId: call.id, state, messages: [...state.messages()], context: {} })
+        : rule === true;
+    if (needed) ids.push(call.id);
+  }
+  return ids.length ? state.withApprovalRequested(ids) : state;
+}
+
+/** Carries out a person's decisions when the approved step's tools run. */
+const approvalDecisions: Hook = {
+  name: 'approvalDecisions',
+  beforeToolUse: (state, { toolCall }) => {
+    const decision = state.approval()?.decisions[toolCall.id];
+    if (decision?.type === 'reject') {
+      return { block: `Rejected by a person${decision.reason ? `: ${decision.reason}` : ''}` };
+    }
+    if (decision?.type === 'edit') return { args: decision.args };
+    return undefined;
+  },
+};
+
+async function checkEdit(
+  state: AgentState,
+  toolCallId: string,
+  args: unknown,
+  tools: ToolSet,
+): Promise<void> {
+  const call = state
+    .currentStep()
+    ?.requestedToolCalls()
+    .find((c) => c.id === toolCallId);
+  const tool = call && Object.hasOwn(tools, call.name) ? tools[call.name] : undefined;
+  if (!call || !tool) return; // withApprovalDecision reports the id as not pending
+  const result = await validateInput(tool.inputSchema, args);
+  if (!result.ok) {
+    throw new ApprovalError(
+      'APPROVAL_INVALID_EDIT',
+      `Edited input for tool call '${toolCallId}' (${call.name}) is invalid: ${result.issues.join('; ')}; nothing was changed.`,
+      toolCallId,
+    );
+  }
+}
+
+function approvalPending(state: AgentState): ApprovalError {
+  const pending = state.pendingApprovals().map((p) => p.toolCallId);
+  return new ApprovalError(
+    'APPROVAL_PENDING',
+    `The run waits for approval of ${pending.join(', ') || 'its tool calls'}: deliver the decisions with agent.decide(state, decisions) before a new message or execution.`,
+  );
+}
+
 const outcomes = ['completed', 'stopped', 'failed'] as const;
+const waitingForApproval = { inProgress: { step: { awaitingApproval: 'waiting' } } } as const;
 
 /** Starts the actor, sends `execute`, resolves with the state at its outcome, and stops the actor. */
 function runToOutcome(actor: AgentActor, signal: AbortSignal | undefined): Promise<AgentState> {
@@ -337,7 +442,9 @@ function awaitOutcome(actor: AgentActor, signal: AbortSignal | undefined): Promi
     };
     const subscription = actor.subscribe({
       next: (snapshot) => {
-        if (outcomes.some((o) => snapshot.matches(o))) finish(() => resolve(snapshot.context.state));
+        if (outcomes.some((o) => snapshot.matches(o)) || snapshot.matches(waitingForApproval)) {
+          finish(() => resolve(snapshot.context.state));
+        }
       },
       error: (error) => {
         const state = actor.getSnapshot().context.state;

@@ -1,6 +1,7 @@
 import { AgentContext, type MessageStore, type ResponseFormat } from './agent-context';
 import { AgentError } from './agent-error';
 import { AgentStep } from './agent-step';
+import { type ApprovalDecision, ApprovalError, ApprovalRequest, type PendingApproval } from './approval';
 import type { AgentStepType } from './agent-step-type';
 import type { AppendOnlyList } from './append-only-list';
 import { ExecutionState } from './execution-state';
@@ -183,6 +184,16 @@ export class AgentState {
     }
     return null;
   }
+  /** The tool-call approval the step in flight waits for, with the decisions taken so far; or null. */
+  approval(): ApprovalRequest | null {
+    return this.props.execution?.approval() ?? null;
+  }
+  /** The tool calls still waiting for a person's decision (`agent.decide()` delivers them). */
+  pendingApprovals(): readonly PendingApproval[] {
+    const approval = this.approval();
+    const step = this.currentStep();
+    return approval && step ? ApprovalRequest.pending(approval, step.requestedToolCalls()) : [];
+  }
   /** The stop signal of highest priority raised in this execution. */
   stopSignal(): StopSignal | null {
     return this.props.execution?.continuation().highestStopSignal() ?? null;
@@ -297,6 +308,24 @@ export class AgentState {
   /** Sets the step in flight (the driver's result); its output shows in `messages()` at once. */
   withCurrentStep(step: AgentStep): AgentState {
     return this.withExecution(this.ensureExecution().withCurrentStep(step));
+  }
+  /** The step in flight waits for a person's decision on these tool calls (in the model's order). */
+  withApprovalRequested(toolCallIds: readonly string[], at = Date.now()): AgentState {
+    return this.withExecution(this.ensureExecution().withApproval(ApprovalRequest.of(toolCallIds, at)));
+  }
+  /**
+   * Takes a person's decision on a pending tool call. Raises ApprovalError (APPROVAL_NOT_PENDING)
+   * for an id that is not pending or already decided, and changes nothing then.
+   */
+  withApprovalDecision(toolCallId: string, decision: ApprovalDecision): AgentState {
+    const approval = this.approval();
+    if (!approval) throw ApprovalError.notPending(toolCallId, []);
+    const decided = ApprovalRequest.withDecision(approval, toolCallId, decision);
+    return this.withExecution(this.ensureExecution().withApproval(decided));
+  }
+  /** The decisions have been carried out (the approved calls ran): no approval is pending. */
+  withApprovalCleared(): AgentState {
+    return this.approval() ? this.withExecution(this.ensureExecution().withApproval(null)) : this;
   }
   /**
    * Records the step in flight as a StepExecution and moves its output messages into the store,

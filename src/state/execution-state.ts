@@ -1,4 +1,5 @@
 import type { AgentError } from './agent-error';
+import type { ApprovalRequest } from './approval';
 import type { AgentStep } from './agent-step';
 import { AppendOnlyList } from './append-only-list';
 import { ExecutionContinuation } from './execution-continuation';
@@ -18,6 +19,8 @@ interface ExecutionStateProps {
   readonly continuation: ExecutionContinuation;
   readonly currentStepStartedAt: number | null;
   readonly currentStep: AgentStep | null;
+  /** Tool calls of the step in flight waiting for a person; the step is then kept when serialized. */
+  readonly approval: ApprovalRequest | null;
   /** Errors that happened outside any step (hooks before or after the steps). */
   readonly errors: readonly AgentError[];
   /** Sum of the usage of `stepExecutions`, kept so that reading usage never walks the history. */
@@ -42,6 +45,7 @@ export class ExecutionState {
       continuation: ExecutionContinuation.fresh(),
       currentStepStartedAt: null,
       currentStep: null,
+      approval: null,
       errors: [],
       completedUsage: Usage.zero,
     });
@@ -142,8 +146,15 @@ export class ExecutionState {
       ...this.props,
       currentStepStartedAt: at,
       currentStep: null,
+      approval: null,
       continuation: this.props.continuation.withContinuationRequested(false),
     });
+  }
+  approval(): ApprovalRequest | null {
+    return this.props.approval;
+  }
+  withApproval(approval: ApprovalRequest | null): ExecutionState {
+    return new ExecutionState({ ...this.props, approval });
   }
   withCurrentStep(step: AgentStep): ExecutionState {
     return new ExecutionState({ ...this.props, currentStep: step });
@@ -167,6 +178,7 @@ export class ExecutionState {
       completedUsage: Usage.add(this.props.completedUsage, step.usage()),
       currentStep: null,
       currentStepStartedAt: null,
+      approval: null,
       continuation: this.props.continuation.withContinuationRequested(false),
     });
   }
@@ -174,21 +186,36 @@ export class ExecutionState {
     return new ExecutionState({ ...this.props, status, completedAt: at });
   }
 
-  /** The serialized form: transient fields (`currentStep`, `currentStepStartedAt`) are left out. */
+  /**
+   * The serialized form. The step in flight (`currentStep`, `currentStepStartedAt`) is transient
+   * and left out, unless it waits for approval: then it is kept, so that a person's decision can
+   * be delivered to another process.
+   */
   toJSON() {
-    return this.serialize((s) => s.toJSON());
+    return this.serialize((step) => step.toJSON());
   }
 
-  /** The serialized form with each step execution written by `step`. */
-  serialize<T>(step: (stepExecution: StepExecution) => T) {
+  /** The serialized form with each step (recorded, or awaiting approval) written by `encodeStep`. */
+  serialize<T>(encodeStep: (step: AgentStep) => T) {
+    const { approval, currentStep } = this.props;
     return {
       executionId: this.props.executionId,
       status: this.props.status,
       startedAt: new Date(this.props.startedAt).toISOString(),
       completedAt: this.props.completedAt === null ? null : new Date(this.props.completedAt).toISOString(),
-      stepExecutions: this.props.stepExecutions.toArray().map(step),
+      stepExecutions: this.props.stepExecutions.toArray().map((s) => ({ ...s.toJSON(), step: encodeStep(s.step()) })),
       continuation: this.props.continuation.toJSON(),
       errors: this.props.errors,
+      awaitingApproval:
+        approval && currentStep
+          ? {
+              step: encodeStep(currentStep),
+              startedAt: new Date(this.props.currentStepStartedAt ?? approval.requestedAt).toISOString(),
+              requestedAt: new Date(approval.requestedAt).toISOString(),
+              toolCallIds: approval.toolCallIds,
+              decisions: approval.decisions,
+            }
+          : null,
     };
   }
 }

@@ -3,6 +3,7 @@ export { AgentError } from './agent-error';
 export { AgentState, type AgentStateProps, type LlmConfig } from './agent-state';
 export { AgentStep, InferenceResponse } from './agent-step';
 export { AgentStepType } from './agent-step-type';
+export { type ApprovalDecision, ApprovalError, ApprovalRequest, type PendingApproval } from './approval';
 export { AppendOnlyList } from './append-only-list';
 export { AgentMachineError, InvalidArgumentError, InvalidStateError } from './errors';
 export { type BudgetLimits, type BudgetUsage, ExecutionBudget } from './execution-budget';

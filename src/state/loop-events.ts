@@ -1,5 +1,6 @@
 import type { AgentError } from './agent-error';
 import type { AgentStepType } from './agent-step-type';
+import type { ApprovalDecision, PendingApproval } from './approval';
 import type { ExecutionStatus } from './execution-status';
 import type { StopReason } from './stop-reason';
 import type { StopSignal } from './stop-signal';
@@ -68,6 +69,18 @@ export type AgentEvent =
       readonly source: string | null;
     })
   | (EventIds & { readonly type: 'error'; readonly stepNumber: number; readonly error: AgentError })
+  | (EventIds & {
+      readonly type: 'approval.requested';
+      readonly stepNumber: number;
+      readonly toolCalls: readonly PendingApproval[];
+    })
+  | (EventIds & {
+      readonly type: 'approval.decided';
+      readonly stepNumber: number;
+      readonly toolCallId: string;
+      readonly decision: ApprovalDecision;
+    })
+  | (EventIds & { readonly type: 'event.refused'; readonly event: string; readonly error: AgentError })
   | ReportEvent;
 
 export type LoopEmitted = AgentEvent;

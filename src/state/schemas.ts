@@ -101,6 +101,19 @@ const stepExecutionShape = {
 export const stepExecutionSchema = z.strictObject({ ...stepExecutionShape, step: agentStepSchema });
 const storedStepExecutionSchema = z.strictObject({ ...stepExecutionShape, step: storedStepSchema });
 
+export const approvalDecisionSchema = z.union([
+  z.strictObject({ type: z.literal('approve') }),
+  z.strictObject({ type: z.literal('reject'), reason: z.string().optional() }),
+  z.strictObject({ type: z.literal('edit'), args: jsonValueSchema }),
+]);
+
+const approvalShape = {
+  startedAt: timestamp,
+  requestedAt: timestamp,
+  toolCallIds: z.array(z.string().min(1)),
+  decisions: z.record(z.string(), approvalDecisionSchema),
+};
+
 const executionShape = {
   executionId: z.string().min(1),
   status: z.enum(executionStatuses),
@@ -112,10 +125,12 @@ const executionShape = {
 export const executionStateSchema = z.strictObject({
   ...executionShape,
   stepExecutions: z.array(stepExecutionSchema),
+  awaitingApproval: z.strictObject({ ...approvalShape, step: agentStepSchema }).nullable(),
 });
 const storedExecutionStateSchema = z.strictObject({
   ...executionShape,
   stepExecutions: z.array(storedStepExecutionSchema),
+  awaitingApproval: z.strictObject({ ...approvalShape, step: storedStepSchema }).nullable(),
 });
 
 export const responseFormatSchema = z.union([

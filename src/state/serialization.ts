@@ -4,6 +4,7 @@ import type { AgentError } from './agent-error';
 import { AgentState, type AgentStateProps } from './agent-state';
 import { AgentStep, InferenceResponse } from './agent-step';
 import { AppendOnlyList } from './append-only-list';
+import type { ApprovalRequest } from './approval';
 import { InvalidStateError } from './errors';
 import { ExecutionContinuation } from './execution-continuation';
 import { ExecutionState } from './execution-state';
@@ -174,9 +175,21 @@ function decodeExecution(json: StoredExecutionStateJSON, inputs: StepInputs): Ex
     stepExecutions: AppendOnlyList.of(steps),
     continuation: decodeContinuation(json.continuation),
     errors: json.errors.map(decodeError),
-    currentStepStartedAt: null,
-    currentStep: null,
+    ...decodeApproval(json.awaitingApproval, inputs),
   });
+}
+
+function decodeApproval(json: StoredExecutionStateJSON['awaitingApproval'], inputs: StepInputs) {
+  if (json === null) return { currentStep: null, currentStepStartedAt: null, approval: null };
+  return {
+    currentStep: decodeStep(json.step, inputs(json.step, 'execution.awaitingApproval.step.inputMessages')),
+    currentStepStartedAt: ms(json.startedAt),
+    approval: Object.freeze({
+      requestedAt: ms(json.requestedAt),
+      toolCallIds: Object.freeze([...json.toolCallIds]),
+      decisions: Object.freeze({ ...json.decisions }) as ApprovalRequest['decisions'],
+    }),
+  };
 }
 
 const inlineInputs = (step: StoredStepJSON) => (step.inputMessages as MessageJSON[]).map(decodeMessage);
@@ -299,12 +312,6 @@ export function encodeAgentState(props: AgentStateProps) {
     execution:
       execution === null
         ? null
-        : execution.serialize((s) => {
-            const json = s.toJSON();
-            return {
-              ...json,
-              step: { ...json.step, inputMessages: encodeInputs(s.step().inputMessageList()) },
-            };
-          }),
+        : execution.serialize((step) => ({ ...step.toJSON(), inputMessages: encodeInputs(step.inputMessageList()) })),
   };
 }

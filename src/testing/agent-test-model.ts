@@ -1,5 +1,5 @@
 import { getAdjacencyMap, getShortestPaths, getSimplePaths, type StatePath } from '@xstate/graph';
-import type { AnyEventObject, InspectionEvent, SnapshotFrom } from 'xstate';
+import { type AnyEventObject, type InspectionEvent, SimulatedClock, type SnapshotFrom } from 'xstate';
 import { z } from 'zod';
 import type { LoopContext, LoopSession } from '../../machines/agentLoop';
 import type { Driver } from '../drivers/driver';
@@ -26,6 +26,11 @@ import { invariantViolations } from './invariants';
 export const PROBE_TOOL = 'probe';
 /** The subagent the test model's model may call; it answers at once. */
 export const PROBE_SUBAGENT = 'helper';
+/** The tool that needs a person's approval; it runs at once when approved. */
+export const PROBE_GATE = 'gate';
+const APPROVAL_TIMEOUT_EVENT = 'xstate.after.approvalTimeout.agent.inProgress.step.awaitingApproval.waiting';
+/** The time budget of the test model (its approval wait can time out). */
+const TIME_LIMIT_SECONDS = 3_600;
 
 type Snapshot = SnapshotFrom<Agent['machine']>;
 /** An event of a path: a machine event, tagged with the behaviour the puppets must play. */
@@ -47,6 +52,10 @@ export interface AgentTestModelOptions {
   readonly executions?: number;
   /** Checkpoint to a probe session store whose saves succeed or fail as the path says. Default true. */
   readonly probeStore?: boolean;
+  /** Let the model call a tool that needs approval, and explore decisions and the timeout. Default true. */
+  readonly approvals?: boolean;
+  /** Start from a state saved while awaiting approval (as `agent.decide()` does). Default false. */
+  readonly startAwaitingApproval?: boolean;
 }
 
 /** What a path's run saw at one step: the real actor's snapshot, and the events emitted so far. */
@@ -108,7 +117,10 @@ const hookStageOf: Record<string, StageName> = {
  * }
  */
 export function createAgentTestModel(options: AgentTestModelOptions = {}) {
-  const budget = options.budget ?? new ExecutionBudget({ maxSteps: 2, maxTokens: 1_000 });
+  const budget =
+    options.budget ?? new ExecutionBudget({ maxSteps: 2, maxTokens: 1_000, maxSeconds: TIME_LIMIT_SECONDS });
+  const approvals = options.approvals ?? true;
+  const timeLimit = budget.maxSeconds !== null || budget.deadline !== null;
   const probeHooks = options.probeHooks ?? true;
   const withSubagent = options.subagent ?? true;
   const executions = options.executions ?? 2;
@@ -118,7 +130,11 @@ export function createAgentTestModel(options: AgentTestModelOptions = {}) {
 
   const definition = (puppet: Puppet | null): AgentDefinition => ({
     driver: puppetDriver(puppet),
-    tools: { ...options.tools, [PROBE_TOOL]: probeTool(puppet) },
+    tools: {
+      ...options.tools,
+      [PROBE_TOOL]: probeTool(puppet),
+      ...(approvals ? { [PROBE_GATE]: gateTool } : {}),
+    },
     hooks: [...(probeHooks ? [puppetHooks(puppet)] : []), ...(options.hooks ?? [])],
     budget,
     errorPolicy: options.errorPolicy ?? { maxConsecutiveErrorSteps: 2 },
@@ -127,13 +143,10 @@ export function createAgentTestModel(options: AgentTestModelOptions = {}) {
   });
   // The machine that paths are computed on: the real one, with this configuration's guards.
   const graphAgent = createAgent(definition(null));
-  const input = graphAgent.inputFor(
-    AgentState.empty({ agentId: 'model' }).withUserMessage('task'),
-    undefined,
-    session,
-  );
+  const initial = initialState(options.startAwaitingApproval ?? false);
+  const input = graphAgent.inputFor(initial, undefined, session);
 
-  const eventOptions = { withSubagent, executions, probeHooks };
+  const eventOptions = { withSubagent, executions, probeHooks, approvals, timeLimit };
   // A situation the runtime leaves by itself cannot be observed at rest: no path may end there.
   const restless = (snapshot: Snapshot) => {
     const next = eventsFor(snapshot, eventOptions);
@@ -143,7 +156,7 @@ export function createAgentTestModel(options: AgentTestModelOptions = {}) {
     input,
     events: (snapshot: Snapshot) => eventsFor(snapshot, eventOptions),
     serializeState: (snapshot: Snapshot) => abstractState(snapshot),
-    serializeEvent: (event: ModelEvent) => `${event.type}:${event.behaviour ?? ''}`,
+    serializeEvent: (event: ModelEvent) => `${event.type}:${event.behaviour ?? ''}:${event.toolCallId ?? ''}`,
   };
   const toPaths = (paths: StatePath<Snapshot, ModelEvent>[]): AgentTestPath[] =>
     paths
@@ -153,7 +166,7 @@ export function createAgentTestModel(options: AgentTestModelOptions = {}) {
         return {
           description: describe(path),
           events,
-          run: (check) => runPath(path, definition, coverage, budget, session, check),
+          run: (check) => runPath(path, definition, coverage, budget, session, initial, check),
         };
       });
 
@@ -211,7 +224,13 @@ const failed = (actor: string, error: unknown, behaviour: string): ModelEvent =>
 /** The events possible in a situation, with the outputs the puppets will produce. */
 function eventsFor(
   snapshot: Snapshot,
-  options: { withSubagent: boolean; executions: number; probeHooks: boolean },
+  options: {
+    withSubagent: boolean;
+    executions: number;
+    probeHooks: boolean;
+    approvals: boolean;
+    timeLimit: boolean;
+  },
 ): ModelEvent[] {
   const { state } = snapshot.context as LoopContext;
   const value = JSON.stringify(snapshot.value);
@@ -241,17 +260,33 @@ function eventsFor(
       events.push(failed('hooks', new AgentStopError('probe hook stops'), 'stop'));
     }
   } else if (value.includes('"inference"')) {
-    const answers = ['toolCall', 'final', ...(options.withSubagent ? ['subagent'] : [])];
+    const answers = [
+      'toolCall',
+      'final',
+      ...(options.withSubagent ? ['subagent'] : []),
+      ...(options.approvals ? ['approvalCall'] : []),
+    ];
     for (const answer of answers) events.push(done('driver', modelAnswer(state, answer), answer));
     events.push(failed('driver', new Error('model unavailable'), 'error'));
     events.push(failed('driver', new AgentStopError('model stops'), 'stop'));
+  } else if (value.includes('"waiting"')) {
+    const pending = state.pendingApprovals()[0]?.toolCallId ?? 'none';
+    events.push(
+      { type: 'approve', toolCallId: pending },
+      { type: 'reject', toolCallId: pending, reason: 'no' },
+    );
+    events.push({ type: 'edit', toolCallId: pending, input: { n: 99 } });
+    for (const type of ['approve', 'reject', 'edit'])
+      events.push({ type, toolCallId: 'not-pending', input: { n: 1 } });
+    events.push({ type: 'user.message', text: 'meanwhile' }, { type: 'execute' });
+    if (options.timeLimit) events.push({ type: APPROVAL_TIMEOUT_EVENT, behaviour: 'timeout' });
   } else if (value.includes('"saving"')) {
     events.push(done('checkpoint', state, 'saved'));
     events.push(failed('checkpoint', new Error('probe store failed'), 'fail'));
   } else if (value.includes('"tools"')) {
     const calls = state.currentStep()?.requestedToolCalls() ?? [];
-    if (calls.some((c) => c.name === PROBE_SUBAGENT)) {
-      // The helper answers at once: nothing else can happen while it runs.
+    if (calls.some((c) => c.name === PROBE_SUBAGENT || c.name === PROBE_GATE)) {
+      // The helper and the gate answer at once: nothing else can happen while they run.
       return [done('toolExecutor', toolOutcome(state, 'ok'), AUTO)];
     } else {
       events.push(done('toolExecutor', toolOutcome(state, 'ok'), 'ok'));
@@ -295,8 +330,20 @@ function abstractState(snapshot: Snapshot): string {
       : null,
     // what `decide` reads once the step is recorded: the last step's calls and its continuation
     last: lastStepOf(state),
+    approval: approvalOf(state),
     failing: error !== null,
   });
+}
+
+function approvalOf(state: AgentState) {
+  const approval = state.approval();
+  if (!approval) return null;
+  return [
+    state.pendingApprovals().length,
+    Object.values(approval.decisions)
+      .map((d) => d.type)
+      .sort(),
+  ];
 }
 
 function lastStepOf(state: AgentState) {
@@ -330,9 +377,11 @@ function modelAnswer(state: AgentState, answer: string): AgentState {
       ? { id: `probe-${state.executionCount()}-${n}`, name: PROBE_TOOL, args: { n } }
       : answer === 'subagent'
         ? { id: `helper-${state.executionCount()}-${n}`, name: PROBE_SUBAGENT, args: { task: `part ${n}` } }
-        : null;
+        : answer === 'approvalCall'
+          ? { id: `gate-${state.executionCount()}-${n}`, name: PROBE_GATE, args: { n } }
+          : null;
   const text = call ? '' : `answer ${n}`;
-  return state.withCurrentStep(
+  const answered = state.withCurrentStep(
     AgentStep.of({
       inputMessages: state.messageList(),
       outputMessages: [Message.assistant(text, call ? [call] : [])],
@@ -344,6 +393,7 @@ function modelAnswer(state: AgentState, answer: string): AgentState {
       }),
     }),
   );
+  return call?.name === PROBE_GATE ? answered.withApprovalRequested([call.id], 0) : answered;
 }
 
 function toolOutcome(state: AgentState, outcome: 'ok' | 'fail'): AgentState {
@@ -352,6 +402,12 @@ function toolOutcome(state: AgentState, outcome: 'ok' | 'fail'): AgentState {
   const executions = step.requestedToolCalls().map((call) => {
     if (call.name === PROBE_SUBAGENT)
       return ToolExecution.succeeded(call, 'helped', 0, 0).withUsage(Usage.of(SUBAGENT_USAGE));
+    if (call.name === PROBE_GATE) {
+      const decision = state.approval()?.decisions[call.id];
+      return decision?.type === 'reject'
+        ? ToolExecution.blocked(call, 'rejected', 0)
+        : ToolExecution.succeeded(call, 'opened', 0, 0);
+    }
     return outcome === 'ok'
       ? ToolExecution.succeeded(call, 'ok', 0, 0)
       : ToolExecution.failed(call, new Error('probe failed'), 0, 0);
@@ -436,6 +492,20 @@ function probeTool(puppet: Puppet | null) {
   });
 }
 
+const gateTool = defineTool({
+  description: 'A tool a person must approve',
+  inputSchema: z.object({ n: z.number() }),
+  needsApproval: true,
+  execute: async () => 'opened',
+});
+
+/** The state a path starts from: a task, or a step saved while awaiting approval of a gate call. */
+function initialState(awaitingApproval: boolean): AgentState {
+  const fresh = AgentState.empty({ agentId: 'model' }).withUserMessage('task');
+  if (!awaitingApproval) return fresh;
+  return modelAnswer(fresh.withExecutionStarted(0).withStepStarted(0), 'approvalCall');
+}
+
 const probeSubagent: SubagentDefinition = {
   description: 'A helper that answers at once',
   driver: {
@@ -504,14 +574,17 @@ async function runPath(
   coverage: Coverage,
   budget: ExecutionBudget,
   session: LoopSession | undefined,
+  initial: AgentState,
   check?: (step: AgentTestStep) => void | Promise<void>,
 ): Promise<AgentState> {
   const puppet = new Puppet();
   const agent = createAgent(definition(puppet));
   const events: AgentEvent[] = [];
-  const actor = agent.createActor(AgentState.empty({ agentId: 'model' }).withUserMessage('task'), {
+  const clock = new SimulatedClock();
+  const actor = agent.createActor(initial, {
     inspect: (event: InspectionEvent) => coverage.record(event),
     session,
+    clock,
   });
   let failure: unknown;
   actor.subscribe({ error: (error) => (failure = error) });
@@ -524,7 +597,8 @@ async function runPath(
     for (const [i, step] of steps.entries()) {
       const event = step.event;
       index++;
-      deliver(actor, puppet, event, index);
+      if (event.type === APPROVAL_TIMEOUT_EVENT) clock.increment(TIME_LIMIT_SECONDS * 1000 + 1);
+      else deliver(actor, puppet, event, index);
       // A subagent call finishes by itself: the state before it is passed through, not rested in.
       if (isAuto(steps[i + 1]?.event)) continue;
       await settle(actor, puppet, index, event);
@@ -594,7 +668,9 @@ function settle(
 ): Promise<void> {
   const resting = () => {
     const value = JSON.stringify(actor.getSnapshot().value);
-    return ['"pending"', '"completed"', '"stopped"', '"failed"'].includes(value);
+    return (
+      ['"pending"', '"completed"', '"stopped"', '"failed"'].includes(value) || value.includes('"waiting"')
+    );
   };
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {

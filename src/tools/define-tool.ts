@@ -55,6 +55,23 @@ export interface Tool<INPUT = any, OUTPUT = unknown> {
   readonly execute?: (input: INPUT, options: DeclaredExecuteOptions) => OUTPUT | PromiseLike<OUTPUT>;
   /** Per-tool timeout in ms, overriding the agent's `toolTimeoutMs`. */
   readonly timeoutMs?: number;
+  /**
+   * A person must approve each call first (`true`, or a function of the call's input and the
+   * state): the run waits in `awaitingApproval` until `agent.decide()` or approve/reject/edit events.
+   */
+  readonly needsApproval?:
+    | boolean
+    | ((input: INPUT, options: ApprovalCheckOptions) => boolean | PromiseLike<boolean>);
+}
+
+/** What a `needsApproval` function gets beside the call's input (the AI SDK's fields included). */
+export interface ApprovalCheckOptions {
+  readonly toolCallId: string;
+  readonly state: AgentState;
+  // biome-ignore lint/suspicious/noExplicitAny: the AI SDK types these per tool; the loop passes the conversation and {}
+  messages: any[];
+  // biome-ignore lint/suspicious/noExplicitAny: see above
+  context: any;
 }
 
 export type ToolSet = Readonly<Record<string, Tool>>;
@@ -74,6 +91,9 @@ export function defineTool<S extends z.ZodType, OUTPUT>(tool: {
   inputSchema: S;
   execute: (input: z.output<S>, options: ToolExecuteOptions) => OUTPUT | Promise<OUTPUT>;
   timeoutMs?: number;
+  needsApproval?:
+    | boolean
+    | ((input: z.output<S>, options: ApprovalCheckOptions) => boolean | PromiseLike<boolean>);
 }): Tool<z.output<S>, OUTPUT> {
   return tool;
 }

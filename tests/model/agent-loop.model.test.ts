@@ -9,6 +9,12 @@ import { createAgentTestModel, ExecutionBudget } from '../../src/index';
 
 const withHooks = createAgentTestModel({ probeHooks: true });
 const withoutHooks = createAgentTestModel({ probeHooks: false });
+const fromApproval = createAgentTestModel({
+  probeHooks: false,
+  probeStore: false,
+  startAwaitingApproval: true,
+  executions: 1,
+});
 const simple = createAgentTestModel({
   probeHooks: false,
   budget: new ExecutionBudget({ maxSteps: 2 }),
@@ -21,6 +27,10 @@ describe('every transition, with hooks at every stage', () => {
 
 describe('every transition, without hooks', () => {
   for (const path of withoutHooks.transitionPaths()) it(path.description, () => path.run());
+});
+
+describe('every transition, from a state saved while awaiting approval', () => {
+  for (const path of fromApproval.transitionPaths()) it(path.description, () => path.run());
 });
 
 describe('every simple path of one execution, without hooks', () => {
@@ -46,10 +56,11 @@ describe('shortest paths', () => {
 
 describe('coverage', () => {
   it('takes every state and every transition of the chart', () => {
-    const a = withHooks.coverage();
-    const b = withoutHooks.coverage();
-    const missingStates = a.missingStates.filter((s) => b.missingStates.includes(s));
-    const missingTransitions = a.missingTransitions.filter((t) => b.missingTransitions.includes(t));
+    const [a, ...others] = [withHooks, withoutHooks, fromApproval].map((model) => model.coverage());
+    const everywhere = (missing: (c: typeof a) => string[]) =>
+      missing(a).filter((x) => others.every((c) => missing(c).includes(x)));
+    const missingStates = everywhere((c) => c.missingStates);
+    const missingTransitions = everywhere((c) => c.missingTransitions);
     expect(a.states.length).toBeGreaterThan(20);
     expect(a.transitions.length).toBeGreaterThan(40);
     expect(missingStates).toEqual([]);

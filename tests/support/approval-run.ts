@@ -1,0 +1,15 @@
+/** Child process of the approval restart test: runs until the agent waits for approval, then exits. */
+import { AgentState, SqliteSessionStore } from '../../src/index';
+import { approvalAgent, TRANSFER_LEDGER_ENV } from './approval-agent';
+
+const [db, sessionId] = process.argv.slice(2) as [string, string];
+const store = new SqliteSessionStore(db);
+const agent = approvalAgent(store, process.env[TRANSFER_LEDGER_ENV] ?? 'ledger.txt');
+const state = await agent.execute(AgentState.empty().withUserMessage('Pay Bob 40'), { sessionId });
+await store.close();
+console.log(
+  `waiting for approval of ${state
+    .pendingApprovals()
+    .map((p) => p.toolCallId)
+    .join(', ')}`,
+);

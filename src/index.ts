@@ -45,6 +45,39 @@ export type {
   ToolUseDecision,
 } from './hooks/hook';
 export { type ResponseSchema, structuredOutputGuard } from './hooks/structured-output-guard';
+export {
+  type AttachableActor,
+  buildRunView,
+  combineInspectors,
+  decodeTracedState,
+  InvalidTraceError,
+  NotARunError,
+  parseRun,
+  type RunInput,
+  type RunView,
+  type RunViewerOptions,
+  readTrace,
+  recordTrace,
+  renderRunView,
+  renderRunViewer,
+  sanitizeAgentContext,
+  sanitizeAgentEvent,
+  summarizeAgentState,
+  TRACE_FORMAT,
+  TRACE_VERSION,
+  type Trace,
+  type TraceActor,
+  type TraceAgent,
+  type TracedAgent,
+  type TraceEntry,
+  type TraceEntryKind,
+  type TraceEntryOf,
+  type TraceRecorder,
+  type TraceRecorderOptions,
+  traceSchema,
+  traceStates,
+  unpackState,
+} from './inspect/index';
 export * from './persistence/index';
 export type { SubagentDefinition } from './runtime/agent-definition';
 export { type AgentDefinition, InvalidDefinitionError } from './runtime/agent-definition';

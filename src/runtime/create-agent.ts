@@ -415,8 +415,14 @@ function approvalPending(state: AgentState): ApprovalError {
   );
 }
 
-const outcomes = ['completed', 'stopped', 'failed'] as const;
-const waitingForApproval = { inProgress: { step: { awaitingApproval: 'waiting' } } } as const;
+const outcomes = new Set(['completed', 'stopped', 'failed']);
+
+/** The run rests: at an outcome, or waiting for approval. Reads the value (cheaper than `matches`). */
+function isResting(value: unknown): boolean {
+  if (typeof value === 'string') return outcomes.has(value);
+  const step = (value as { inProgress?: { step?: { awaitingApproval?: string } } }).inProgress?.step;
+  return typeof step === 'object' && step?.awaitingApproval === 'waiting';
+}
 
 /** Starts the actor, sends `execute`, resolves with the state at its outcome, and stops the actor. */
 function runToOutcome(actor: AgentActor, signal: AbortSignal | undefined): Promise<AgentState> {
@@ -442,7 +448,7 @@ function awaitOutcome(actor: AgentActor, signal: AbortSignal | undefined): Promi
     };
     const subscription = actor.subscribe({
       next: (snapshot) => {
-        if (outcomes.some((o) => snapshot.matches(o)) || snapshot.matches(waitingForApproval)) {
+        if (isResting(snapshot.value)) {
           finish(() => resolve(snapshot.context.state));
         }
       },

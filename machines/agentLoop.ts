@@ -406,9 +406,9 @@ export const agentLoop = setup({
                 'emitStepFinished',
                 'emitContinuationEvaluated',
               ],
-              always: 'persist',
+              always: [{ guard: 'hasSession', target: 'persist' }, { target: 'decide' }],
             },
-            persist: persistStage('#agent.inProgress.step.decide', FAILING),
+            persist: { invoke: checkpointInvoke('#agent.inProgress.step.decide', FAILING) },
             decide: {
               always: [{ guard: 'shouldStop', target: AFTER_EXECUTION }, { target: 'beforeStep' }],
             },
@@ -477,19 +477,19 @@ function persistStage(done: string, failed: string) {
     initial: 'checkStore',
     states: {
       checkStore: { always: [{ guard: 'hasSession', target: 'saving' }, { target: done }] },
-      saving: {
-        invoke: {
-          id: 'checkpoint',
-          src: 'checkpoint',
-          input: ({ context }: { context: LoopContext }) => ({
-            state: context.state,
-            session: context.session!,
-          }),
-          onDone: { target: done, actions: 'assignVersion' },
-          onError: { target: failed, actions: 'recordCheckpointFailure' },
-        },
-      },
+      saving: { invoke: checkpointInvoke(done, failed) },
     },
+  } as const;
+}
+
+/** The `checkpoint` actor: saves the state, keeps the new version; a failed save fails the run. */
+function checkpointInvoke(done: string, failed: string) {
+  return {
+    id: 'checkpoint',
+    src: 'checkpoint',
+    input: ({ context }: { context: LoopContext }) => ({ state: context.state, session: context.session! }),
+    onDone: { target: done, actions: 'assignVersion' },
+    onError: { target: failed, actions: 'recordCheckpointFailure' },
   } as const;
 }
 

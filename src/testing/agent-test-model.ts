@@ -280,7 +280,7 @@ function eventsFor(
       events.push({ type, toolCallId: 'not-pending', input: { n: 1 } });
     events.push({ type: 'user.message', text: 'meanwhile' }, { type: 'execute' });
     if (options.timeLimit) events.push({ type: APPROVAL_TIMEOUT_EVENT, behaviour: 'timeout' });
-  } else if (value.includes('"saving"')) {
+  } else if (value.includes('"saving"') || value.includes('"persist"')) {
     events.push(done('checkpoint', state, 'saved'));
     events.push(failed('checkpoint', new Error('probe store failed'), 'fail'));
   } else if (value.includes('"tools"')) {

@@ -17,6 +17,7 @@ import {
   SqliteSessionStore,
 } from '../src/persistence/index';
 import { collectGarbage, median, now, printTable } from './harness';
+import { libraryAgent, question } from './workload';
 
 const STEPS = 200;
 const RUNS = 5;
@@ -115,7 +116,55 @@ export default async function run(): Promise<void> {
       `Save after every step of a ${STEPS}-step execution (median of ${RUNS}; state at step ${STEPS}: ${(size / 1024).toFixed(0)} KiB; files in ${tmpdir()})`,
       rows,
     );
+    await agentRuns(stores);
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * The same through the runtime: a 200-step agent run (scripted driver, one trivial tool) with
+ * `execute(state, { sessionId })` on each store, against the run without a store.
+ */
+async function agentRuns(stores: [string, () => SessionStore][]): Promise<void> {
+  const runOnce = async (store: SessionStore | undefined, sessionId: string) => {
+    const agent = libraryAgent(STEPS, store);
+    const start = now();
+    const state = await agent.execute(question(), store ? { sessionId } : {});
+    if (state.stepCount() !== STEPS) throw new Error(`expected ${STEPS} steps, got ${state.stepCount()}`);
+    return now() - start;
+  };
+  const timesFor = async (store: SessionStore | undefined, label: string) => {
+    await runOnce(store, `${label}-warmup`);
+    const times: number[] = [];
+    for (let r = 0; r < RUNS; r++) {
+      collectGarbage();
+      times.push(await runOnce(store, `${label}-${r}`));
+    }
+    return median(times);
+  };
+  const baseline = await timesFor(undefined, 'none');
+  const rows: Record<string, string | number>[] = [
+    {
+      store: 'no store',
+      'ms per run': baseline,
+      'µs per step': (baseline * 1000) / STEPS,
+      'ratio to no store': 1,
+    },
+  ];
+  for (const [name, create] of stores) {
+    const store = create();
+    try {
+      const ms = await timesFor(store, `agent-${name}`);
+      rows.push({
+        store: name,
+        'ms per run': ms,
+        'µs per step': (ms * 1000) / STEPS,
+        'ratio to no store': ms / baseline,
+      });
+    } finally {
+      await store.close();
+    }
+  }
+  printTable(`A ${STEPS}-step agent run checkpointing after every step (median of ${RUNS})`, rows);
 }

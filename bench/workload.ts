@@ -11,6 +11,7 @@ import {
   ExecutionBudget,
   InferenceResponse,
   Message,
+  type SessionStore,
   scriptedDriver,
   ToolExecution,
   Usage,
@@ -24,8 +25,9 @@ export const echo = defineTool({
 
 export const usagePerStep = { inputTokens: 10, outputTokens: 5 };
 
-export function libraryAgent(steps: number) {
+export function libraryAgent(steps: number, store?: SessionStore) {
   return createAgent({
+    store,
     driver: scriptedDriver([
       (state) =>
         state.stepCount() < steps - 1

@@ -9,7 +9,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AgentState, AgentStep, InferenceResponse, Message, ToolExecution, Usage } from '../src/index';
+import { AgentState } from '../src/index';
 import {
   FileSessionStore,
   InMemorySessionStore,
@@ -17,25 +17,10 @@ import {
   SqliteSessionStore,
 } from '../src/persistence/index';
 import { collectGarbage, median, now, printTable } from './harness';
-import { libraryAgent, question } from './workload';
+import { appendToolStep, libraryAgent, question } from './workload';
 
 const STEPS = 200;
 const RUNS = 5;
-
-function appendStep(state: AgentState, n: number): AgentState {
-  const call = { id: `call-${n}`, name: 'add', args: { a: n, b: 1 } };
-  const step = AgentStep.of({
-    inputMessages: state.messageList(),
-    outputMessages: [Message.assistant('', [call]), Message.toolResult(call, String(n + 1))],
-    inferenceResponse: InferenceResponse.of({
-      toolCalls: [call],
-      finishReason: 'tool-calls',
-      usage: Usage.of({ inputTokens: 10, outputTokens: 5 }),
-    }),
-    toolExecutions: [ToolExecution.succeeded(call, n + 1, 0, 1)],
-  });
-  return state.withStepStarted().withCurrentStep(step).withCurrentStepRecorded();
-}
 
 interface RunResult {
   totalMs: number;
@@ -49,7 +34,7 @@ async function execution(store: SessionStore | null, sessionId: string): Promise
   let state = AgentState.empty().withSystemPrompt('bench').withUserMessage('go').withExecutionStarted();
   let version: number | null = null;
   for (let i = 0; i < STEPS; i++) {
-    state = appendStep(state, i);
+    state = appendToolStep(state, i);
     if (store) {
       const before = now();
       version = await store.save(sessionId, state, version);
@@ -108,7 +93,7 @@ export default async function run(): Promise<void> {
     }
     const size = JSON.stringify(
       Array.from({ length: STEPS }).reduce<AgentState>(
-        (state, _, i) => appendStep(state, i),
+        (state, _, i) => appendToolStep(state, i),
         AgentState.empty().withSystemPrompt('bench').withUserMessage('go').withExecutionStarted(),
       ),
     ).length;

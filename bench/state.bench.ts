@@ -4,23 +4,9 @@
  * 10,000 steps (window: the last min(N, 1,000) appends, so a single garbage collection does not
  * dominate a figure), the whole-build time per step, and the JSON round trip of a 1,000-step state.
  */
-import { AgentState, AgentStep, InferenceResponse, Message, ToolExecution, Usage } from '../src/index';
+import { AgentState } from '../src/index';
 import { collectGarbage, measure, median, now, printTable } from './harness';
-
-function appendStep(state: AgentState, n: number): AgentState {
-  const call = { id: `call-${n}`, name: 'add', args: { a: n, b: 1 } };
-  const step = AgentStep.of({
-    inputMessages: state.messageList(),
-    outputMessages: [Message.assistant('', [call]), Message.toolResult(call, String(n + 1))],
-    inferenceResponse: InferenceResponse.of({
-      toolCalls: [call],
-      finishReason: 'tool-calls',
-      usage: Usage.of({ inputTokens: 10, outputTokens: 5 }),
-    }),
-    toolExecutions: [ToolExecution.succeeded(call, n + 1, 0, 1)],
-  });
-  return state.withStepStarted().withCurrentStep(step).withCurrentStepRecorded();
-}
+import { appendToolStep } from './workload';
 
 const windowOf = (size: number) => Math.min(size, 1_000);
 
@@ -34,7 +20,7 @@ function build(
   for (let i = 0; i < steps; i++) {
     const size = i + 1;
     for (const s of sizes) if (size === s - windowOf(s) + 1) starts.set(s, now());
-    state = appendStep(state, i);
+    state = appendToolStep(state, i);
     if (sizes.includes(size))
       perAppendUs.set(size, ((now() - (starts.get(size) ?? 0)) * 1000) / windowOf(size));
   }

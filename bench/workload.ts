@@ -75,3 +75,19 @@ export async function plainLoop(steps: number): Promise<AgentState> {
   }
   return state.withExecutionCompleted();
 }
+
+/** Appends one recorded tool step (assistant call + tool result) to `state`: the unit of state.bench. */
+export function appendToolStep(state: AgentState, n: number): AgentState {
+  const call = { id: `call-${n}`, name: 'add', args: { a: n, b: 1 } };
+  const step = AgentStep.of({
+    inputMessages: state.messageList(),
+    outputMessages: [Message.assistant('', [call]), Message.toolResult(call, String(n + 1))],
+    inferenceResponse: InferenceResponse.of({
+      toolCalls: [call],
+      finishReason: 'tool-calls',
+      usage: Usage.of({ inputTokens: 10, outputTokens: 5 }),
+    }),
+    toolExecutions: [ToolExecution.succeeded(call, n + 1, 0, 1)],
+  });
+  return state.withStepStarted().withCurrentStep(step).withCurrentStepRecorded();
+}

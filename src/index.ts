@@ -102,7 +102,6 @@ export {
 export {
   type SubagentRunner,
   subagentInputSchema,
-  subagentResults,
   subagentTool,
 } from './subagents/subagent-tool';
 export {

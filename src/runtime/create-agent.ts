@@ -33,9 +33,9 @@ import type { AgentState } from '../state/agent-state';
 import { type ApprovalDecision, ApprovalError } from '../state/approval';
 import { AgentMachineError } from '../state/errors';
 import { ExecutionBudget } from '../state/execution-budget';
-import type { ReportEvent } from '../state/loop-events';
+import type { AgentEvent, ReportEvent } from '../state/loop-events';
 import { DEFAULT_MAX_DEPTH } from '../subagents/subagent-definition';
-import { subagentResults, subagentTool } from '../subagents/subagent-tool';
+import { subagentTool } from '../subagents/subagent-tool';
 import { type Tool, type ToolSet, validateInput } from '../tools/define-tool';
 import { executeTools } from '../tools/tool-executor';
 import { type AgentDefinition, checkDefinition, type SubagentDefinition } from './agent-definition';
@@ -65,6 +65,8 @@ export interface ExecuteOptions extends Omit<CreateActorOptions, 'session'> {
    * step and at the end. An existing session is continued from its stored version.
    */
   readonly sessionId?: string;
+  /** Receives every event the run emits (steps, tool calls, text deltas, approvals, ...). */
+  readonly onEvent?: (event: AgentEvent) => void;
 }
 
 /** An actor error the run could not record (a bug, or a hook returning something else). */
@@ -159,11 +161,7 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
     ...(definition.finishReasons?.length ? [finishReasonGuard(definition.finishReasons)] : []),
     errorPolicy(definition.errorPolicy),
   ];
-  const toolHooks = [
-    approvalDecisions,
-    ...(subagentNames.size ? [subagentResults(subagentNames)] : []),
-    ...userHooks.filter((h) => h.beforeToolUse || h.afterToolUse),
-  ];
+  const toolHooks = [approvalDecisions, ...userHooks.filter((h) => h.beforeToolUse || h.afterToolUse)];
   // Reports after the run ended (an aborted tool settling late) have no one to go to.
   const reporter = (self: StepInput['self']) => (event: ReportEvent) => {
     if (self.getSnapshot().status === 'active') self.send(event);
@@ -302,8 +300,9 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
     },
     async execute(state, options = {}) {
       if (state.approval()) throw approvalPending(state);
-      const { signal, sessionId, ...actorOptions } = options;
-      if (sessionId === undefined) return runToOutcome(agent.createActor(state, actorOptions), signal);
+      const { signal, sessionId, onEvent, ...actorOptions } = options;
+      if (sessionId === undefined)
+        return runToOutcome(agent.createActor(state, actorOptions), signal, onEvent);
       if (!store) throw new NoSessionStoreError('execute(state, { sessionId })');
       const stored = await store.load(sessionId);
       // The started execution is saved first, so a crash in the first step can be resumed.
@@ -312,10 +311,11 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
       return runToOutcome(
         agent.createActor(started, { ...actorOptions, session: { id: sessionId, version } }),
         signal,
+        onEvent,
       );
     },
     async decide(target, decisions, options = {}) {
-      const { signal, ...actorOptions } = options;
+      const { signal, onEvent, ...actorOptions } = options;
       let stored: { state: AgentState; version: number } | null = null;
       if (typeof target === 'string') {
         if (!store) throw new NoSessionStoreError('decide(sessionId, ...)');
@@ -330,7 +330,7 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
       }
       const session =
         typeof target === 'string' ? { id: target, version: stored?.version ?? null } : undefined;
-      return runToOutcome(agent.createActor(state, { ...actorOptions, session }), signal);
+      return runToOutcome(agent.createActor(state, { ...actorOptions, session }), signal, onEvent);
     },
     async resume(sessionId, options = {}) {
       if (!store) throw new NoSessionStoreError('resume(sessionId)');
@@ -338,9 +338,9 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
       if (!stored) throw new SessionNotFoundError(sessionId);
       const status = stored.state.status();
       if (status !== 'in_progress' && status !== 'pending') return stored.state;
-      const { signal, ...actorOptions } = options;
+      const { signal, onEvent, ...actorOptions } = options;
       const session = { id: sessionId, version: stored.version };
-      return runToOutcome(agent.createActor(stored.state, { ...actorOptions, session }), signal);
+      return runToOutcome(agent.createActor(stored.state, { ...actorOptions, session }), signal, onEvent);
     },
   };
   return agent;
@@ -425,7 +425,12 @@ function isResting(value: unknown): boolean {
 }
 
 /** Starts the actor, sends `execute`, resolves with the state at its outcome, and stops the actor. */
-function runToOutcome(actor: AgentActor, signal: AbortSignal | undefined): Promise<AgentState> {
+function runToOutcome(
+  actor: AgentActor,
+  signal: AbortSignal | undefined,
+  onEvent?: (event: AgentEvent) => void,
+): Promise<AgentState> {
+  if (onEvent) actor.on('*', (event) => onEvent(event as AgentEvent));
   const outcome = awaitOutcome(actor, signal);
   actor.start();
   return outcome.finally(() => actor.stop());

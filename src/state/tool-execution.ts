@@ -4,6 +4,7 @@ import { newId } from './ids';
 import type { ToolCall } from './message';
 import type { ToolExecutionJSON } from './schemas';
 import { decodePart } from './serialization';
+import { SubagentFailedError } from './subagent-failed-error';
 import { Usage } from './usage';
 
 interface ToolExecutionProps {
@@ -83,6 +84,23 @@ export class ToolExecution {
       usage: Usage.zero,
       childState: null,
     });
+  }
+
+  /**
+   * A call that ran a subagent: the child's final state is kept and its usage counts for the call;
+   * the result is the child's final answer, or a SubagentFailedError naming how it ended.
+   */
+  static ofChild(
+    toolCall: ToolCall,
+    child: AgentState,
+    startedAt: number,
+    completedAt = Date.now(),
+  ): ToolExecution {
+    const answered = child.status() === 'completed' && child.hasFinalResponse();
+    const execution = answered
+      ? ToolExecution.succeeded(toolCall, child.finalResponse(), startedAt, completedAt)
+      : ToolExecution.failed(toolCall, new SubagentFailedError(toolCall.name, child), startedAt, completedAt);
+    return execution.withChildState(child);
   }
 
   /** @internal used by deserialization */

@@ -3,7 +3,7 @@ import type { Hook } from '../hooks/hook';
 import { AgentState } from '../state/agent-state';
 import type { ExecutionBudget } from '../state/execution-budget';
 import type { Tool } from '../tools/define-tool';
-import { SubagentDepthExceededError, SubagentFailedError } from './subagent-definition';
+import { SubagentDepthExceededError } from './subagent-definition';
 
 /** What the model passes to a subagent tool. */
 export const subagentInputSchema = z.object({
@@ -36,8 +36,8 @@ export interface SubagentRunner {
  * The child starts from a fresh state (its own system prompt, the task as the user message), with
  * `parentAgentId` set, on its budget capped by what the caller has left. Tokens and cost are split
  * evenly between the subagent calls of one step, so parallel children cannot together spend more
- * than the remainder. The tool returns the child's final AgentState; `subagentResults` turns it
- * into the call's result.
+ * than the remainder. The tool returns the child's final AgentState; the tool executor turns
+ * it into the call's result (`ToolExecution.ofChild`).
  */
 export function subagentTool(runner: SubagentRunner): Tool<z.output<typeof subagentInputSchema>, AgentState> {
   return {
@@ -61,25 +61,6 @@ export function subagentTool(runner: SubagentRunner): Tool<z.output<typeof subag
         context ? `${task}\n\nContext:\n${context}` : task,
       );
       return runner.run(child, { signal, toolCallId, budget: runner.childBudget.cappedBy(share) });
-    },
-  };
-}
-
-/**
- * Runs first among afterToolUse hooks: a call that returned a subagent's AgentState records it
- * (`toolExecution.childState()`), takes over its usage and cost, and gives the model the final
- * answer, or an error naming the child's status and stop reason when it has none.
- */
-export function subagentResults(subagentNames: ReadonlySet<string>): Hook {
-  return {
-    name: 'subagentResults',
-    afterToolUse: (_state, { toolExecution }) => {
-      const child = toolExecution.value();
-      if (!subagentNames.has(toolExecution.name()) || !(child instanceof AgentState)) return undefined;
-      const recorded = toolExecution.withChildState(child);
-      if (child.status() === 'completed' && child.hasFinalResponse())
-        return recorded.withValue(child.finalResponse());
-      return recorded.withError(new SubagentFailedError(toolExecution.name(), child));
     },
   };
 }

@@ -184,6 +184,8 @@ async function runTool(
               }, timeoutMs);
             }),
           ]);
+    // A subagent tool answers with the child's final state.
+    if (value instanceof AgentState) return ToolExecution.ofChild(call, value, startedAt);
     return ToolExecution.succeeded(call, value === undefined ? null : value, startedAt);
   } catch (error) {
     if (AgentStopError.is(error)) throw error;

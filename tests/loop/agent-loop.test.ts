@@ -522,6 +522,16 @@ describe('the agent loop', () => {
     actor.stop();
   });
 
+  it('passes every event of an execute() run to onEvent', async () => {
+    const events: string[] = [];
+    await createAgent({ driver: toolThenAnswer(), tools: { add } }).execute(question(), {
+      onEvent: (e) => events.push(e.type),
+    });
+    expect(events[0]).toBe('execution.started');
+    expect(events).toContain('tool.finished');
+    expect(events.at(-1)).toBe('execution.finished');
+  });
+
   it('reports the stop reason and source in continuation.evaluated when a guard stops the run', async () => {
     const actor = createAgent({
       driver: forever(),

@@ -1,6 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { AnyActorRef, InspectionEvent } from 'xstate';
 import {
+  type AgentEvent,
   AgentState,
   createAgent,
   ExecutionBudget,
@@ -128,9 +129,15 @@ describe('subagents', () => {
       subagents: { agents: { looper } },
       budget: new ExecutionBudget({ maxSteps: 5 }),
     });
-    const state = await root.execute(ask());
+    const events: AgentEvent[] = [];
+    const state = await root.execute(ask(), { onEvent: (e) => events.push(e) });
     const execution = state.steps()[2]?.toolExecutions()[0];
     const child = execution?.childState();
+    // the event agrees with the recorded call: the child ended without an answer
+    expect(events.find((e) => e.type === 'tool.finished' && e.toolName === 'looper')).toMatchObject({
+      ok: false,
+      error: { name: 'SubagentFailedError' },
+    });
     expect(child?.stepCount()).toBe(3);
     expect(child?.stopReason()).toBe(StopReason.StepsLimitReached);
     expect(child?.stopSignal()?.message).toBe('Step limit reached: 3/3');

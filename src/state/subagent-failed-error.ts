@@ -1,0 +1,22 @@
+import type { AgentState } from './agent-state';
+import { AgentMachineError } from './errors';
+
+/** A subagent that ended without a final answer (stopped, failed, or silent). */
+export class SubagentFailedError extends AgentMachineError {
+  constructor(
+    readonly subagent: string,
+    child: AgentState,
+  ) {
+    const partial = child
+      .currentResponse()
+      .map((m) => m.content)
+      .filter(Boolean)
+      .join('\n');
+    super(
+      'SUBAGENT_FAILED',
+      `Subagent '${subagent}' ended ${child.status()} (${child.stopReason() ?? 'no stop reason'})` +
+        (child.stopSignal()?.message ? `: ${child.stopSignal()?.message}` : '') +
+        (partial ? `. Partial answer: ${partial}` : ''),
+    );
+  }
+}

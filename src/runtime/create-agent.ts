@@ -29,7 +29,7 @@ import { hooksFor, runStage } from '../hooks/hook-stack';
 import { type ResponseSchema, structuredOutputGuard } from '../hooks/structured-output-guard';
 import { NoSessionStoreError, SessionNotFoundError } from '../persistence/errors';
 import type { ResponseFormat } from '../state/agent-context';
-import type { AgentState } from '../state/agent-state';
+import { AgentState } from '../state/agent-state';
 import { type ApprovalDecision, ApprovalError } from '../state/approval';
 import { AgentMachineError } from '../state/errors';
 import { ExecutionBudget } from '../state/execution-budget';
@@ -89,6 +89,12 @@ export interface Agent {
   readonly depth: number;
   /** Runs one execution of `state` and resolves with the final state. */
   execute(state: AgentState, options?: ExecuteOptions): Promise<AgentState>;
+  /**
+   * One turn of a stored conversation: loads the session (or starts it), adds the user's message
+   * and runs the next execution, checkpointing under `sessionId`. A session waiting for approval
+   * refuses the message (ApprovalError, APPROVAL_PENDING): decide first.
+   */
+  chat(sessionId: string, text: string, options?: Omit<ExecuteOptions, 'sessionId'>): Promise<AgentState>;
   /**
    * Continues a session's execution from its last checkpoint (completed steps and their tool
    * calls are not repeated; only the step in flight at a crash runs again). A session whose
@@ -331,6 +337,13 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
       const session =
         typeof target === 'string' ? { id: target, version: stored?.version ?? null } : undefined;
       return runToOutcome(agent.createActor(state, { ...actorOptions, session }), signal, onEvent);
+    },
+    async chat(sessionId, text, options = {}) {
+      if (!store) throw new NoSessionStoreError('chat(sessionId, text)');
+      const stored = await store.load(sessionId);
+      const state = stored?.state ?? AgentState.empty();
+      if (state.approval()) throw approvalPending(state);
+      return agent.execute(state.withUserMessage(text), { ...options, sessionId });
     },
     async resume(sessionId, options = {}) {
       if (!store) throw new NoSessionStoreError('resume(sessionId)');

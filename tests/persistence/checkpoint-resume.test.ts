@@ -71,6 +71,16 @@ describe('checkpoints', () => {
     expect((await store.load('s'))?.version).toBe(6);
   });
 
+  it('chat() runs one turn of a stored conversation per message', async () => {
+    const store = new InMemorySessionStore();
+    const agent = createAgent({ driver: scriptedDriver([{ text: 'Hello!' }, { text: 'Bye!' }]), store });
+    await agent.chat('c-1', 'Hi');
+    const second = await agent.chat('c-1', 'Goodbye');
+    expect(second.executionCount()).toBe(2);
+    expect(second.messages().map((m) => m.content)).toEqual(['Hi', 'Hello!', 'Goodbye', 'Bye!']);
+    expect((await store.load('c-1'))?.state.finalResponse()).toBe('Bye!');
+  });
+
   it('fails the run with SessionConflictError when another writer saved the session meanwhile', async () => {
     const store = new InMemorySessionStore();
     let intruded = false;

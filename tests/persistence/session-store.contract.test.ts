@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AgentState, InvalidArgumentError } from '../../src/index';
 import {
@@ -7,11 +8,19 @@ import {
   type SessionStore,
   StoreClosedError,
 } from '../../src/persistence/index';
-import { finishedState, inProgressState, type StoreFixture, storeKinds } from './fixtures';
+import { finishedState, inProgressState, type StoreFixture, type StoreKind, storeKinds } from './fixtures';
 
 const BAD_IDS = ['../x', '', 'a/b', '..', '.', 'a\\b', '/abs', 'a b', 'x'.repeat(201), 'caf\u00e9'];
 
-describe.each(storeKinds)('$name (SessionStore contract)', (kind) => {
+/**
+ * The SessionStore contract for each of `kinds`. This file runs it for the built-in stores; other
+ * test files import it for stores of their own (tests/persistence/redis-session-store.test.ts).
+ */
+export function describeSessionStoreContract(kinds: readonly StoreKind[]): void {
+  describe.each(kinds)('$name (SessionStore contract)', contract);
+}
+
+const contract = (kind: StoreKind) => {
   let fixture: StoreFixture;
   let store: SessionStore;
   beforeEach(async () => {
@@ -357,4 +366,7 @@ describe.each(storeKinds)('$name (SessionStore contract)', (kind) => {
       expect((await fixture.reopen().load('s'))?.version).toBe(1);
     });
   });
-});
+};
+
+// Only as its own test file: a file that imports describeSessionStoreContract runs it for its stores.
+if (expect.getState().testPath === fileURLToPath(import.meta.url)) describeSessionStoreContract(storeKinds);

@@ -1,0 +1,320 @@
+/**
+ * Agents on a BullMQ worker pool over Redis (src/distributed):
+ *
+ * 1. Sessions per second through 1, 2 and 3 worker processes on this machine: 60 short sessions
+ *    (two tool steps and an answer, no delays) enqueued at once by a client, timed until the last
+ *    final state is back; median of 3 rounds after a warm-up round. Each worker runs 8 jobs at once.
+ * 2. The cost of a Redis checkpoint per step: a 200-step run (scripted driver, one trivial tool call
+ *    per step) checkpointed to a RedisSessionStore after every step, against the same run on an
+ *    InMemorySessionStore and with no store; median of 5 runs.
+ *
+ * It starts its own redis-server (127.0.0.1, a free port, a temporary directory, no persistence)
+ * and stops it at the end; without redis-server it says so and returns. The worker processes are
+ * this file run with `--worker <config>`.
+ */
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { z } from 'zod';
+import { createAgentClient, createAgentWorker, RedisSessionStore } from '../src/distributed/index';
+import {
+  AgentState,
+  createAgent,
+  defineTool,
+  ExecutionBudget,
+  InMemorySessionStore,
+  type SessionStore,
+  scriptedDriver,
+} from '../src/index';
+import { median, now, printTable } from './harness';
+
+const SESSIONS = 60;
+const ROUNDS = 3;
+const WORKER_CONCURRENCY = 8;
+const LONG_RUN_STEPS = 200;
+const LONG_RUNS = 5;
+
+interface WorkerConfig {
+  readonly port: number;
+  readonly queueName: string;
+  readonly prefix: string;
+  readonly tag: string;
+}
+
+const add = defineTool({
+  description: 'Add two numbers',
+  inputSchema: z.object({ a: z.number(), b: z.number() }),
+  execute: async ({ a, b }) => a + b,
+});
+
+/** Two tool steps and an answer. */
+function shortAgent() {
+  return createAgent({
+    driver: scriptedDriver([
+      {
+        toolCalls: [{ name: 'add', args: { a: 1, b: 2 }, id: 'c1' }],
+        usage: { inputTokens: 10, outputTokens: 2 },
+      },
+      {
+        toolCalls: [{ name: 'add', args: { a: 3, b: 4 }, id: 'c2' }],
+        usage: { inputTokens: 10, outputTokens: 2 },
+      },
+      { text: 'done', usage: { inputTokens: 10, outputTokens: 2 } },
+    ]),
+    tools: { add },
+  });
+}
+
+/** `steps - 1` tool steps and an answer. */
+function longAgent(steps: number, store: SessionStore | undefined) {
+  return createAgent({
+    driver: scriptedDriver([
+      (state) =>
+        state.stepCount() < steps - 1
+          ? {
+              toolCalls: [{ name: 'add', args: { a: state.stepCount(), b: 1 }, id: `c${state.stepCount()}` }],
+            }
+          : { text: 'done' },
+    ]),
+    tools: { add },
+    budget: new ExecutionBudget({ maxSteps: steps + 1 }),
+    store,
+  });
+}
+
+async function runWorker(config: WorkerConfig): Promise<void> {
+  const connection = { host: '127.0.0.1', port: config.port };
+  const store = new RedisSessionStore({ connection, prefix: config.prefix });
+  const worker = await createAgentWorker({
+    agents: { short: shortAgent() },
+    store,
+    connection,
+    id: config.tag,
+    queueName: config.queueName,
+    concurrency: WORKER_CONCURRENCY,
+  });
+  process.once('SIGTERM', () => {
+    void worker
+      .close()
+      .then(() => store.close())
+      .then(() => process.exit(0));
+  });
+  process.stdin.on('end', () => process.exit(1));
+  process.stdin.resume();
+  process.stdout.write(`ready ${config.tag}\n`);
+}
+
+const workerFlag = process.argv.indexOf('--worker');
+if (workerFlag >= 0) await runWorker(JSON.parse(process.argv[workerFlag + 1] as string) as WorkerConfig);
+
+export default async function run(): Promise<void> {
+  const binary = redisServerPath();
+  if (!binary) {
+    console.log(
+      'distributed.bench: redis-server is not installed, so this benchmark is skipped. Install it ' +
+        '(Debian/Ubuntu: apt-get install -y redis-server) and run `npm run bench distributed`.',
+    );
+    return;
+  }
+  const redis = await startRedis(binary);
+  try {
+    await throughput(redis.port);
+    await checkpointCost(redis.port);
+  } finally {
+    await redis.stop();
+  }
+}
+
+async function throughput(port: number): Promise<void> {
+  const rows: Record<string, string | number>[] = [];
+  let single = 0;
+  for (const processes of [1, 2, 3]) {
+    const queueName = `bench-${randomUUID()}`;
+    const prefix = `${queueName}:`;
+    const workers = await Promise.all(
+      Array.from({ length: processes }, (_, i) => startWorker({ port, queueName, prefix, tag: `w${i + 1}` })),
+    );
+    const client = await createAgentClient({ connection: { host: '127.0.0.1', port }, queueName });
+    try {
+      const round = async (label: string) => {
+        const start = now();
+        const jobs = await Promise.all(
+          Array.from({ length: SESSIONS }, (_, i) =>
+            client.execute({ agent: 'short', sessionId: `${label}-${i}`, message: 'add' }),
+          ),
+        );
+        const results = await Promise.all(jobs.map((job) => job.finished({ timeoutMs: 60_000 })));
+        const ms = now() - start;
+        if (results.some((r) => r.status !== 'completed' || r.state.stepCount() !== 3))
+          throw new Error('a benchmark session did not complete its 3 steps');
+        return { ms, workers: new Set(results.map((r) => r.workerId)).size };
+      };
+      await round('warmup');
+      const measured = [];
+      for (let r = 0; r < ROUNDS; r++) measured.push(await round(`round-${r}`));
+      const ms = median(measured.map((m) => m.ms));
+      const perSecond = (SESSIONS / ms) * 1000;
+      if (processes === 1) single = perSecond;
+      rows.push({
+        'worker processes': processes,
+        'ms for 60 sessions': ms,
+        'sessions/s': perSecond,
+        'steps/s': perSecond * 3,
+        'vs 1 process': perSecond / single,
+        'workers used': Math.min(...measured.map((m) => m.workers)),
+      });
+    } finally {
+      await client.close();
+      await Promise.all(workers.map((w) => w.stop()));
+    }
+  }
+  printTable(
+    `Sessions through a worker pool: ${SESSIONS} sessions of 3 steps, ${WORKER_CONCURRENCY} jobs per worker (median of ${ROUNDS})`,
+    rows,
+  );
+}
+
+async function checkpointCost(port: number): Promise<void> {
+  const question = () => AgentState.empty().withUserMessage('go');
+  const redisStore = new RedisSessionStore({
+    connection: { host: '127.0.0.1', port },
+    prefix: `bench-${randomUUID()}:`,
+  });
+  const memoryStore = new InMemorySessionStore();
+  try {
+    const timeRuns = async (store: SessionStore | undefined, label: string) => {
+      const agent = longAgent(LONG_RUN_STEPS, store);
+      const once = async (i: number) => {
+        const start = now();
+        const state = await agent.execute(question(), store ? { sessionId: `${label}-${i}` } : {});
+        const ms = now() - start;
+        if (state.stepCount() !== LONG_RUN_STEPS || state.status() !== 'completed')
+          throw new Error(`bad run: ${state.stepCount()} steps, ${state.status()}`);
+        return ms;
+      };
+      await once(-1);
+      const times: number[] = [];
+      for (let i = 0; i < LONG_RUNS; i++) times.push(await once(i));
+      return median(times);
+    };
+    const none = await timeRuns(undefined, 'none');
+    const memory = await timeRuns(memoryStore, 'memory');
+    const redis = await timeRuns(redisStore, 'redis');
+    const perStep = (ms: number) => (ms * 1000) / LONG_RUN_STEPS;
+    printTable(`Checkpoint per step: one ${LONG_RUN_STEPS}-step run (median of ${LONG_RUNS})`, [
+      { store: 'none', 'ms per run': none, 'µs per step': perStep(none), 'checkpoint µs/step': 0 },
+      {
+        store: 'InMemorySessionStore',
+        'ms per run': memory,
+        'µs per step': perStep(memory),
+        'checkpoint µs/step': perStep(memory - none),
+      },
+      {
+        store: 'RedisSessionStore',
+        'ms per run': redis,
+        'µs per step': perStep(redis),
+        'checkpoint µs/step': perStep(redis - none),
+      },
+    ]);
+    console.log(
+      `Redis over in-memory: ${perStep(redis - memory).toFixed(0)} µs per step ` +
+        `(a save writes the whole state, so it grows with the history; loopback Redis)`,
+    );
+  } finally {
+    await redisStore.close();
+    await memoryStore.close();
+  }
+}
+
+interface BenchWorker {
+  stop(): Promise<void>;
+}
+
+async function startWorker(config: WorkerConfig): Promise<BenchWorker> {
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', fileURLToPath(import.meta.url), '--worker', JSON.stringify(config)],
+    { stdio: ['pipe', 'pipe', 'pipe'] },
+  );
+  await waitForOutput(child, `ready ${config.tag}`, 30_000);
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  return {
+    stop: async () => {
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+function redisServerPath(): string | null {
+  try {
+    return execFileSync('which', ['redis-server'], { encoding: 'utf8' }).trim() || null;
+  } catch {
+    return null;
+  }
+}
+
+async function startRedis(binary: string): Promise<{ port: number; stop(): Promise<void> }> {
+  const port = await new Promise<number>((resolve, reject) => {
+    const server = createServer();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+  const dir = mkdtempSync(join(tmpdir(), 'agent-machine-bench-redis-'));
+  const child = spawn(
+    binary,
+    ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no'],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  await waitForOutput(child, 'Ready to accept connections', 10_000);
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  return {
+    port,
+    stop: async () => {
+      child.kill('SIGKILL');
+      await exited;
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+function waitForOutput(child: ChildProcess, text: string, timeoutMs: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let output = '';
+    const timer = setTimeout(
+      () => finish(new Error(`no "${text}" within ${timeoutMs} ms: ${output}`)),
+      timeoutMs,
+    );
+    const onData = (chunk: Buffer) => {
+      output += chunk;
+      if (output.includes(text)) finish();
+    };
+    const onExit = (code: number | null) => finish(new Error(`exited (${code}) before "${text}": ${output}`));
+    const finish = (error?: Error) => {
+      clearTimeout(timer);
+      child.stdout?.off('data', onData);
+      child.off('exit', onExit);
+      // The output is not needed any more, but must not fill the pipes.
+      child.stdout?.resume();
+      child.stderr?.resume();
+      if (error) {
+        child.kill('SIGKILL');
+        reject(error);
+      } else resolve();
+    };
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', (chunk: Buffer) => {
+      output += chunk;
+    });
+    child.on('exit', onExit);
+  });
+}

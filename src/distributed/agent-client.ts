@@ -1,0 +1,284 @@
+import { randomUUID } from 'node:crypto';
+import type { Job, JobsOptions, Queue, QueueEvents } from 'bullmq';
+import { AgentState } from '../state/agent-state';
+import { InvalidArgumentError } from '../state/errors';
+import type { ExecutionStatus } from '../state/execution-status';
+import {
+  AgentJobName,
+  type AgentJobReturnValue,
+  type AgentStepProgress,
+  checkAgentJob,
+  DEFAULT_QUEUE_NAME,
+  type ExecuteJobData,
+  parseFailureReason,
+  type ResumeJobData,
+} from './agent-job';
+import { AgentJobFailedError, AgentJobTimeoutError, InvalidJobPayloadError } from './errors';
+import { bullmqConnection, closeRedis, loadBullmq, openRedis, type RedisConnection } from './redis-modules';
+
+export interface AgentClientOptions {
+  /** Where Redis is: ioredis options, or a client to duplicate. */
+  readonly connection: RedisConnection;
+  /** The BullMQ queue (default `agent-machine`); the workers' `queueName`. */
+  readonly queueName?: string;
+  /** BullMQ's key prefix (default BullMQ's, `bull`); the workers' `prefix`. */
+  readonly prefix?: string;
+  /**
+   * BullMQ job options for every job (per job: `options.job`). Defaults: 3 attempts with
+   * exponential backoff from 1 s (only errors a retry may get past are retried: a lost lock, a
+   * version conflict, an unknown error; bad input fails at once), completed jobs kept for a day
+   * (at most 10,000), failed jobs for a week.
+   */
+  readonly jobOptions?: JobsOptions;
+  /** Where errors of progress listeners and of the event stream go. Default: console.error. */
+  readonly onError?: (error: Error) => void;
+}
+
+/** An execution for a session: a state, a user message, or a state and a message appended to it. */
+export interface ExecuteRequest {
+  /** The name the workers registered the agent under. */
+  readonly agent: string;
+  readonly sessionId: string;
+  /** The state to run (it replaces the stored session); without it, the stored session is used. */
+  readonly state?: AgentState;
+  /** A user message appended before the run (to `state`, or to the stored session). */
+  readonly message?: string;
+}
+
+export interface ResumeRequest {
+  readonly agent: string;
+  readonly sessionId: string;
+}
+
+export interface EnqueueOptions {
+  /** The BullMQ job id (default a random UUID). A job id that exists is not enqueued again. */
+  readonly jobId?: string;
+  /** Called with each step the job's run records (BullMQ progress), from the first step on. */
+  readonly onProgress?: (progress: AgentStepProgress) => void;
+  /** BullMQ options for this job (delay, priority, attempts, ...). */
+  readonly job?: JobsOptions;
+}
+
+/** A finished job: the session's final state, and where it ran. */
+export interface AgentJobResult {
+  readonly state: AgentState;
+  readonly status: ExecutionStatus;
+  readonly sessionId: string;
+  readonly agent: string;
+  /** The worker that finished the run (a run resumed elsewhere names the last worker). */
+  readonly workerId: string;
+  /** The session's stored version after the run. */
+  readonly version: number | null;
+}
+
+/** An enqueued job. */
+export interface AgentJob {
+  readonly id: string;
+  readonly name: 'execute' | 'resume';
+  readonly agent: string;
+  readonly sessionId: string;
+  /**
+   * Resolves with the result when the job completes; rejects with AgentJobFailedError (naming the
+   * worker's error name and code) when it fails, AgentJobTimeoutError after `timeoutMs`.
+   */
+  finished(options?: { timeoutMs?: number }): Promise<AgentJobResult>;
+  /** Calls `listener` for each step recorded from now on; returns the unsubscribe function. */
+  onProgress(listener: (progress: AgentStepProgress) => void): () => void;
+}
+
+export interface AgentClient {
+  readonly queueName: string;
+  /** Enqueues an execution for a session; resolves once the job is in the queue. */
+  execute(request: ExecuteRequest, options?: EnqueueOptions): Promise<AgentJob>;
+  /** Enqueues "continue the session from its last checkpoint"; a finished session is returned as is. */
+  resume(request: ResumeRequest, options?: EnqueueOptions): Promise<AgentJob>;
+  /** Closes the queue and the event stream (jobs in the queue stay for the workers). */
+  close(): Promise<void>;
+}
+
+const DEFAULT_JOB_OPTIONS: JobsOptions = {
+  attempts: 3,
+  backoff: { type: 'exponential', delay: 1_000 },
+  removeOnComplete: { age: 24 * 3600, count: 10_000 },
+  removeOnFail: { age: 7 * 24 * 3600 },
+};
+
+/**
+ * A client of the agent workers (createAgentWorker): enqueues executions and resumes, awaits their
+ * final states, and follows their steps. Resolves once connected.
+ *
+ * @example
+ * const client = await createAgentClient({ connection: { host: '127.0.0.1', port: 6379 } });
+ * const job = await client.execute(
+ *   { agent: 'support', sessionId: 'chat-42', message: 'Where is my order?' },
+ *   { onProgress: (p) => console.log(`step ${p.stepNumber} on ${p.workerId}`) },
+ * );
+ * const { state } = await job.finished({ timeoutMs: 60_000 });
+ * state.finalResponse();
+ */
+export async function createAgentClient(options: AgentClientOptions): Promise<AgentClient> {
+  if (
+    !options ||
+    typeof options !== 'object' ||
+    !options.connection ||
+    typeof options.connection !== 'object'
+  )
+    throw new InvalidArgumentError(
+      'connection',
+      'expected ioredis options ({ host, port }) or an ioredis client',
+    );
+  const bull = await loadBullmq();
+  const queueName = options.queueName ?? DEFAULT_QUEUE_NAME;
+  const onError =
+    options.onError ?? ((error: Error) => console.error(`[agent-machine client] ${error.stack}`));
+  const connection = bullmqConnection(options.connection);
+  const prefix = options.prefix === undefined ? {} : { prefix: options.prefix };
+  const queue: Queue = new bull.Queue(queueName, {
+    connection,
+    ...prefix,
+    defaultJobOptions: { ...DEFAULT_JOB_OPTIONS, ...options.jobOptions },
+  });
+  queue.on('error', onError);
+  // Each job.finished() in progress listens on the queue and the event stream: no fixed limit.
+  queue.setMaxListeners(0);
+  let events: QueueEvents | null = null;
+  try {
+    await queue.waitUntilReady();
+    // Events are read from the current end of the stream: none from now on is missed.
+    const redis = await openRedis(options.connection);
+    let lastEventId = '0-0';
+    try {
+      const last = await redis.xrevrange(queue.keys.events as string, '+', '-', 'COUNT', 1);
+      lastEventId = last[0]?.[0] ?? '0-0';
+    } finally {
+      await closeRedis(redis);
+    }
+    events = new bull.QueueEvents(queueName, { connection, ...prefix, lastEventId });
+    events.on('error', onError);
+    events.setMaxListeners(0);
+    await events.waitUntilReady();
+  } catch (error) {
+    await events?.close();
+    await queue.close();
+    throw error;
+  }
+  const queueEvents = events;
+
+  const listeners = new Map<string, Set<(progress: AgentStepProgress) => void>>();
+  queueEvents.on('progress', ({ jobId, data }) => {
+    for (const listener of listeners.get(jobId) ?? []) {
+      try {
+        listener(data as unknown as AgentStepProgress);
+      } catch (error) {
+        onError(error instanceof Error ? error : new Error(String(error)));
+      }
+    }
+  });
+  const forget = ({ jobId }: { jobId: string }) => listeners.delete(jobId);
+  queueEvents.on('completed', forget);
+  queueEvents.on('failed', forget);
+
+  const subscribe = (jobId: string, listener: (progress: AgentStepProgress) => void) => {
+    const set = listeners.get(jobId) ?? new Set();
+    listeners.set(jobId, set);
+    set.add(listener);
+    return () => {
+      set.delete(listener);
+      if (set.size === 0 && listeners.get(jobId) === set) listeners.delete(jobId);
+    };
+  };
+
+  const enqueue = async (
+    name: 'execute' | 'resume',
+    data: ExecuteJobData | ResumeJobData,
+    enqueueOptions: EnqueueOptions,
+  ): Promise<AgentJob> => {
+    const jobId = enqueueOptions.jobId ?? randomUUID();
+    const unsubscribe = enqueueOptions.onProgress ? subscribe(jobId, enqueueOptions.onProgress) : null;
+    let job: Job;
+    try {
+      job = await queue.add(name, data, { ...enqueueOptions.job, jobId });
+    } catch (error) {
+      unsubscribe?.();
+      throw error;
+    }
+    return {
+      id: jobId,
+      name,
+      agent: data.agent,
+      sessionId: data.sessionId,
+      onProgress: (listener) => subscribe(jobId, listener),
+      finished: (waitOptions = {}) => finished(job, data, queueEvents, waitOptions.timeoutMs),
+    };
+  };
+
+  return {
+    queueName,
+    async execute(request, enqueueOptions = {}) {
+      return enqueue(AgentJobName.Execute, executeData(request), enqueueOptions);
+    },
+    async resume(request, enqueueOptions = {}) {
+      return enqueue(AgentJobName.Resume, resumeData(request), enqueueOptions);
+    },
+    async close() {
+      listeners.clear();
+      try {
+        await queueEvents.close();
+      } finally {
+        await queue.close();
+      }
+    },
+  };
+}
+
+/** The job data of an execute request, validated as the worker will (bad input fails here, early). */
+function executeData(request: ExecuteRequest): ExecuteJobData {
+  if (!request || typeof request !== 'object') throw new InvalidJobPayloadError('data', 'expected an object');
+  const { agent, sessionId, state, message } = request;
+  if (state !== undefined && !(state instanceof AgentState))
+    throw new InvalidJobPayloadError('data.state', 'expected an AgentState (or no state)');
+  const data: ExecuteJobData = {
+    agent,
+    sessionId,
+    ...(state !== undefined ? { state: state.toJSON() as ExecuteJobData['state'] } : {}),
+    ...(message !== undefined ? { message } : {}),
+  };
+  // The state is an AgentState already: the rest is checked, the state is not decoded again.
+  checkAgentJob(AgentJobName.Execute, data);
+  return data;
+}
+
+function resumeData(request: ResumeRequest): ResumeJobData {
+  if (!request || typeof request !== 'object') throw new InvalidJobPayloadError('data', 'expected an object');
+  const data = { agent: request.agent, sessionId: request.sessionId };
+  checkAgentJob(AgentJobName.Resume, data);
+  return data;
+}
+
+async function finished(
+  job: Job,
+  data: ExecuteJobData | ResumeJobData,
+  queueEvents: QueueEvents,
+  timeoutMs: number | undefined,
+): Promise<AgentJobResult> {
+  if (timeoutMs !== undefined && (!Number.isFinite(timeoutMs) || timeoutMs <= 0))
+    throw new InvalidArgumentError('timeoutMs', `${timeoutMs} is not a positive number of milliseconds`);
+  let value: AgentJobReturnValue;
+  try {
+    value = (await job.waitUntilFinished(queueEvents, timeoutMs)) as AgentJobReturnValue;
+  } catch (error) {
+    const reason = (error as Error)?.message ?? String(error);
+    if (timeoutMs !== undefined && reason.includes('timed out before finishing'))
+      throw new AgentJobTimeoutError(job.id as string, timeoutMs, { cause: error });
+    const { name, code } = parseFailureReason(reason);
+    throw new AgentJobFailedError(job.id as string, data.sessionId, name, code, reason);
+  }
+  return {
+    state: AgentState.fromJSON(value.state),
+    status: value.status,
+    sessionId: value.sessionId,
+    agent: value.agent,
+    workerId: value.workerId,
+    version: value.version,
+  };
+}

@@ -1,0 +1,171 @@
+import { z } from 'zod';
+import { isValidSessionId } from '../persistence/session-id';
+import { AgentState } from '../state/agent-state';
+import type { AgentStepType } from '../state/agent-step-type';
+import { AgentMachineError, InvalidStateError } from '../state/errors';
+import type { ExecutionStatus } from '../state/execution-status';
+import type { AgentStateJSON } from '../state/schemas';
+import type { Usage } from '../state/usage';
+import { InvalidJobPayloadError } from './errors';
+
+/** The queue the worker and the client use when none is named. */
+export const DEFAULT_QUEUE_NAME = 'agent-machine';
+
+/**
+ * The state metadata key under which a worker notes the job that started the session's current
+ * execution (`<queue>/<job id>`), in the same save as the started state. A job handed to another
+ * worker (stalled, or released at shutdown) finds its own mark and resumes instead of starting over.
+ */
+export const JOB_METADATA_KEY = 'agentMachine.job';
+
+/** The job names a worker runs. */
+export const AgentJobName = { Execute: 'execute', Resume: 'resume' } as const;
+export type AgentJobName = (typeof AgentJobName)[keyof typeof AgentJobName];
+
+const agentName = z.string().min(1, 'an agent name is required').max(200);
+const sessionId = z
+  .string()
+  .refine(isValidSessionId, 'not a valid session id (1 to 200 characters of A-Z a-z 0-9 . _ -)');
+
+const executeData = z
+  .strictObject({
+    agent: agentName,
+    sessionId,
+    state: z.record(z.string(), z.unknown()).optional(),
+    message: z.string().optional(),
+  })
+  .refine((d) => d.state !== undefined || d.message !== undefined, {
+    message: 'an execute job needs a state, a message, or both',
+  });
+
+const resumeData = z.strictObject({ agent: agentName, sessionId });
+
+/** The data of an execute job as it travels through the queue. */
+export interface ExecuteJobData {
+  readonly agent: string;
+  readonly sessionId: string;
+  /** `AgentState.toJSON()`; without it the stored session (or an empty state) is used. */
+  readonly state?: AgentStateJSON;
+  /** A user message appended to the state before the run. */
+  readonly message?: string;
+}
+
+/** The data of a resume job. */
+export interface ResumeJobData {
+  readonly agent: string;
+  readonly sessionId: string;
+}
+
+export type AgentJobData = ExecuteJobData | ResumeJobData;
+
+/** A job as the worker understands it, after validation. */
+export type AgentJobRequest =
+  | {
+      readonly kind: 'execute';
+      readonly agent: string;
+      readonly sessionId: string;
+      readonly state: AgentState | null;
+      readonly message: string | null;
+    }
+  | { readonly kind: 'resume'; readonly agent: string; readonly sessionId: string };
+
+/**
+ * Validates a job's name and data (zod; the state with `AgentState.fromJSON`). Raises
+ * InvalidJobPayloadError naming the first bad field.
+ *
+ * @example
+ * parseAgentJob('resume', { agent: 'support', sessionId: 'chat-42' }); // { kind: 'resume', ... }
+ * parseAgentJob('resume', { agent: 'support' });                       // throws INVALID_JOB_PAYLOAD at data.sessionId
+ */
+export function parseAgentJob(name: unknown, data: unknown): AgentJobRequest {
+  const checked = checkAgentJob(name, data);
+  if (name === AgentJobName.Resume) return { kind: 'resume', ...(checked as ResumeJobData) };
+  const execute = checked as z.infer<typeof executeData>;
+  let state: AgentState | null = null;
+  if (execute.state !== undefined) {
+    try {
+      state = AgentState.fromJSON(execute.state);
+    } catch (error) {
+      if (error instanceof InvalidStateError)
+        throw new InvalidJobPayloadError(`data.state${error.path ? `.${error.path}` : ''}`, error.message);
+      throw error;
+    }
+  }
+  return {
+    kind: 'execute',
+    agent: execute.agent,
+    sessionId: execute.sessionId,
+    state,
+    message: execute.message ?? null,
+  };
+}
+
+/**
+ * Checks a job's name and the shape of its data (zod), without decoding the state. Raises
+ * InvalidJobPayloadError naming the first bad field.
+ */
+export function checkAgentJob(name: unknown, data: unknown): AgentJobData {
+  if (name !== AgentJobName.Execute && name !== AgentJobName.Resume)
+    throw new InvalidJobPayloadError('name', `${JSON.stringify(name)} is not "execute" or "resume"`);
+  const schema = name === AgentJobName.Execute ? executeData : resumeData;
+  const parsed = schema.safeParse(data);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const path = ['data', ...(issue?.path ?? []).map(String)].join('.');
+    throw new InvalidJobPayloadError(path, issue?.message ?? 'invalid');
+  }
+  return parsed.data as AgentJobData;
+}
+
+/** What a worker reports after each recorded step (`job.updateProgress`; the client's `onProgress`). */
+export interface AgentStepProgress {
+  readonly type: 'step.finished';
+  readonly sessionId: string;
+  readonly agent: string;
+  /** The worker that ran the step. */
+  readonly workerId: string;
+  readonly executionId: string;
+  readonly stepNumber: number;
+  readonly stepId: string;
+  readonly stepType: AgentStepType;
+  readonly finishReason: string | null;
+  readonly usage: Usage;
+  readonly errors: readonly {
+    readonly name: string;
+    readonly code: string | null;
+    readonly message: string;
+  }[];
+  readonly durationMs: number;
+}
+
+/** A finished job's return value as stored by BullMQ. */
+export interface AgentJobReturnValue {
+  readonly sessionId: string;
+  readonly agent: string;
+  /** The worker that finished the run. */
+  readonly workerId: string;
+  /** The session's stored version after the run's last checkpoint. */
+  readonly version: number | null;
+  readonly status: ExecutionStatus;
+  readonly state: AgentStateJSON;
+}
+
+const REASON = /^([A-Za-z_$][\w$]*)(?: \[([A-Z0-9_]+)\])?: ([\s\S]*)$/;
+
+/**
+ * A job's failed reason: `<ErrorName> [<CODE>]: <message>` (the code only for errors that have
+ * one), so that the client can tell what failed from BullMQ's failedReason.
+ */
+export function failureReason(error: unknown): string {
+  if (!(error instanceof Error)) return `Error: ${String(error)}`;
+  const raw = (error as Error & { code?: unknown }).code;
+  const code = error instanceof AgentMachineError ? error.code : typeof raw === 'string' ? raw : null;
+  return `${error.name || 'Error'}${code && /^[A-Z0-9_]+$/.test(code) ? ` [${code}]` : ''}: ${error.message}`;
+}
+
+/** The error name and code a failed reason names (see `failureReason`). */
+export function parseFailureReason(reason: string): { name: string; code: string | null; message: string } {
+  const match = REASON.exec(reason);
+  if (!match) return { name: 'Error', code: null, message: reason };
+  return { name: match[1] as string, code: match[2] ?? null, message: match[3] as string };
+}

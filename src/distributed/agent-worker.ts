@@ -1,0 +1,440 @@
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { Job, Worker } from 'bullmq';
+import type { InspectionEvent } from 'xstate';
+import { SessionNotFoundError } from '../persistence/errors';
+import type { SessionStore } from '../persistence/session-store';
+import { type Agent, type AgentActor, createAgent } from '../runtime/create-agent';
+import { AgentState } from '../state/agent-state';
+import { AgentMachineError, InvalidArgumentError } from '../state/errors';
+import type { AgentEvent } from '../state/loop-events';
+import {
+  type AgentJobRequest,
+  type AgentJobReturnValue,
+  type AgentStepProgress,
+  DEFAULT_QUEUE_NAME,
+  failureReason,
+  JOB_METADATA_KEY,
+  parseAgentJob,
+} from './agent-job';
+import { SessionBusyError, UnknownAgentError } from './errors';
+import {
+  type BullMQModule,
+  bullmqConnection,
+  closeRedis,
+  loadBullmq,
+  openRedis,
+  type RedisConnection,
+} from './redis-modules';
+import { RunStore } from './run-store';
+import { DEFAULT_SESSION_LOCK_TTL_MS, type SessionLock, SessionLocks } from './session-lock';
+
+export interface AgentWorkerOptions {
+  /**
+   * The agents this worker runs, by the name jobs give. A factory is called once per job (an
+   * agent with per-run state of its own); an agent is shared by all jobs. The worker runs them on
+   * its `store` (an agent's own store, if it has one, is not used).
+   */
+  readonly agents: Readonly<Record<string, Agent | (() => Agent)>>;
+  /** Where sessions are checkpointed: shared by every worker, e.g. a RedisSessionStore. */
+  readonly store: SessionStore;
+  /** Where Redis is (queue, session locks): ioredis options, or a client to duplicate. */
+  readonly connection: RedisConnection;
+  /** Jobs run at once by this worker (default 4). */
+  readonly concurrency?: number;
+  /** The BullMQ queue (default `agent-machine`). */
+  readonly queueName?: string;
+  /** BullMQ's key prefix (default BullMQ's, `bull`). */
+  readonly prefix?: string;
+  /** This worker's id in progress reports and results (default `<host>:<pid>:<random>`). */
+  readonly id?: string;
+  /**
+   * A job whose session another job holds: `'wait'` (default) puts it back in the queue, delayed
+   * by `busyRetryDelayMs`; `'fail'` fails it with SessionBusyError.
+   */
+  readonly whenSessionBusy?: 'wait' | 'fail';
+  /** Delay before a job for a busy session is tried again (default 500 ms). */
+  readonly busyRetryDelayMs?: number;
+  /** Time to live of a session lock without renewal (default 30 s; renewed every third of it). */
+  readonly sessionLockTtlMs?: number;
+  /** Key prefix of the session locks (default `agent-machine:session-lock:`). */
+  readonly sessionLockPrefix?: string;
+  /** BullMQ's job lock duration (default 30 s): a dead worker's jobs are taken over after it. */
+  readonly lockDurationMs?: number;
+  /** How often BullMQ looks for stalled jobs (default 30 s). */
+  readonly stalledIntervalMs?: number;
+  /** How many times a job may stall before it fails (default 1, BullMQ's). */
+  readonly maxStalledCount?: number;
+  /**
+   * Errors that belong to no job: BullMQ connection errors, session lock renewal errors, progress
+   * reports that could not be written. Default: console.error.
+   */
+  readonly onError?: (error: Error) => void;
+}
+
+export interface AgentWorker {
+  readonly id: string;
+  readonly queueName: string;
+  /** The jobs running now. */
+  running(): number;
+  /**
+   * Graceful shutdown: takes no new jobs; each running job finishes its current step (model call,
+   * tool calls, checkpoint), then is released back to the queue, where another worker resumes it
+   * from that checkpoint. Resolves once every job has finished or been released and the
+   * connections are closed. The store is not closed (it is the caller's).
+   */
+  close(): Promise<void>;
+}
+
+/** Errors that a retry may get past; any other AgentMachineError fails the job at once. */
+const RETRYABLE_CODES = new Set(['SESSION_CONFLICT', 'SESSION_LOCK_LOST', 'STORE_CLOSED']);
+
+const UNFINISHED_JOB_STATES = new Set(['active', 'waiting', 'delayed', 'prioritized', 'waiting-children']);
+
+/**
+ * Starts a worker that runs agent jobs from a BullMQ queue over Redis: `execute` (a state and/or a
+ * user message for a session) and `resume` (continue a session from its last checkpoint). Enqueue
+ * them with createAgentClient. Agents are registered here by name; a job names its agent.
+ *
+ * Guarantees: one session runs on one worker at a time (a session lock in Redis); a worker that
+ * dies loses at most its step in flight (BullMQ hands the job to another worker, which resumes from
+ * the last checkpoint); bad jobs fail with typed errors and the others go on. Resolves once the
+ * worker is connected and taking jobs.
+ *
+ * @example
+ * const store = new RedisSessionStore({ connection: { host: '127.0.0.1', port: 6379 } });
+ * const worker = await createAgentWorker({
+ *   agents: { support: supportAgent, research: () => createAgent({ model, tools }) },
+ *   store,
+ *   connection: { host: '127.0.0.1', port: 6379 },
+ *   concurrency: 8,
+ * });
+ * process.on('SIGTERM', () => void worker.close().then(() => store.close()));
+ */
+export async function createAgentWorker(options: AgentWorkerOptions): Promise<AgentWorker> {
+  const settings = checkOptions(options);
+  const bull = await loadBullmq();
+  const onError =
+    options.onError ?? ((error: Error) => console.error(`[agent-machine worker] ${error.stack}`));
+  const redis = await openRedis(options.connection);
+  redis.on('error', onError);
+  const locks = new SessionLocks(redis, {
+    prefix: options.sessionLockPrefix,
+    ttlMs: settings.sessionLockTtlMs,
+    onError,
+  });
+  const runs = new Set<RunStore>();
+  let closing = false;
+  let closed: Promise<void> | null = null;
+
+  const context: JobContext = {
+    ...settings,
+    bull,
+    store: options.store,
+    agents: options.agents,
+    locks,
+    runs,
+    onError,
+    isClosing: () => closing,
+    findJob: (id) => bull.Job.fromId(worker, id),
+  };
+
+  const worker: Worker = new bull.Worker(
+    settings.queueName,
+    async (job: Job, token?: string) => {
+      try {
+        return await processJob(context, job, token as string);
+      } catch (error) {
+        throw jobError(bull, error);
+      }
+    },
+    definedOnly({
+      connection: bullmqConnection(options.connection),
+      prefix: options.prefix,
+      concurrency: settings.concurrency,
+      lockDuration: options.lockDurationMs,
+      stalledInterval: options.stalledIntervalMs,
+      maxStalledCount: options.maxStalledCount,
+      autorun: true,
+    }),
+  );
+  worker.on('error', onError);
+  try {
+    await worker.waitUntilReady();
+  } catch (error) {
+    await worker.close(true);
+    await closeRedis(redis);
+    throw error;
+  }
+
+  return {
+    id: settings.workerId,
+    queueName: settings.queueName,
+    running: () => runs.size,
+    close() {
+      if (closed) return closed;
+      closing = true;
+      for (const run of runs) run.drain();
+      closed = (async () => {
+        try {
+          await worker.close();
+        } finally {
+          await closeRedis(redis);
+        }
+      })();
+      return closed;
+    },
+  };
+}
+
+interface Settings {
+  readonly workerId: string;
+  readonly queueName: string;
+  readonly concurrency: number;
+  readonly whenSessionBusy: 'wait' | 'fail';
+  readonly busyRetryDelayMs: number;
+  readonly sessionLockTtlMs: number;
+}
+
+interface JobContext extends Settings {
+  readonly bull: BullMQModule;
+  readonly store: SessionStore;
+  readonly agents: Readonly<Record<string, Agent | (() => Agent)>>;
+  readonly locks: SessionLocks;
+  readonly runs: Set<RunStore>;
+  readonly onError: (error: Error) => void;
+  isClosing(): boolean;
+  findJob(id: string): Promise<Job | undefined>;
+}
+
+function checkOptions(options: AgentWorkerOptions): Settings {
+  if (!options || typeof options !== 'object')
+    throw new InvalidArgumentError('options', 'expected an object');
+  const { agents, store, connection } = options;
+  if (!agents || typeof agents !== 'object' || Object.keys(agents).length === 0)
+    throw new InvalidArgumentError('agents', 'expected at least one agent by name: { name: agent }');
+  for (const [name, entry] of Object.entries(agents)) {
+    const ok =
+      typeof entry === 'function' || (typeof entry === 'object' && entry !== null && 'definition' in entry);
+    if (!ok)
+      throw new InvalidArgumentError(
+        `agents.${name}`,
+        'expected an agent (createAgent()) or a function returning one',
+      );
+  }
+  if (!store || typeof store.save !== 'function' || typeof store.load !== 'function')
+    throw new InvalidArgumentError('store', 'expected a SessionStore, e.g. a RedisSessionStore');
+  if (!connection || typeof connection !== 'object')
+    throw new InvalidArgumentError(
+      'connection',
+      'expected ioredis options ({ host, port }) or an ioredis client',
+    );
+  const positive = (name: string, value: number | undefined, fallback: number) => {
+    const chosen = value ?? fallback;
+    if (!Number.isSafeInteger(chosen) || chosen < 1)
+      throw new InvalidArgumentError(name, `${value} is not a positive integer`);
+    return chosen;
+  };
+  const whenSessionBusy = options.whenSessionBusy ?? 'wait';
+  if (whenSessionBusy !== 'wait' && whenSessionBusy !== 'fail')
+    throw new InvalidArgumentError(
+      'whenSessionBusy',
+      `${JSON.stringify(whenSessionBusy)} is not 'wait' or 'fail'`,
+    );
+  return {
+    workerId: options.id ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
+    queueName: options.queueName ?? DEFAULT_QUEUE_NAME,
+    concurrency: positive('concurrency', options.concurrency, 4),
+    whenSessionBusy,
+    busyRetryDelayMs: positive('busyRetryDelayMs', options.busyRetryDelayMs, 500),
+    sessionLockTtlMs: positive('sessionLockTtlMs', options.sessionLockTtlMs, DEFAULT_SESSION_LOCK_TTL_MS),
+  };
+}
+
+async function processJob(context: JobContext, job: Job, token: string): Promise<AgentJobReturnValue> {
+  if (context.isClosing()) return release(context, job, token, null);
+  const request = parseAgentJob(job.name, job.data);
+  const entry = Object.hasOwn(context.agents, request.agent) ? context.agents[request.agent] : undefined;
+  if (!entry) throw new UnknownAgentError(request.agent, Object.keys(context.agents));
+  const lock = await context.locks.acquire(request.sessionId, `${context.workerId}/${job.id}`);
+  if (!lock) return busy(context, job, token, request.sessionId);
+  try {
+    if (context.isClosing()) return await release(context, job, token, lock);
+    return await runJob(context, job, token, request, entry, lock);
+  } finally {
+    await lock.release();
+  }
+}
+
+/** The session is held by another job: wait (back to the queue, delayed) or refuse. */
+async function busy(context: JobContext, job: Job, token: string, sessionId: string): Promise<never> {
+  if (context.whenSessionBusy === 'fail') throw new SessionBusyError(sessionId);
+  await job.moveToDelayed(Date.now() + context.busyRetryDelayMs, token);
+  throw new context.bull.DelayedError();
+}
+
+/** Hands the job back to the queue (worker closing); another worker resumes it. */
+async function release(
+  context: JobContext,
+  job: Job,
+  token: string,
+  lock: SessionLock | null,
+): Promise<never> {
+  await lock?.release();
+  await job.moveToWait(token);
+  throw new context.bull.WaitingError();
+}
+
+async function runJob(
+  context: JobContext,
+  job: Job,
+  token: string,
+  request: AgentJobRequest,
+  entry: Agent | (() => Agent),
+  lock: SessionLock,
+): Promise<AgentJobReturnValue> {
+  const { sessionId } = request;
+  const jobMark = `${context.queueName}/${job.id}`;
+  const stored = await context.store.load(sessionId);
+  let start: AgentState | null = null;
+  if (request.kind === 'resume') {
+    if (!stored) throw new SessionNotFoundError(sessionId);
+  } else if (stored?.state.metadata()[JOB_METADATA_KEY] !== jobMark) {
+    // A session whose execution another job started and has not finished (it may be stalled on
+    // a dead worker, about to be resumed elsewhere) is not overwritten: wait for that job.
+    if (stored?.state.status() === 'in_progress' && (await otherJobUnfinished(context, stored.state, job))) {
+      await lock.release();
+      return busy(context, job, token, sessionId);
+    }
+    let state = request.state ?? stored?.state ?? AgentState.empty();
+    if (request.message !== null) state = state.withUserMessage(request.message);
+    start = state.withMetadata(JOB_METADATA_KEY, jobMark);
+  }
+  // else: this job started the stored execution (it stalled or was released): resume it.
+
+  const base = typeof entry === 'function' ? entry() : entry;
+  const runStore = new RunStore(context.store);
+  context.runs.add(runStore);
+  if (context.isClosing()) runStore.drain();
+  const controller = new AbortController();
+  lock.onLost((error) => {
+    runStore.halt({ kind: 'lock-lost', error });
+    controller.abort(error);
+  });
+  const progress = progressReporter(context, job, request);
+  const runOptions = { signal: controller.signal, inspect: onRootActor((actor) => progress.attach(actor)) };
+  try {
+    const agent = createAgent({ ...base.definition, store: runStore });
+    const running =
+      start === null
+        ? agent.resume(sessionId, runOptions)
+        : agent.execute(start, { ...runOptions, sessionId });
+    const outcome = await Promise.race([
+      running.then((state) => ({ kind: 'finished' as const, state })),
+      runStore.halted,
+    ]);
+    // A halted run may still fail later (an abort after a lost lock): its error is reported.
+    if (outcome.kind !== 'finished') running.catch((error: unknown) => context.onError(asError(error)));
+    await progress.flush();
+    if (outcome.kind === 'lock-lost') throw outcome.error;
+    if (outcome.kind === 'released') return await release(context, job, token, lock);
+    if (runStore.saveError) throw runStore.saveError;
+    const lost = lock.lost();
+    if (lost) throw lost;
+    const { state } = outcome;
+    return {
+      sessionId,
+      agent: request.agent,
+      workerId: context.workerId,
+      version: runStore.version ?? stored?.version ?? null,
+      status: state.status(),
+      state: state.toJSON() as AgentJobReturnValue['state'],
+    };
+  } finally {
+    context.runs.delete(runStore);
+  }
+}
+
+async function otherJobUnfinished(context: JobContext, state: AgentState, job: Job): Promise<boolean> {
+  const mark = state.metadata()[JOB_METADATA_KEY];
+  if (typeof mark !== 'string') return false;
+  const slash = mark.lastIndexOf('/');
+  const queue = mark.slice(0, slash);
+  const otherId = mark.slice(slash + 1);
+  if (queue !== context.queueName || otherId === job.id) return false;
+  const other = await context.findJob(otherId);
+  if (!other) return false;
+  return UNFINISHED_JOB_STATES.has(await other.getState());
+}
+
+/** An `inspect` observer that calls `attach` with the run's root agent actor, once. */
+function onRootActor(attach: (actor: AgentActor) => void): (event: InspectionEvent) => void {
+  let attached = false;
+  return (event) => {
+    if (attached || event.type !== '@xstate.actor' || event.actorRef.sessionId !== event.rootId) return;
+    attached = true;
+    attach(event.actorRef as AgentActor);
+  };
+}
+
+/** Reports each `step.finished` of the run as the job's progress, in order. */
+function progressReporter(context: JobContext, job: Job, request: AgentJobRequest) {
+  const pending = new Set<Promise<void>>();
+  const report = (event: Extract<AgentEvent, { type: 'step.finished' }>) => {
+    const progress: AgentStepProgress = {
+      type: 'step.finished',
+      sessionId: request.sessionId,
+      agent: request.agent,
+      workerId: context.workerId,
+      executionId: event.executionId,
+      stepNumber: event.stepNumber,
+      stepId: event.stepId,
+      stepType: event.stepType,
+      finishReason: event.finishReason,
+      usage: event.usage,
+      errors: event.errors.map((e) => ({ name: e.name, code: e.code, message: e.message })),
+      durationMs: event.durationMs,
+    };
+    const update = job.updateProgress(progress as unknown as object).catch((error: unknown) => {
+      context.onError(
+        new Error(`The progress of job ${job.id} (step ${event.stepNumber}) could not be reported`, {
+          cause: error,
+        }),
+      );
+    });
+    pending.add(update);
+    void update.finally(() => pending.delete(update));
+  };
+  return {
+    attach: (actor: AgentActor) => {
+      actor.on('step.finished', report);
+    },
+    flush: async () => {
+      await Promise.all([...pending]);
+    },
+  };
+}
+
+/**
+ * What BullMQ is given when a job throws: its own signals unchanged; typed input errors as
+ * UnrecoverableError (no retry); anything else as a retryable error. The message is always
+ * `<ErrorName> [<CODE>]: <message>`, so the client can read the failure from failedReason.
+ */
+function jobError(bull: BullMQModule, error: unknown): unknown {
+  if (error instanceof bull.DelayedError || error instanceof bull.WaitingError) return error;
+  const reason = failureReason(error);
+  const unrecoverable = error instanceof AgentMachineError && !RETRYABLE_CODES.has(error.code);
+  const wrapped = unrecoverable ? new bull.UnrecoverableError(reason) : new Error(reason, { cause: error });
+  if (error instanceof Error && error.stack)
+    wrapped.stack = `${reason}\n${error.stack.split('\n').slice(1).join('\n')}`;
+  return wrapped;
+}
+
+/** BullMQ takes an option given as undefined for a value: leave such options out. */
+function definedOnly<T extends object>(options: T): T {
+  return Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) as T;
+}
+
+function asError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
+}

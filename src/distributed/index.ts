@@ -1,0 +1,40 @@
+export {
+  type AgentClient,
+  type AgentClientOptions,
+  type AgentJob,
+  type AgentJobResult,
+  createAgentClient,
+  type EnqueueOptions,
+  type ExecuteRequest,
+  type ResumeRequest,
+} from './agent-client';
+export {
+  type AgentJobData,
+  AgentJobName,
+  type AgentJobRequest,
+  type AgentJobReturnValue,
+  type AgentStepProgress,
+  checkAgentJob,
+  DEFAULT_QUEUE_NAME,
+  type ExecuteJobData,
+  failureReason,
+  JOB_METADATA_KEY,
+  parseAgentJob,
+  parseFailureReason,
+  type ResumeJobData,
+} from './agent-job';
+export { type AgentWorker, type AgentWorkerOptions, createAgentWorker } from './agent-worker';
+export * from './errors';
+export type { RedisConnection } from './redis-modules';
+export {
+  DEFAULT_SESSION_KEY_PREFIX,
+  RedisSessionStore,
+  type RedisSessionStoreOptions,
+} from './redis-session-store';
+export {
+  DEFAULT_SESSION_LOCK_PREFIX,
+  DEFAULT_SESSION_LOCK_TTL_MS,
+  SessionLock,
+  SessionLocks,
+  type SessionLocksOptions,
+} from './session-lock';

@@ -1,0 +1,102 @@
+import { appendFileSync, existsSync, readFileSync } from 'node:fs';
+import { z } from 'zod';
+import {
+  type Agent,
+  AgentState,
+  createAgent,
+  defineTool,
+  ExecutionBudget,
+  type ScriptEntry,
+  scriptedDriver,
+} from '../../../src/index';
+
+/** Tool steps of a ledger run; one more step answers. */
+export const LEDGER_TOOL_STEPS = 4;
+export const LEDGER_STEPS = LEDGER_TOOL_STEPS + 1;
+export const LEDGER_ANSWER = `recorded ${LEDGER_TOOL_STEPS}`;
+/** The state metadata key that names the session, so that tool call ids are unique per session. */
+export const SESSION_TAG = 'test.session';
+
+export interface LedgerAgentOptions {
+  /** The file each tool call appends `<workerTag> <session> <toolCallId>` to. */
+  readonly ledger: string;
+  readonly workerTag: string;
+  /** Delay of each model call (honours abort). */
+  readonly modelDelayMs?: number;
+  /** Delay of each tool call after it wrote its line (so a kill can land between the two). */
+  readonly toolDelayMs?: number;
+}
+
+/**
+ * The agent of the distributed tests: steps 1-4 each call `record` (call id `<session>-call-<n>`),
+ * which appends a line to the ledger file (so a test can count executions across processes);
+ * step 5 answers.
+ */
+export function ledgerAgent(options: LedgerAgentOptions): Agent {
+  const record = defineTool({
+    description: 'Records that it ran',
+    inputSchema: z.object({ session: z.string(), n: z.number() }),
+    execute: async ({ n }, { toolCallId, signal, state }) => {
+      appendFileSync(
+        options.ledger,
+        `${options.workerTag} ${String(state.metadata()[SESSION_TAG])} ${toolCallId}\n`,
+      );
+      if (options.toolDelayMs) await sleep(options.toolDelayMs, signal);
+      return `recorded ${n}`;
+    },
+  });
+  const usage = { inputTokens: 10, outputTokens: 2 };
+  const script: ScriptEntry[] = Array.from({ length: LEDGER_STEPS }, (_, i) => (state: AgentState) => {
+    const session = String(state.metadata()[SESSION_TAG] ?? 'untagged');
+    const n = i + 1;
+    return n <= LEDGER_TOOL_STEPS
+      ? {
+          toolCalls: [{ name: 'record', args: { session, n }, id: `${session}-call-${n}` }],
+          usage,
+          delayMs: options.modelDelayMs,
+        }
+      : { text: LEDGER_ANSWER, usage, delayMs: options.modelDelayMs };
+  });
+  return createAgent({
+    driver: scriptedDriver(script),
+    tools: { record },
+    budget: new ExecutionBudget({ maxSteps: LEDGER_STEPS + 2 }),
+  });
+}
+
+/** The first state of a ledger session. */
+export function ledgerState(sessionId: string): AgentState {
+  return AgentState.empty().withMetadata(SESSION_TAG, sessionId).withUserMessage('Record four things');
+}
+
+export interface LedgerLine {
+  readonly worker: string;
+  readonly session: string;
+  readonly callId: string;
+}
+
+export function readLedger(path: string): LedgerLine[] {
+  if (!existsSync(path)) return [];
+  return readFileSync(path, 'utf8')
+    .split('\n')
+    .filter((line) => line.length > 0)
+    .map((line) => {
+      const [worker = '', session = '', callId = ''] = line.split(' ');
+      return { worker, session, callId };
+    });
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    };
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+  });
+}

@@ -1,0 +1,57 @@
+/**
+ * Child process of the worker pool tests: one agent worker with the ledger agent, until it is
+ * killed (SIGKILL) or told to stop (SIGTERM: graceful close). Prints `ready <tag>` once it takes jobs.
+ * Usage: worker-process.ts '<WorkerProcessConfig as JSON>'
+ */
+import { createAgentWorker, RedisSessionStore } from '../../../src/distributed/index';
+import { ledgerAgent } from './ledger-agent';
+
+export interface WorkerProcessConfig {
+  readonly port: number;
+  readonly queueName: string;
+  readonly storePrefix: string;
+  readonly ledger: string;
+  readonly tag: string;
+  readonly concurrency: number;
+  readonly modelDelayMs: number;
+  readonly toolDelayMs: number;
+  readonly lockDurationMs: number;
+  readonly stalledIntervalMs: number;
+  readonly sessionLockTtlMs: number;
+  readonly busyRetryDelayMs: number;
+}
+
+const config = JSON.parse(process.argv[2] as string) as WorkerProcessConfig;
+const connection = { host: '127.0.0.1', port: config.port };
+const store = new RedisSessionStore({ connection, prefix: config.storePrefix });
+const worker = await createAgentWorker({
+  agents: {
+    ledger: () =>
+      ledgerAgent({
+        ledger: config.ledger,
+        workerTag: config.tag,
+        modelDelayMs: config.modelDelayMs,
+        toolDelayMs: config.toolDelayMs,
+      }),
+  },
+  store,
+  connection,
+  id: config.tag,
+  queueName: config.queueName,
+  concurrency: config.concurrency,
+  lockDurationMs: config.lockDurationMs,
+  stalledIntervalMs: config.stalledIntervalMs,
+  sessionLockTtlMs: config.sessionLockTtlMs,
+  busyRetryDelayMs: config.busyRetryDelayMs,
+});
+
+const stop = async () => {
+  await worker.close();
+  await store.close();
+  process.exit(0);
+};
+process.once('SIGTERM', () => void stop());
+// The parent closing our stdin (it exited or crashed) ends us too: no orphan workers.
+process.stdin.on('end', () => process.exit(1));
+process.stdin.resume();
+process.stdout.write(`ready ${config.tag}\n`);

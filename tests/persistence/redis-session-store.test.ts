@@ -1,0 +1,149 @@
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RedisSessionStore } from '../../src/distributed/index';
+import { AgentState, CorruptSessionError } from '../../src/index';
+import type { SessionStore } from '../../src/persistence/index';
+import { type RedisServer, startRedisServer } from '../distributed/support/redis-server';
+import type { StoreFixture, StoreKind } from './fixtures';
+import { describeSessionStoreContract } from './session-store.contract.test';
+
+let server: RedisServer;
+beforeAll(async () => {
+  server = await startRedisServer();
+}, 20_000);
+afterAll(async () => {
+  await server?.stop();
+});
+
+/** Removes every key under `prefix` (SCAN, bounded by the number of keys). */
+async function removeKeys(redis: Redis, prefix: string): Promise<void> {
+  let cursor = '0';
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 500);
+    if (keys.length > 0) await redis.del(...keys);
+    cursor = next;
+  } while (cursor !== '0');
+}
+
+const redisKind: StoreKind = {
+  name: 'RedisSessionStore',
+  async create(): Promise<StoreFixture> {
+    // A prefix of its own per test: the tests share one server and never see each other's keys.
+    const prefix = `contract-${randomUUID()}:`;
+    const raw = new Redis(server.connection);
+    const opened: SessionStore[] = [];
+    const open = () => {
+      const store = new RedisSessionStore({ connection: server.connection, prefix });
+      opened.push(store);
+      return store;
+    };
+    const store = open();
+    const key = (id: string) => store.sessionKey(id);
+    const readRaw = async (id: string) => (await raw.get(key(id))) ?? '';
+    return {
+      store,
+      reopen: open,
+      readRaw,
+      readRawState: readRaw,
+      writeRawState: async (id, text) => {
+        await raw.set(key(id), text);
+      },
+      editState: async (id, edit) => {
+        const doc = JSON.parse(await readRaw(id));
+        edit(doc.state);
+        await raw.set(key(id), JSON.stringify(doc));
+      },
+      cleanup: async () => {
+        await Promise.all(opened.map((s) => s.close()));
+        await removeKeys(raw, prefix);
+        await raw.quit();
+      },
+    };
+  },
+};
+
+describeSessionStoreContract([redisKind]);
+
+describe('RedisSessionStore (Redis specifics)', () => {
+  const stores: SessionStore[] = [];
+  const open = (prefix: string) => {
+    const store = new RedisSessionStore({ connection: server.connection, prefix });
+    stores.push(store);
+    return store;
+  };
+  afterAll(async () => {
+    await Promise.all(stores.map((s) => s.close()));
+  });
+
+  it('writes the document format of the other stores under <prefix>session:<id>, indexed in <prefix>sessions', async () => {
+    const prefix = `format-${randomUUID()}:`;
+    const store = open(prefix);
+    const state = AgentState.empty().withUserMessage('hello');
+    await store.save('chat-1', state, null);
+    const raw = new Redis(server.connection);
+    try {
+      const text = (await raw.get(`${prefix}session:chat-1`)) as string;
+      expect(text.startsWith('{"version":1,"savedAt":"')).toBe(true);
+      const doc = JSON.parse(text);
+      expect(Object.keys(doc)).toEqual(['version', 'savedAt', 'state']);
+      expect(doc.state).toEqual(state.toJSON());
+      expect(await raw.zrange(`${prefix}sessions`, 0, -1)).toEqual(['chat-1']);
+      expect(store.sessionKey('chat-1')).toBe(`${prefix}session:chat-1`);
+      expect(store.indexKey()).toBe(`${prefix}sessions`);
+    } finally {
+      await raw.quit();
+    }
+  });
+
+  it('keeps stores with different prefixes apart', async () => {
+    const a = open(`a-${randomUUID()}:`);
+    const b = open(`b-${randomUUID()}:`);
+    await a.save('same-id', AgentState.empty().withUserMessage('in a'), null);
+    expect(await b.load('same-id')).toBeNull();
+    expect(await b.list()).toEqual([]);
+    expect(await b.save('same-id', AgentState.empty().withUserMessage('in b'), null)).toBe(1);
+    expect((await a.load('same-id'))?.state.messages()[0]?.content).toBe('in a');
+  });
+
+  it('reads a document whose version is not first (written by hand), and refuses one without a version', async () => {
+    const prefix = `shape-${randomUUID()}:`;
+    const store = open(prefix);
+    const raw = new Redis(server.connection);
+    try {
+      const state = AgentState.empty().withUserMessage('x').toJSON();
+      await raw.set(
+        `${prefix}session:hand`,
+        JSON.stringify({ savedAt: new Date().toISOString(), state, version: 3 }),
+      );
+      expect((await store.load('hand'))?.version).toBe(3);
+      await expect(store.save('hand', AgentState.empty(), 2)).rejects.toMatchObject({
+        code: 'SESSION_CONFLICT',
+        actualVersion: 3,
+      });
+      expect(await store.save('hand', AgentState.empty(), 3)).toBe(4);
+
+      await raw.set(`${prefix}session:nover`, JSON.stringify({ savedAt: new Date().toISOString(), state }));
+      const error = await store.save('nover', AgentState.empty(), 1).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(CorruptSessionError);
+      expect((error as CorruptSessionError).problem).toContain('version is undefined');
+    } finally {
+      await raw.quit();
+    }
+  });
+
+  it('serializes concurrent saves from many connections: one winner per version', async () => {
+    const prefix = `race-${randomUUID()}:`;
+    const writers = Array.from({ length: 8 }, () => open(prefix));
+    await (writers[0] as SessionStore).save('race', AgentState.empty(), null);
+    let version = 1;
+    for (let round = 0; round < 5; round++) {
+      const results = await Promise.allSettled(
+        writers.map((w, i) => w.save('race', AgentState.empty().withUserMessage(`w${i}`), version)),
+      );
+      expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+      version += 1;
+    }
+    expect((await (writers[3] as SessionStore).load('race'))?.version).toBe(6);
+  });
+});

@@ -1,9 +1,9 @@
 import { AgentContext, type MessageStore, type ResponseFormat } from './agent-context';
 import { AgentError } from './agent-error';
 import { AgentStep } from './agent-step';
-import { type ApprovalDecision, ApprovalError, ApprovalRequest, type PendingApproval } from './approval';
 import type { AgentStepType } from './agent-step-type';
 import type { AppendOnlyList } from './append-only-list';
+import { type ApprovalDecision, ApprovalError, ApprovalRequest, type PendingApproval } from './approval';
 import { ExecutionState } from './execution-state';
 import { ExecutionStatus, isTerminalStatus } from './execution-status';
 import { newId } from './ids';

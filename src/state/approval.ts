@@ -44,7 +44,11 @@ export class ApprovalError extends AgentMachineError {
 
 export const ApprovalRequest = {
   of(toolCallIds: readonly string[], requestedAt = Date.now()): ApprovalRequest {
-    return Object.freeze({ requestedAt, toolCallIds: Object.freeze([...toolCallIds]), decisions: Object.freeze({}) });
+    return Object.freeze({
+      requestedAt,
+      toolCallIds: Object.freeze([...toolCallIds]),
+      decisions: Object.freeze({}),
+    });
   },
   undecided(request: ApprovalRequest): string[] {
     return request.toolCallIds.filter((id) => !Object.hasOwn(request.decisions, id));
@@ -52,10 +56,15 @@ export const ApprovalRequest = {
   withDecision(request: ApprovalRequest, toolCallId: string, decision: ApprovalDecision): ApprovalRequest {
     const pending = ApprovalRequest.undecided(request);
     if (!pending.includes(toolCallId)) throw ApprovalError.notPending(toolCallId, pending);
-    return Object.freeze({ ...request, decisions: Object.freeze({ ...request.decisions, [toolCallId]: decision }) });
+    return Object.freeze({
+      ...request,
+      decisions: Object.freeze({ ...request.decisions, [toolCallId]: decision }),
+    });
   },
   pending(request: ApprovalRequest, calls: readonly ToolCall[]): PendingApproval[] {
     const undecided = new Set(ApprovalRequest.undecided(request));
-    return calls.filter((c) => undecided.has(c.id)).map((c) => ({ toolCallId: c.id, toolName: c.name, args: c.args }));
+    return calls
+      .filter((c) => undecided.has(c.id))
+      .map((c) => ({ toolCallId: c.id, toolName: c.name, args: c.args }));
   },
 };

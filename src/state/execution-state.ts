@@ -1,7 +1,7 @@
 import type { AgentError } from './agent-error';
-import type { ApprovalRequest } from './approval';
 import type { AgentStep } from './agent-step';
 import { AppendOnlyList } from './append-only-list';
+import type { ApprovalRequest } from './approval';
 import { ExecutionContinuation } from './execution-continuation';
 import { ExecutionStatus } from './execution-status';
 import { newId } from './ids';
@@ -203,7 +203,9 @@ export class ExecutionState {
       status: this.props.status,
       startedAt: new Date(this.props.startedAt).toISOString(),
       completedAt: this.props.completedAt === null ? null : new Date(this.props.completedAt).toISOString(),
-      stepExecutions: this.props.stepExecutions.toArray().map((s) => ({ ...s.toJSON(), step: encodeStep(s.step()) })),
+      stepExecutions: this.props.stepExecutions
+        .toArray()
+        .map((s) => ({ ...s.toJSON(), step: encodeStep(s.step()) })),
       continuation: this.props.continuation.toJSON(),
       errors: this.props.errors,
       awaitingApproval:

@@ -312,6 +312,9 @@ export function encodeAgentState(props: AgentStateProps) {
     execution:
       execution === null
         ? null
-        : execution.serialize((step) => ({ ...step.toJSON(), inputMessages: encodeInputs(step.inputMessageList()) })),
+        : execution.serialize((step) => ({
+            ...step.toJSON(),
+            inputMessages: encodeInputs(step.inputMessageList()),
+          })),
   };
 }

@@ -25,7 +25,10 @@ for (const [path, entry] of Object.entries(lock.packages)) {
 function exactVersion(name, spec) {
   if (/^\d+\.\d+\.\d+(-[\w.]+)?$/.test(spec)) return spec;
   try {
-    const out = execFileSync('npm', ['view', `${name}@${spec}`, 'version', '--json'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    const out = execFileSync('npm', ['view', `${name}@${spec}`, 'version', '--json'], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
     const versions = [JSON.parse(out)].flat();
     return versions.at(-1) ?? null;
   } catch {

@@ -1,4 +1,5 @@
 export { type AgentEvent, agentLoop, type HookStage, type LoopEvent } from '../machines/agentLoop';
+export * from './distributed/index';
 export type { Driver, DriverContext } from './drivers/driver';
 export {
   allMessages,

@@ -7,7 +7,6 @@ import {
   createActor,
   fromPromise,
   type InspectionEvent,
-  type Observer,
 } from 'xstate';
 import { z } from 'zod';
 import {

@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import type { Hook } from '../hooks/hook';
 import { AgentState } from '../state/agent-state';
 import type { ExecutionBudget } from '../state/execution-budget';
 import type { Tool } from '../tools/define-tool';

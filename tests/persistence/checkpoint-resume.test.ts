@@ -10,7 +10,6 @@ import {
   FileSessionStore,
   InMemorySessionStore,
   NoSessionStoreError,
-  SessionConflictError,
   SessionNotFoundError,
   type SessionStore,
   SqliteSessionStore,

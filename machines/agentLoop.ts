@@ -33,6 +33,8 @@ export interface LoopContext {
   readonly budget: ExecutionBudget;
   /** The session the run checkpoints to, with the version last saved; null without a store. */
   readonly session: LoopSession | null;
+  /** False when no one can listen (a plain `execute()`): the actors then skip their reports. */
+  readonly reports: boolean;
 }
 
 export interface LoopSession {
@@ -50,6 +52,8 @@ export interface LoopInput {
   readonly hookStages?: readonly HookStage[];
   readonly budget?: ExecutionBudget;
   readonly session?: LoopSession | null;
+  /** Send tool and text reports through the machine (to listeners and inspectors). Default true. */
+  readonly reports?: boolean;
 }
 
 /** Events the machine accepts: the public ones and the reports its own actors send it. */
@@ -306,6 +310,7 @@ export const agentLoop = setup({
     hookStages: input.hookStages ?? [],
     budget: input.budget ?? ExecutionBudget.unlimited(),
     session: input.session ?? null,
+    reports: input.reports ?? true,
   }),
   initial: 'pending',
   on: { 'subagent.release': { actions: 'releaseSubagent' } },

@@ -169,7 +169,8 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
   const toolHooks = [approvalDecisions, ...userHooks.filter((h) => h.beforeToolUse || h.afterToolUse)];
   // Reports after the run ended (an aborted tool settling late) have no one to go to.
   const reporter = (self: StepInput['self']) => (event: ReportEvent) => {
-    if (self.getSnapshot().status === 'active') self.send(event);
+    const snapshot = self.getSnapshot() as { status: string; context: LoopContext };
+    if (snapshot.status === 'active' && snapshot.context.reports) self.send(event);
   };
 
   // Subagents are built on first call (a definition may list itself) and then reused.
@@ -219,7 +220,7 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
 
   const machine = agentLoop.provide({
     actions: {
-      spawnSubagent: assign(({ event, spawn }) => {
+      spawnSubagent: assign(({ context, event, spawn }) => {
         if (event.type !== 'subagent.spawn') return {};
         const child = childAgent(event.name);
         // A child agent's machine is logic of its own, not one of this machine's named actors.
@@ -227,7 +228,8 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
           logic: AnyActorLogic,
           options: { id: string; input: LoopInput },
         ) => void;
-        spawnLogic(child.machine, { id: event.id, input: child.inputFor(event.state, event.budget) });
+        const input = { ...child.inputFor(event.state, event.budget), reports: context.reports };
+        spawnLogic(child.machine, { id: event.id, input });
         return {};
       }),
       applyGuards: assign({
@@ -299,22 +301,26 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
       session: session ?? null,
     }),
     createActor(state, options = {}) {
-      const { budget: runBudget, session, ...actorOptions } = options;
+      const { budget: runBudget, session, reports, ...actorOptions } = options as InternalActorOptions;
       if (session && !store) throw new NoSessionStoreError('A session');
-      return createActor(machine, { input: agent.inputFor(state, runBudget, session), ...actorOptions });
+      const input = { ...agent.inputFor(state, runBudget, session), reports: reports ?? true };
+      return createActor(machine, { input, ...actorOptions });
     },
     async execute(state, options = {}) {
       if (state.approval()) throw approvalPending(state);
       const { signal, sessionId, onEvent, ...actorOptions } = options;
       if (sessionId === undefined)
-        return runToOutcome(agent.createActor(state, actorOptions), signal, onEvent);
+        return runToOutcome(agent.createActor(state, listened(actorOptions, onEvent)), signal, onEvent);
       if (!store) throw new NoSessionStoreError('execute(state, { sessionId })');
       const stored = await store.load(sessionId);
       // The started execution is saved first, so a crash in the first step can be resumed.
       const started = prepare(state).withExecutionStarted();
       const version = await store.save(sessionId, started, stored?.version ?? null);
       return runToOutcome(
-        agent.createActor(started, { ...actorOptions, session: { id: sessionId, version } }),
+        agent.createActor(started, {
+          ...listened(actorOptions, onEvent),
+          session: { id: sessionId, version },
+        }),
         signal,
         onEvent,
       );
@@ -335,7 +341,11 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
       }
       const session =
         typeof target === 'string' ? { id: target, version: stored?.version ?? null } : undefined;
-      return runToOutcome(agent.createActor(state, { ...actorOptions, session }), signal, onEvent);
+      return runToOutcome(
+        agent.createActor(state, { ...listened(actorOptions, onEvent), session }),
+        signal,
+        onEvent,
+      );
     },
     async chat(sessionId, text, options = {}) {
       if (!store) throw new NoSessionStoreError('chat(sessionId, text)');
@@ -352,7 +362,11 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
       if (status !== 'in_progress' && status !== 'pending') return stored.state;
       const { signal, onEvent, ...actorOptions } = options;
       const session = { id: sessionId, version: stored.version };
-      return runToOutcome(agent.createActor(stored.state, { ...actorOptions, session }), signal, onEvent);
+      return runToOutcome(
+        agent.createActor(stored.state, { ...listened(actorOptions, onEvent), session }),
+        signal,
+        onEvent,
+      );
     },
   };
   return agent;
@@ -437,6 +451,19 @@ function isResting(value: unknown): boolean {
 }
 
 /** Starts the actor, sends `execute`, resolves with the state at its outcome, and stops the actor. */
+/** Options of the runtime's own actors: `reports: false` when no one can listen. */
+interface InternalActorOptions extends CreateActorOptions {
+  readonly reports?: boolean;
+}
+
+/** Nobody can listen to an actor that execute() keeps to itself, unless it is inspected or onEvent is given. */
+function listened(options: { inspect?: unknown }, onEvent: unknown): InternalActorOptions {
+  return {
+    ...(options as CreateActorOptions),
+    reports: options.inspect !== undefined || onEvent !== undefined,
+  };
+}
+
 function runToOutcome(
   actor: AgentActor,
   signal: AbortSignal | undefined,

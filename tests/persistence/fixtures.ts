@@ -2,16 +2,8 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import {
-  AgentState,
-  AgentStep,
-  createAgent,
-  InferenceResponse,
-  Message,
-  scriptedDriver,
-  ToolExecution,
-  Usage,
-} from '../../src/index';
+import { appendToolStep } from '../../bench/workload';
+import { AgentState, createAgent, scriptedDriver } from '../../src/index';
 import {
   FileSessionStore,
   InMemorySessionStore,
@@ -35,21 +27,8 @@ export async function finishedState(question = 'What is 2 + 3?', answer = '5'): 
   return agent.execute(AgentState.empty().withSystemPrompt('You add numbers.').withUserMessage(question));
 }
 
-/** Appends one recorded tool step (as bench/state.bench.ts does): an execution in progress. */
-export function appendStep(state: AgentState, n: number): AgentState {
-  const call = { id: `call-${n}`, name: 'add', args: { a: n, b: 1 } };
-  const step = AgentStep.of({
-    inputMessages: state.messageList(),
-    outputMessages: [Message.assistant('', [call]), Message.toolResult(call, String(n + 1))],
-    inferenceResponse: InferenceResponse.of({
-      toolCalls: [call],
-      finishReason: 'tool-calls',
-      usage: Usage.of({ inputTokens: 10, outputTokens: 5 }),
-    }),
-    toolExecutions: [ToolExecution.succeeded(call, n + 1, 0, 1)],
-  });
-  return state.withStepStarted().withCurrentStep(step).withCurrentStepRecorded();
-}
+/** Appends one recorded tool step (the benchmarks' unit): an execution in progress. */
+export const appendStep = appendToolStep;
 
 /** An execution in progress with `steps` recorded steps (what a checkpoint after a step holds). */
 export function inProgressState(steps: number): AgentState {

@@ -157,39 +157,51 @@ async function runTool(
       startedAt,
     );
   }
+  const execute = tool.execute;
   const timeoutMs = tool.timeoutMs ?? options.timeoutMs;
+  const recorded = (value: unknown) =>
+    // A subagent tool answers with the child's final state.
+    value instanceof AgentState
+      ? ToolExecution.ofChild(call, value, startedAt)
+      : ToolExecution.succeeded(call, value === undefined ? null : value, startedAt);
+  const failed = (error: unknown) => {
+    if (AgentStopError.is(error)) throw error;
+    return ToolExecution.failed(call, error, startedAt);
+  };
+  // The declared type widens `messages` for AI SDK tools; the value is our ToolExecuteOptions.
+  const run = (signal: AbortSignal) =>
+    execute(
+      validation.value,
+      executeOptions(call, signal, state) as Parameters<NonNullable<Tool['execute']>>[1],
+    );
+
+  // Without a timeout the call shares the step's signal: no controller of its own.
+  if (timeoutMs === undefined) {
+    try {
+      return recorded(await run(options.signal));
+    } catch (error) {
+      return failed(error);
+    }
+  }
   const controller = new AbortController();
   const onAbort = () => controller.abort(options.signal.reason);
   if (options.signal.aborted) onAbort();
   else options.signal.addEventListener('abort', onAbort, { once: true });
   let timer: ReturnType<typeof setTimeout> | undefined;
   try {
-    const run = Promise.resolve().then(() =>
-      tool.execute?.(
-        validation.value,
-        // The declared type widens `messages` for AI SDK tools; the value is our ToolExecuteOptions.
-        executeOptions(call, controller.signal, state) as Parameters<NonNullable<Tool['execute']>>[1],
-      ),
-    );
-    const value =
-      timeoutMs === undefined
-        ? await run
-        : await Promise.race([
-            run,
-            new Promise<never>((_, reject) => {
-              timer = setTimeout(() => {
-                const error = new ToolTimeoutError(call.name, timeoutMs);
-                controller.abort(error);
-                reject(error);
-              }, timeoutMs);
-            }),
-          ]);
-    // A subagent tool answers with the child's final state.
-    if (value instanceof AgentState) return ToolExecution.ofChild(call, value, startedAt);
-    return ToolExecution.succeeded(call, value === undefined ? null : value, startedAt);
+    const value = await Promise.race([
+      Promise.resolve().then(() => run(controller.signal)),
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => {
+          const error = new ToolTimeoutError(call.name, timeoutMs);
+          controller.abort(error);
+          reject(error);
+        }, timeoutMs);
+      }),
+    ]);
+    return recorded(value);
   } catch (error) {
-    if (AgentStopError.is(error)) throw error;
-    return ToolExecution.failed(call, error, startedAt);
+    return failed(error);
   } finally {
     if (timer) clearTimeout(timer);
     options.signal.removeEventListener('abort', onAbort);

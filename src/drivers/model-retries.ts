@@ -1,4 +1,5 @@
 import { APICallError } from '@ai-sdk/provider';
+import { abortableDelay } from './abortable-delay';
 
 export interface RetryOptions {
   /** Retries of a retryable model error (429, 5xx, network), with exponential backoff. Default 2. */
@@ -59,7 +60,7 @@ export async function withRetries<T>(
       if (!APICallError.isInstance(error) || !error.isRetryable || signal.aborted) throw error;
       failures.push(error);
       if (attempt >= maxRetries) throw maxRetries === 0 ? error : new ModelRetriesExhaustedError(failures);
-      await sleep(retryDelay(error, attempt, options.retryDelayMs ?? 1000), signal);
+      await abortableDelay(retryDelay(error, attempt, options.retryDelayMs ?? 1000), signal);
     }
   }
 }
@@ -73,20 +74,4 @@ function retryDelay(error: APICallError, attempt: number, base: number): number 
     return seconds * 1000;
   }
   return base * 2 ** attempt;
-}
-
-/** Waits `ms`, or rejects with the signal's reason as soon as it aborts. */
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
 }

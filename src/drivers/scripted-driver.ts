@@ -3,6 +3,7 @@ import { AgentStep, InferenceResponse } from '../state/agent-step';
 import { newId } from '../state/ids';
 import { Message, type ToolCall } from '../state/message';
 import { Usage } from '../state/usage';
+import { abortableDelay } from './abortable-delay';
 import type { Driver } from './driver';
 
 /** One scripted model answer. */
@@ -44,21 +45,7 @@ export function scriptedDriver(script: readonly ScriptEntry[], options: { name?:
       const step = typeof entry === 'function' ? entry(state) : entry;
       const answer = () => scriptedAnswer(state.withMetadata(SCRIPT_CURSOR_KEY, cursor + 1), step);
       if (!step.delayMs) return answer();
-      return new Promise<AgentState>((resolve, reject) => {
-        const timer = setTimeout(() => {
-          signal.removeEventListener('abort', onAbort);
-          try {
-            resolve(answer());
-          } catch (error) {
-            reject(error);
-          }
-        }, step.delayMs);
-        const onAbort = () => {
-          clearTimeout(timer);
-          reject(signal.reason);
-        };
-        signal.addEventListener('abort', onAbort, { once: true });
-      });
+      return abortableDelay(step.delayMs, signal).then(answer);
     },
   };
 }

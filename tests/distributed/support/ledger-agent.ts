@@ -1,5 +1,6 @@
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { abortableDelay } from '../../../src/drivers/abortable-delay';
 import {
   type Agent,
   AgentState,
@@ -41,7 +42,7 @@ export function ledgerAgent(options: LedgerAgentOptions): Agent {
         options.ledger,
         `${options.workerTag} ${String(state.metadata()[SESSION_TAG])} ${toolCallId}\n`,
       );
-      if (options.toolDelayMs) await sleep(options.toolDelayMs, signal);
+      if (options.toolDelayMs) await abortableDelay(options.toolDelayMs, signal);
       return `recorded ${n}`;
     },
   });
@@ -84,19 +85,4 @@ export function readLedger(path: string): LedgerLine[] {
       const [worker = '', session = '', callId = ''] = line.split(' ');
       return { worker, session, callId };
     });
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    };
-    if (signal.aborted) onAbort();
-    else signal.addEventListener('abort', onAbort, { once: true });
-  });
 }

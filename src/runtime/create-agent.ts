@@ -166,7 +166,14 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
     ...(definition.finishReasons?.length ? [finishReasonGuard(definition.finishReasons)] : []),
     errorPolicy(definition.errorPolicy),
   ];
-  const toolHooks = [approvalDecisions, ...userHooks.filter((h) => h.beforeToolUse || h.afterToolUse)];
+  // Decisions are carried out only by agents that have tools needing approval: no extra hook per call otherwise.
+  const needsApprovals = Object.values(tools).some(
+    (tool) => tool.needsApproval !== undefined && tool.needsApproval !== false,
+  );
+  const toolHooks = [
+    ...(needsApprovals ? [approvalDecisions] : []),
+    ...userHooks.filter((h) => h.beforeToolUse || h.afterToolUse),
+  ];
   // Reports after the run ended (an aborted tool settling late) have no one to go to.
   const reporter = (self: StepInput['self']) => (event: ReportEvent) => {
     const snapshot = self.getSnapshot() as { status: string; context: LoopContext };
@@ -257,7 +264,7 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
           tools: toolsFor(input.self),
           report: reporter(input.self),
         });
-        return requestApprovals(answered, tools);
+        return needsApprovals ? requestApprovals(answered, tools) : answered;
       }),
       checkpoint: fromPromise<number, CheckpointInput>(({ input }) => {
         if (!store) throw new NoSessionStoreError('Checkpointing');

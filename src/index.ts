@@ -32,7 +32,7 @@ export {
   type ScriptStep,
   scriptedDriver,
 } from './drivers/scripted-driver';
-export { BUDGET_GUARD, budgetGuard } from './hooks/budget-guards';
+export { BUDGET_GUARD, budgetSignal } from './hooks/budget-guards';
 export { consecutiveErrorSteps, type ErrorPolicyOptions, errorPolicy } from './hooks/error-policy';
 export { finishReasonGuard } from './hooks/finish-reason-guard';
 export type {

@@ -2,26 +2,15 @@ import type { AgentState } from '../state/agent-state';
 import type { ExecutionBudget } from '../state/execution-budget';
 import { StopReason } from '../state/stop-reason';
 import { StopSignal } from '../state/stop-signal';
-import type { Hook } from './hook';
 
 export const BUDGET_GUARD = 'budgetGuard';
 
 /**
- * Checks the budget before each step (`used >= limit` stops), so a run never starts a step it has
- * no budget for. Each limit raises its own stop reason, with a message and context naming it:
- * steps -> StepsLimitReached, tokens and cost -> TokenLimitReached, seconds and deadline ->
- * TimeLimitReached. The context's `limit` says which one (`maxSteps`, `maxCost`, `deadline`, ...).
+ * The stop signal for the first limit of `budget` that `state` has used up (`used >= limit`), or
+ * null. The runtime checks it before each step, so a run never starts a step it has no budget for.
+ * Steps -> StepsLimitReached, tokens and cost -> TokenLimitReached, seconds and deadline ->
+ * TimeLimitReached; the context's `limit` says which one (`maxSteps`, `maxCost`, `deadline`, ...).
  */
-export function budgetGuard(budget: ExecutionBudget): Hook {
-  return {
-    name: BUDGET_GUARD,
-    beforeStep: (state) => {
-      const signal = budgetSignal(budget, state, Date.now());
-      return signal ? state.withStopSignal(signal) : undefined;
-    },
-  };
-}
-
 export function budgetSignal(budget: ExecutionBudget, state: AgentState, now: number): StopSignal | null {
   const steps = state.stepCount();
   if (budget.maxSteps !== null && steps >= budget.maxSteps) {

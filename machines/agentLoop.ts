@@ -10,6 +10,7 @@
  *   -> concluding ] -> completed | stopped | failed
  */
 import { type AnyActorRef, assign, emit, fromPromise, setup, stopChild } from 'xstate';
+import { budgetSignal } from '../src/hooks/budget-guards';
 import { AgentError } from '../src/state/agent-error';
 import type { AgentState } from '../src/state/agent-state';
 import { AgentStopError } from '../src/state/agent-stop-error';
@@ -99,6 +100,16 @@ const AFTER_EXECUTION = '#agent.inProgress.afterExecution';
 const FAILING = '#agent.inProgress.failing';
 const FINALIZING = '#agent.inProgress.finalizing';
 const outputState = (event: unknown) => (event as { output?: unknown }).output as AgentState;
+/** The seed's shouldStop? after a recorded step: afterExecution, or the next step. */
+const DECIDE = [
+  { guard: 'shouldStop', target: AFTER_EXECUTION },
+  { target: '#agent.inProgress.step.beforeStep' },
+] as const;
+/** After beforeStep: a stop signal without a continuation request ends the run, else the model is called. */
+const TO_INFERENCE = [
+  { guard: 'stopSignalled', target: AFTER_EXECUTION },
+  { target: '#agent.inProgress.step.inference' },
+] as const;
 
 export const agentLoop = setup({
   types: {
@@ -152,9 +163,19 @@ export const agentLoop = setup({
       error: null,
     }),
     assignState: assign({ state: ({ event }) => outputState(event) }),
-    startStep: assign({ state: ({ context }) => context.state.withStepStarted(now()) }),
-    /** The runtime's built-in synchronous guards for a stage (budget before a step, policies after). */
-    applyGuards: (_, _params: { stage: 'beforeStep' | 'afterStep' }) => {},
+    /** Starts a step; a budget already used up (steps, tokens, cost, time) sets the stop signal. */
+    startStep: assign({
+      state: ({ context }) => {
+        const at = now();
+        const started = context.state.withStepStarted(at);
+        const signal = budgetSignal(context.budget, started, at);
+        return signal ? started.withStopSignal(signal) : started;
+      },
+    }),
+    /**
+     * Records the step in flight. The runtime provides the agent's version, which first applies its
+     * after-step guards (structured output, finish reasons, error policy) in the same update.
+     */
     recordStep: assign({ state: ({ context }) => context.state.withCurrentStepRecorded(now()) }),
     recordStopRequest: assign({
       state: ({ context, event }) => {
@@ -335,16 +356,13 @@ export const agentLoop = setup({
           initial: 'beforeStep',
           states: {
             beforeStep: {
-              entry: [
-                'startStep',
-                'emitStepStarted',
-                { type: 'applyGuards', params: { stage: 'beforeStep' } },
-              ],
-              ...hookStage('beforeStep', '#agent.inProgress.step.checkpoint', onActorError(AFTER_EXECUTION)),
+              entry: ['startStep', 'emitStepStarted'],
+              ...hookStage('beforeStep', '#agent.inProgress.step.checkpoint', onActorError(AFTER_EXECUTION), {
+                withoutHooks: TO_INFERENCE,
+              }),
             },
-            checkpoint: {
-              always: [{ guard: 'stopSignalled', target: AFTER_EXECUTION }, { target: 'inference' }],
-            },
+            // after beforeStep hooks changed the state (without hooks, `checkHooks` decides the same)
+            checkpoint: { always: TO_INFERENCE },
             inference: {
               invoke: {
                 id: 'driver',
@@ -405,18 +423,12 @@ export const agentLoop = setup({
               onActorError('#agent.inProgress.step.record'),
             ),
             record: {
-              entry: [
-                { type: 'applyGuards', params: { stage: 'afterStep' } },
-                'recordStep',
-                'emitStepFinished',
-                'emitContinuationEvaluated',
-              ],
-              always: [{ guard: 'hasSession', target: 'persist' }, { target: 'decide' }],
+              entry: ['recordStep', 'emitStepFinished', 'emitContinuationEvaluated'],
+              // with a session the step is saved first; without one, `record` decides what `decide` would
+              always: [{ guard: 'hasSession', target: 'persist' }, ...DECIDE],
             },
             persist: { invoke: checkpointInvoke('#agent.inProgress.step.decide', FAILING) },
-            decide: {
-              always: [{ guard: 'shouldStop', target: AFTER_EXECUTION }, { target: 'beforeStep' }],
-            },
+            decide: { always: DECIDE },
           },
         },
         failing: {
@@ -450,14 +462,20 @@ export const agentLoop = setup({
 
 /**
  * A hook stage: `runHooks` invokes the `hooks` actor when the agent has hooks for the stage;
- * otherwise `checkHooks` goes straight on, so stages without hooks cost no actor.
+ * otherwise `checkHooks` goes straight on (to `done`, or by the `withoutHooks` transitions), so
+ * stages without hooks cost no actor.
  */
-function hookStage(stage: HookStage, done: string, onError: readonly object[]) {
+function hookStage(
+  stage: HookStage,
+  done: string,
+  onError: readonly object[],
+  { withoutHooks = [{ target: done }] }: { withoutHooks?: readonly object[] } = {},
+) {
   return {
     initial: 'checkHooks',
     states: {
       checkHooks: {
-        always: [{ guard: { type: 'hasHooks', params: { stage } }, target: 'runHooks' }, { target: done }],
+        always: [{ guard: { type: 'hasHooks', params: { stage } }, target: 'runHooks' }, ...withoutHooks],
       },
       runHooks: {
         invoke: {

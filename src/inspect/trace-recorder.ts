@@ -15,7 +15,7 @@ export interface TraceRecorderOptions {
   readonly title?: string;
   /**
    * Record the machine's state after every transition, eventless ones included (`checkHooks`,
-   * `checkpoint`, `record`, `decide`, ...), not only after each macrostep. Default true.
+   * `record`, ...), not only after each macrostep. Default true.
    */
   readonly microsteps?: boolean;
   /**

@@ -20,7 +20,6 @@ import {
 } from '../../machines/agentLoop';
 import type { Driver } from '../drivers/driver';
 import { modelDriver } from '../drivers/model-driver';
-import { budgetSignal } from '../hooks/budget-guards';
 import { errorPolicy } from '../hooks/error-policy';
 import { finishReasonGuard } from '../hooks/finish-reason-guard';
 import type { Hook, StageName } from '../hooks/hook';
@@ -239,13 +238,11 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
         spawnLogic(child.machine, { id: event.id, input });
         return {};
       }),
-      applyGuards: assign({
-        state: ({ context }, params: { stage: 'beforeStep' | 'afterStep' }) => {
-          if (params.stage === 'afterStep') {
-            return runStage(afterStepGuards, 'afterStep', context.state, { signal: noSignal }) as AgentState;
-          }
-          const signal = budgetSignal(context.budget, context.state, Date.now());
-          return signal ? context.state.withStopSignal(signal) : context.state;
+      // The built-in after-step guards are synchronous: they run in the action that records the step.
+      recordStep: assign({
+        state: ({ context }) => {
+          const guarded = runStage(afterStepGuards, 'afterStep', context.state, { signal: noSignal });
+          return (guarded as AgentState).withCurrentStepRecorded(Date.now());
         },
       }),
     },

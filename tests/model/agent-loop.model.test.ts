@@ -15,8 +15,10 @@ const fromApproval = createAgentTestModel({
   startAwaitingApproval: true,
   executions: 1,
 });
+// without a store, a recorded step decides at once (no persist, no decide state)
 const simple = createAgentTestModel({
   probeHooks: false,
+  probeStore: false,
   budget: new ExecutionBudget({ maxSteps: 2 }),
   executions: 1,
 });
@@ -33,7 +35,7 @@ describe('every transition, from a state saved while awaiting approval', () => {
   for (const path of fromApproval.transitionPaths()) it(path.description, () => path.run());
 });
 
-describe('every simple path of one execution, without hooks', () => {
+describe('every simple path of one execution, without hooks or store', () => {
   for (const path of simple.simplePaths()) it(path.description, () => path.run());
 });
 
@@ -56,7 +58,7 @@ describe('shortest paths', () => {
 
 describe('coverage', () => {
   it('takes every state and every transition of the chart', () => {
-    const reports = [withHooks, withoutHooks, fromApproval].map((model) => model.coverage());
+    const reports = [withHooks, withoutHooks, fromApproval, simple].map((model) => model.coverage());
     const everywhere = (missing: (c: (typeof reports)[number]) => string[]) =>
       missing(reports[0]!).filter((x) => reports.every((c) => missing(c).includes(x)));
     const missingStates = everywhere((c) => c.missingStates);

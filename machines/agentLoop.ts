@@ -105,6 +105,18 @@ const DECIDE = [
   { guard: 'shouldStop', target: AFTER_EXECUTION },
   { target: '#agent.inProgress.step.beforeStep' },
 ] as const;
+/**
+ * The step's model call and tools are done: its state is kept, and the afterStep hooks run if the
+ * agent has any; without them the step is recorded at once (no pass through `afterStep`).
+ */
+const TO_AFTER_STEP = [
+  {
+    guard: { type: 'hasHooks', params: { stage: 'afterStep' } },
+    target: '#agent.inProgress.step.afterStep.runHooks',
+    actions: 'assignState',
+  },
+  { target: '#agent.inProgress.step.record', actions: 'assignState' },
+] as const;
 /** After beforeStep: a stop signal without a continuation request ends the run, else the model is called. */
 const TO_INFERENCE = [
   { guard: 'stopSignalled', target: AFTER_EXECUTION },
@@ -371,7 +383,7 @@ export const agentLoop = setup({
                 onDone: [
                   { guard: 'asksApproval', target: 'awaitingApproval', actions: 'assignState' },
                   { guard: 'hasToolCalls', target: 'tools', actions: 'assignState' },
-                  { target: 'afterStep', actions: 'assignState' },
+                  ...TO_AFTER_STEP,
                 ],
                 onError: onActorError('afterStep', { inStep: true }),
               },
@@ -413,7 +425,7 @@ export const agentLoop = setup({
                 id: 'toolExecutor',
                 src: 'toolExecutor',
                 input: stepInput,
-                onDone: { target: 'afterStep', actions: 'assignState' },
+                onDone: TO_AFTER_STEP,
                 onError: onActorError('afterStep'),
               },
             },

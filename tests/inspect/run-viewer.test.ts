@@ -107,9 +107,7 @@ describe('the run viewer in a browser', () => {
 
     const path = await text(page, '[data-testid="state-path"]');
     expect(path).toMatch(/^start\s+pending/);
-    expect(path).toMatch(
-      /step 1\s+beforeStep\.checkHooks\s*→\s*inference\s*→\s*tools\s*→\s*afterStep\.checkHooks\s*→\s*record/,
-    );
+    expect(path).toMatch(/step 1\s+beforeStep\.checkHooks\s*→\s*inference\s*→\s*tools\s*→\s*record\s+step 2/);
     expect(path).toMatch(/end\s+afterExecution\.checkHooks\s*→[\s\S]*→\s*completed$/);
 
     // Nothing selected yet; clicking step 2 shows its messages and tool results.

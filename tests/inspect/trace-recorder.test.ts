@@ -98,7 +98,6 @@ describe('recordTrace', () => {
       'inProgress.step.beforeStep.checkHooks',
       'inProgress.step.inference',
       'inProgress.step.tools',
-      'inProgress.step.afterStep.checkHooks',
       'inProgress.step.record',
     ];
     const finalStep = step.filter((p) => p !== 'inProgress.step.tools');
@@ -112,8 +111,8 @@ describe('recordTrace', () => {
     ]);
     expect(micro.filter((p) => p === 'inProgress.step.inference')).toHaveLength(3);
     expect(micro.filter((p) => p === 'inProgress.step.tools')).toHaveLength(2);
-    // without hooks or a store, the step passes no other state: `checkpoint` and `decide` are skipped
-    expect(micro.filter((p) => p.startsWith('inProgress.step.'))).toHaveLength(14);
+    // without hooks or a store a step passes no other state (no afterStep, checkpoint or decide)
+    expect(micro.filter((p) => p.startsWith('inProgress.step.'))).toHaveLength(11);
     expect(micro.at(-1)).toBe('completed');
   });
 

@@ -1,15 +1,17 @@
 /**
  * The agent loop as a statechart: the ExecutionStatus lifecycle and the step cycle of one agent.
- * Its context holds the immutable AgentState. The actors it invokes (`hooks`, `driver`,
- * `toolExecutor`) are named here and provided by the runtime (`createAgent`) with
- * `agentLoop.provide({ actors })`; the guards and actions are one-line uses of AgentState.
+ * Its context holds the immutable AgentState. The actors it invokes are named here and provided
+ * by the runtime (`createAgent`) with `agentLoop.provide({ actors })`: `hooks` and `checkpoint`
+ * per stage that has work for them, and the step's two workers, `driver` and `toolExecutor`, once
+ * for the whole step cycle (an actor per step would cost more than the rest of the step). The
+ * guards and actions are one-line uses of AgentState.
  *
  * pending -> inProgress [ beforeExecution -> step [ beforeStep -> checkpoint -> inference
  *   -> (awaitingApproval) -> tools
  *   -> afterStep -> record -> persist -> decide ] -> (failing) -> afterExecution -> finalizing
  *   -> concluding ] -> completed | stopped | failed
  */
-import { type AnyActorRef, assign, emit, fromPromise, setup, stopChild } from 'xstate';
+import { type AnyActorRef, assign, emit, fromCallback, fromPromise, sendTo, setup, stopChild } from 'xstate';
 import { budgetSignal } from '../src/hooks/budget-guards';
 import { AgentError } from '../src/state/agent-error';
 import type { AgentState } from '../src/state/agent-state';
@@ -64,7 +66,8 @@ export type LoopEvent =
   | { type: 'stop'; reason?: string }
   | ApprovalEvent
   | ReportEvent
-  | SubagentEvent;
+  | SubagentEvent
+  | WorkerAnswer;
 
 /** A person's decision on a tool call awaiting approval. */
 export type ApprovalEvent =
@@ -86,12 +89,27 @@ export interface HooksInput {
   readonly error: AgentError | null;
   readonly self: AnyActorRef;
 }
-export interface StepInput {
-  readonly state: AgentState;
-  readonly self: AnyActorRef;
+/** What the step's workers (`driver`, `toolExecutor`) are made with: the agent actor they work for. */
+export interface WorkerInput {
+  readonly agent: AnyActorRef;
 }
 
-const notProvided = (name: string) => async (): Promise<AgentState> => {
+/**
+ * The step's workers take one request at a time, `{ type: 'work', state }`, and answer the agent
+ * with `<id>.done` (`output`: the new state) or `<id>.error` (`error`). A worker that is stopped
+ * (the step cycle left by a stop, a failure or the end of the run) aborts the request in flight.
+ */
+export interface WorkRequest {
+  readonly type: 'work';
+  readonly state: AgentState;
+}
+export type WorkerAnswer =
+  | { type: 'driver.done'; output: AgentState }
+  | { type: 'driver.error'; error: unknown }
+  | { type: 'toolExecutor.done'; output: AgentState }
+  | { type: 'toolExecutor.error'; error: unknown };
+
+const notProvided = (name: string) => (): never => {
   throw new Error(`The '${name}' actor is not provided: create the agent with createAgent()`);
 };
 
@@ -131,13 +149,11 @@ export const agentLoop = setup({
     emitted: {} as LoopEmitted,
   },
   actors: {
-    hooks: fromPromise<AgentState, HooksInput>(notProvided('hooks')),
-    driver: fromPromise<AgentState, StepInput>(notProvided('driver')),
-    toolExecutor: fromPromise<AgentState, StepInput>(notProvided('toolExecutor')),
+    hooks: fromPromise<AgentState, HooksInput>(async () => notProvided('hooks')()),
+    driver: fromCallback<WorkRequest, WorkerInput>(notProvided('driver')),
+    toolExecutor: fromCallback<WorkRequest, WorkerInput>(notProvided('toolExecutor')),
     /** Saves the state to the session store; resolves with the new version. */
-    checkpoint: fromPromise<number, CheckpointInput>(async () => {
-      throw new Error("The 'checkpoint' actor is not provided: create the agent with createAgent()");
-    }),
+    checkpoint: fromPromise<number, CheckpointInput>(async () => notProvided('checkpoint')()),
   },
   delays: {
     // setTimeout's maximum; the transition's guard ignores it when there is no time limit
@@ -329,6 +345,9 @@ export const agentLoop = setup({
       stepCount: context.state.stepCount(),
       usage: context.state.usage(),
     })),
+    /** Sends the state to the step's workers: the model call, then the tools it asked for. */
+    requestInference: sendTo('driver', ({ context }) => ({ type: 'work' as const, state: context.state })),
+    requestTools: sendTo('toolExecutor', ({ context }) => ({ type: 'work' as const, state: context.state })),
     /** Spawns the child agent actor for a subagent call; provided by the runtime, which knows the child. */
     spawnSubagent: () => {},
     releaseSubagent: stopChild(({ event }) => (event.type === 'subagent.release' ? event.id : '')),
@@ -366,6 +385,12 @@ export const agentLoop = setup({
         ),
         step: {
           initial: 'beforeStep',
+          // The step's two workers live as long as the step cycle (made once per execution, not per
+          // step); `inference` and `tools` send them the state and wait for their answer events.
+          invoke: [
+            { id: 'driver', src: 'driver', input: workerInput },
+            { id: 'toolExecutor', src: 'toolExecutor', input: workerInput },
+          ],
           states: {
             beforeStep: {
               entry: ['startStep', 'emitStepStarted'],
@@ -376,16 +401,14 @@ export const agentLoop = setup({
             // after beforeStep hooks changed the state (without hooks, `checkHooks` decides the same)
             checkpoint: { always: TO_INFERENCE },
             inference: {
-              invoke: {
-                id: 'driver',
-                src: 'driver',
-                input: stepInput,
-                onDone: [
+              entry: 'requestInference',
+              on: {
+                'driver.done': [
                   { guard: 'asksApproval', target: 'awaitingApproval', actions: 'assignState' },
                   { guard: 'hasToolCalls', target: 'tools', actions: 'assignState' },
                   ...TO_AFTER_STEP,
                 ],
-                onError: onActorError('afterStep', { inStep: true }),
+                'driver.error': onActorError('afterStep', { inStep: true }),
               },
             },
             awaitingApproval: {
@@ -420,13 +443,11 @@ export const agentLoop = setup({
               },
             },
             tools: {
-              on: { 'subagent.spawn': { actions: 'spawnSubagent' } },
-              invoke: {
-                id: 'toolExecutor',
-                src: 'toolExecutor',
-                input: stepInput,
-                onDone: TO_AFTER_STEP,
-                onError: onActorError('afterStep'),
+              entry: 'requestTools',
+              on: {
+                'toolExecutor.done': TO_AFTER_STEP,
+                'toolExecutor.error': onActorError('afterStep'),
+                'subagent.spawn': { actions: 'spawnSubagent' },
               },
             },
             afterStep: hookStage(
@@ -537,8 +558,8 @@ function hooksInput(stage: HookStage) {
   });
 }
 
-function stepInput({ context, self }: { context: LoopContext; self: AnyActorRef }): StepInput {
-  return { state: context.state, self };
+function workerInput({ self }: { self: AnyActorRef }): WorkerInput {
+  return { agent: self };
 }
 
 /** `execute` runs the state as it is; `user.message` appends the message first. */

@@ -1,4 +1,12 @@
-export { type AgentEvent, agentLoop, type HookStage, type LoopEvent } from '../machines/agentLoop';
+export {
+  type AgentEvent,
+  agentLoop,
+  type HookStage,
+  type LoopEvent,
+  type WorkerAnswer,
+  type WorkerInput,
+  type WorkRequest,
+} from '../machines/agentLoop';
 export * from './distributed/index';
 export type { Driver, DriverContext } from './drivers/driver';
 export {

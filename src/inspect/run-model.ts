@@ -478,11 +478,23 @@ function traceTiming(trace: Trace, actor: string, state: AgentState): TraceTimin
     else w.end = e.t;
     windows.set(n, w);
   }
-  const drivers = (byParent.get(actor) ?? []).filter((a) => a.id === 'driver' || a.src === 'driver');
+  // A model call: a `work` request the agent's driver received, until the driver's answer.
+  const drivers = new Set(
+    (byParent.get(actor) ?? []).filter((a) => a.id === 'driver' || a.src === 'driver').map((a) => a.actor),
+  );
+  const calls: Array<{ start: number; end: number }> = [];
+  let request: number | null = null;
+  for (const e of trace.entries) {
+    if (e.kind !== 'event') continue;
+    if (drivers.has(e.actor) && e.type === 'work') request = e.t;
+    else if (request !== null && e.actor === actor && e.source !== null && drivers.has(e.source)) {
+      calls.push({ start: request, end: e.t });
+      request = null;
+    }
+  }
   for (const [n, w] of windows) {
-    const driver = drivers.find((d) => d.t >= w.start && d.t <= w.end);
-    const end = driver ? ends.get(driver.actor) : undefined;
-    if (driver && end) model.set(n, { start: driver.t, duration: Math.max(0, end.t - driver.t) });
+    const call = calls.find((c) => c.start >= w.start && c.start <= w.end);
+    if (call) model.set(n, { start: call.start, duration: Math.max(0, call.end - call.start) });
   }
 
   const events: EventView[] = [];

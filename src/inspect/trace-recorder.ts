@@ -345,12 +345,21 @@ function agentStateOf(context: unknown): AgentState | null {
 }
 
 /** What to keep of a received event: nothing of XState's own (their payloads are states), but errors. */
+/**
+ * What an event carries besides its type. AgentStates are left out (a step worker's request and
+ * answer carry the whole state; the trace keeps states as checkpoints), errors are `{ name, message }`.
+ */
 function eventPayload(event: { type: string } & Record<string, unknown>): unknown {
-  if (event.type.startsWith('xstate.error.')) return { error: errorInfo(event.error) };
+  if (event.type.startsWith('xstate.error.') || WORKER_ERROR.test(event.type))
+    return { error: errorInfo(event.error) };
   if (event.type.startsWith('xstate.')) return undefined;
-  const { type: _type, ...rest } = event;
-  return Object.keys(rest).length ? rest : undefined;
+  const rest = Object.entries(event).filter(
+    ([key, value]) => key !== 'type' && !(value instanceof AgentState),
+  );
+  return rest.length ? Object.fromEntries(rest) : undefined;
 }
+
+const WORKER_ERROR = /^(driver|toolExecutor)\.error$/;
 
 function errorInfo(error: unknown): { name: string; message: string } {
   if (error instanceof Error) return { name: error.name, message: error.message };

@@ -16,7 +16,6 @@ import {
   type LoopContext,
   type LoopInput,
   type LoopSession,
-  type StepInput,
 } from '../../machines/agentLoop';
 import type { Driver } from '../drivers/driver';
 import { modelDriver } from '../drivers/model-driver';
@@ -37,6 +36,7 @@ import { subagentTool } from '../subagents/subagent-tool';
 import { type Tool, type ToolSet, validateInput } from '../tools/define-tool';
 import { executeTools } from '../tools/tool-executor';
 import { type AgentDefinition, checkDefinition, type SubagentDefinition } from './agent-definition';
+import { stepWorker } from './step-worker';
 
 export type AgentActor = Actor<typeof agentLoop>;
 
@@ -174,7 +174,7 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
     ...userHooks.filter((h) => h.beforeToolUse || h.afterToolUse),
   ];
   // Reports after the run ended (an aborted tool settling late) have no one to go to.
-  const reporter = (self: StepInput['self']) => (event: ReportEvent) => {
+  const reporter = (self: AnyActorRef) => (event: ReportEvent) => {
     const snapshot = self.getSnapshot() as { status: string; context: LoopContext };
     if (snapshot.status === 'active' && snapshot.context.reports) self.send(event);
   };
@@ -196,7 +196,7 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
     return child;
   };
   /** The tools of one tool step: the agent's own, and its subagents bound to the calling actor. */
-  const toolsFor = (self: StepInput['self']): ToolSet => {
+  const toolsFor = (self: AnyActorRef): ToolSet => {
     if (subagentNames.size === 0) return tools;
     const bound: Record<string, Tool> = { ...tools };
     for (const name of subagentNames) {
@@ -255,26 +255,22 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
           input.error ? { signal, error: input.error } : { signal },
         ),
       ),
-      driver: fromPromise<AgentState, StepInput>(async ({ input, signal }) => {
-        const answered = await driver.infer(input.state, {
-          signal,
-          tools: toolsFor(input.self),
-          report: reporter(input.self),
-        });
+      driver: stepWorker('driver', async (state, self, signal) => {
+        const answered = await driver.infer(state, { signal, tools: toolsFor(self), report: reporter(self) });
         return needsApprovals ? requestApprovals(answered, tools) : answered;
       }),
       checkpoint: fromPromise<number, CheckpointInput>(({ input }) => {
         if (!store) throw new NoSessionStoreError('Checkpointing');
         return store.save(input.session.id, input.state, input.session.version);
       }),
-      toolExecutor: fromPromise<AgentState, StepInput>(async ({ input, signal }) => {
-        const done = await executeTools(input.state, {
-          tools: toolsFor(input.self),
+      toolExecutor: stepWorker('toolExecutor', async (state, self, signal) => {
+        const done = await executeTools(state, {
+          tools: toolsFor(self),
           hooks: toolHooks,
           signal,
           concurrency: definition.toolConcurrency,
           timeoutMs: definition.toolTimeoutMs,
-          report: reporter(input.self),
+          report: reporter(self),
         });
         return done.withApprovalCleared();
       }),

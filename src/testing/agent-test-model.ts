@@ -208,17 +208,21 @@ export function createAgentTestModel(options: AgentTestModelOptions = {}) {
 
 // ---- the graph side ----------------------------------------------------------------------------
 
+/** The step's workers answer with events of their own; `hooks` and `checkpoint` end as actors do. */
+const WORKERS = new Set(['driver', 'toolExecutor']);
+const answerType = (actor: string, kind: 'done' | 'error') =>
+  WORKERS.has(actor) ? `${actor}.${kind}` : `xstate.${kind}.actor.${actor}`;
 const done = (actor: string, output: AgentState, behaviour: string): ModelEvent => ({
-  type: `xstate.done.actor.${actor}`,
+  type: answerType(actor, 'done'),
   output,
   behaviour,
-  toJSON: () => ({ type: `xstate.done.actor.${actor}`, behaviour }),
+  toJSON: () => ({ type: answerType(actor, 'done'), behaviour }),
 });
 const failed = (actor: string, error: unknown, behaviour: string): ModelEvent => ({
-  type: `xstate.error.actor.${actor}`,
+  type: answerType(actor, 'error'),
   error,
   behaviour,
-  toJSON: () => ({ type: `xstate.error.actor.${actor}`, behaviour }),
+  toJSON: () => ({ type: answerType(actor, 'error'), behaviour }),
 });
 
 /** The events possible in a situation, with the outputs the puppets will produce. */
@@ -634,12 +638,14 @@ function deliver(
   event: ModelEvent,
   index: number,
 ): void {
-  const match = /^xstate\.(done|error)\.actor\.(\w+)$/.exec(event.type);
+  const match =
+    /^xstate\.(?:done|error)\.actor\.(\w+)$/.exec(event.type) ??
+    /^(driver|toolExecutor)\.(?:done|error)$/.exec(event.type);
   if (!match) {
     actor.send(event as never);
     return;
   }
-  const [, kind, actorId] = match as unknown as [string, string, string];
+  const actorId = match[1] as string;
   if (isAuto(event)) return; // the runtime gets there by itself
   const puppetActor =
     actorId === 'toolExecutor'
@@ -655,7 +661,7 @@ function deliver(
       `Step ${index} (${event.type}:${event.behaviour}): the agent is not waiting on its ${actorId} (in ${JSON.stringify(actor.getSnapshot().value)})`,
     );
   }
-  void kind; // the puppet throws for error behaviours itself, as the real actor would
+  // the puppet throws for error behaviours itself, as the real actor would
   call.resolve(event.behaviour);
 }
 

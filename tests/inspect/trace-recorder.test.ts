@@ -3,8 +3,9 @@ import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { AgentState, ExecutionStatus, StopReason } from '../../src/index';
+import { AgentState, createAgent, ExecutionStatus, StopReason, scriptedDriver } from '../../src/index';
 import { canonicalJson, contentHash, sha256Base64, sha256Portable } from '../../src/inspect/content-hash';
+import { buildRunView } from '../../src/inspect/run-model';
 import { unpackState } from '../../src/inspect/trace-blobs';
 import { decodeTracedState, readTrace, traceStates } from '../../src/inspect/trace-reader';
 import { recordTrace } from '../../src/inspect/trace-recorder';
@@ -68,13 +69,35 @@ describe('recordTrace', () => {
 
   it('records the actor tree: the agent and the driver and tool executor it invoked', async () => {
     const { state, recorder } = await recordedRun();
-    const { actors } = recorder.trace();
+    const trace = recorder.trace();
+    const { actors } = trace;
     const root = actors.find((a) => a.parent === null);
     expect(root).toMatchObject({ src: 'agent', agentId: state.agentId(), parent: null });
+    // The step's two workers, invoked once for the step cycle of the execution.
     const children = actors.filter((a) => a.parent === root?.actor);
-    expect(children.map((a) => a.id)).toEqual(['driver', 'toolExecutor', 'driver', 'toolExecutor', 'driver']);
+    expect(children.map((a) => a.id)).toEqual(['driver', 'toolExecutor']);
     expect(children.map((a) => a.src)).toEqual(children.map((a) => a.id));
     expect(new Set(actors.map((a) => a.actor)).size).toBe(actors.length);
+    // Each step sends them `work` (3 model calls, 2 tool steps); both end with the step cycle.
+    const requests = (id: string) =>
+      ofKind(trace, 'event').filter((e) => e.actor === children.find((c) => c.id === id)?.actor);
+    expect(requests('driver').map((e) => e.type)).toEqual(['xstate.init', 'work', 'work', 'work']);
+    expect(requests('toolExecutor').map((e) => e.type)).toEqual(['xstate.init', 'work', 'work']);
+    const ended = (id: string) =>
+      ofKind(trace, 'snapshot').find(
+        (e) => e.status === 'stopped' && e.actor === children.find((c) => c.id === id)?.actor,
+      );
+    expect(ended('driver')).toBeDefined();
+    expect(ended('toolExecutor')).toBeDefined();
+  });
+
+  it('times each model call from the driver request to its answer', async () => {
+    const { recorder } = await recordedRun();
+    const [agent] = buildRunView(recorder.trace()).agents;
+    // weatherAgent's model calls wait 15, 10 and 8 ms (timers may fire up to 1 ms early)
+    expect(agent?.steps.map((s) => s.model.measured)).toEqual([true, true, true]);
+    const durations = agent?.steps.map((s) => s.model.durationMs) ?? [];
+    expect(durations.map((d, i) => d >= [14, 9, 7][i]!)).toEqual([true, true, true]);
   });
 
   it('records the state path from pending through inProgress to completed', async () => {
@@ -141,10 +164,25 @@ describe('recordTrace', () => {
     expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
     const times = trace.entries.map((e) => e.t);
     expect(times).toEqual([...times].sort((a, b) => a - b));
-    // The events the agent received: execute from outside, done events from its actors.
+    // The events the agent received: execute from outside, answers from its step workers.
     const received = ofKind(trace, 'event').filter((e) => e.actor === trace.actors[0]?.actor);
     expect(received.map((e) => e.type)).toContain('execute');
-    expect(received.find((e) => e.type === 'xstate.done.actor.driver')?.source).toBe(trace.actors[1]?.actor);
+    expect(received.filter((e) => e.type === 'driver.done').map((e) => e.source)).toEqual(
+      Array(3).fill(trace.actors[1]?.actor),
+    );
+    // Requests and answers carry the whole state: the trace leaves it out (states are checkpoints).
+    const work = ofKind(trace, 'event').filter((e) => e.type === 'work' || e.type.endsWith('.done'));
+    expect(work.length).toBeGreaterThanOrEqual(10);
+    expect(work.every((e) => e.payload === undefined && e.payloadBlob === undefined)).toBe(true);
+  });
+
+  it("records a failed model call's error with the driver's answer", async () => {
+    const recorder = recordTrace();
+    const agent = createAgent({ driver: scriptedDriver([{ error: new Error('model overloaded') }]) });
+    const state = await agent.execute(question(), { inspect: recorder.inspect });
+    expect(state.status()).toBe(ExecutionStatus.Failed);
+    const answer = ofKind(recorder.trace(), 'event').find((e) => e.type === 'driver.error');
+    expect(answer?.payload).toEqual({ error: { name: 'Error', message: 'model overloaded' } });
   });
 
   it('stores the final AgentState, equal to the one execute() returned', async () => {

@@ -428,6 +428,58 @@ describe('the agent loop', () => {
     expect(executions.map((e) => [e.toolCallId(), e.error()?.name])).toEqual([['s1', 'AbortError']]);
   });
 
+  it('runs every step on two workers made once per execution, whose signals a finished run leaves alone', async () => {
+    const signals: AbortSignal[] = [];
+    const driver = scriptedDriver([{ toolCalls: [addCall()] }, { toolCalls: [addCall()] }, { text: '5' }]);
+    const agent = createAgent({
+      driver: {
+        name: 'watching',
+        infer: (state, ctx) => (signals.push(ctx.signal), driver.infer(state, ctx)),
+      },
+      tools: { add },
+    });
+    const created: string[] = [];
+    const state = await agent.execute(question(), {
+      inspect: (e) => {
+        if (e.type === '@xstate.actor') created.push((e.actorRef as unknown as { id: string }).id);
+      },
+    });
+    expect(state.stepCount()).toBe(3);
+    expect(created.filter((id) => id === 'driver' || id === 'toolExecutor')).toEqual([
+      'driver',
+      'toolExecutor',
+    ]);
+    // one signal for the model calls of the execution, not aborted by the run's normal end
+    expect(new Set(signals).size).toBe(1);
+    expect(signals[0]?.aborted).toBe(false);
+  });
+
+  it('a stopped execution aborts its call in flight; the next execution of the actor gets fresh workers', async () => {
+    const signals: AbortSignal[] = [];
+    const slow = scriptedDriver([{ text: 'late', delayMs: 10_000 }]);
+    const fast = scriptedDriver([{ text: 'second answer' }]);
+    const agent = createAgent({
+      driver: {
+        name: 'watching',
+        infer: (state, ctx) => (
+          signals.push(ctx.signal), (signals.length === 1 ? slow : fast).infer(state, ctx)
+        ),
+      },
+    });
+    const actor = agent.createActor(AgentState.empty());
+    actor.start();
+    actor.send({ type: 'user.message', text: 'first' });
+    await vi.waitUntil(() => signals.length === 1);
+    actor.send({ type: 'stop' });
+    expect(actor.getSnapshot().value).toBe('stopped');
+    expect(signals[0]?.aborted).toBe(true);
+    actor.send({ type: 'user.message', text: 'second' });
+    await waitForState(actor, (s) => s.value === 'completed');
+    expect(signals[1]?.aborted).toBe(false);
+    expect(actor.getSnapshot().context.state.finalResponse()).toBe('second answer');
+    actor.stop();
+  });
+
   it('stops at once when the signal is already aborted', async () => {
     const controller = new AbortController();
     controller.abort();

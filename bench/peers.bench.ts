@@ -24,6 +24,16 @@ import { langGraphAdapter } from './peers/langgraph';
 import { openAiAgentsAdapter } from './peers/openai-agents';
 import { plainLoopAdapter } from './peers/plain-loop';
 
+const reference = agentMachineAdapter;
+/**
+ * `PEERS=<names>` (comma-separated, case-insensitive parts of the library names) runs only those
+ * next to this library: e.g. `PEERS="ai sdk" npm run bench peers`. A library runs faster with fewer
+ * other libraries loaded in the process, so compare ratios within one table.
+ */
+const only = (process.env.PEERS ?? '')
+  .split(',')
+  .map((p) => p.trim().toLowerCase())
+  .filter(Boolean);
 const adapters: readonly Adapter[] = [
   plainLoopAdapter,
   agentMachineAdapter,
@@ -31,8 +41,7 @@ const adapters: readonly Adapter[] = [
   aiSdkAdapter,
   openAiAgentsAdapter,
   langGraphAdapter,
-];
-const reference = agentMachineAdapter;
+].filter((a) => a === reference || only.length === 0 || only.some((p) => a.name.toLowerCase().includes(p)));
 
 const SEQUENTIAL_STEPS = [10, 100, 1_000] as const;
 /** A timed sample repeats short runs until it lasts about this long, so timer noise stays small. */

@@ -3,7 +3,9 @@
  * doing the same state updates (the floor), for runs of 10 to 10,000 steps; and 1,000 agents of
  * 5 steps run concurrently (time and heap).
  */
-import { collectGarbage, heapGrowth, measure, printTable } from './harness';
+
+import { createAgent, type Hook } from '../src/index';
+import { collectGarbage, heapGrowth, measure, median, now, printTable } from './harness';
 import { libraryAgent, plainLoop, question } from './workload';
 
 export default async function run(): Promise<void> {
@@ -41,6 +43,31 @@ export default async function run(): Promise<void> {
     });
   }
   printTable('One agent, N steps (median of 5 runs; 3 at 10,000)', rows);
+
+  // What hooks cost: a plain-function beforeStep + afterStep hook, and the same returning promises.
+  // Interleaved rounds of 10 runs of 100 steps each, so that load hits the three alike.
+  const sync: Hook = { name: 'sync', beforeStep: () => undefined, afterStep: () => undefined };
+  const async: Hook = { name: 'async', beforeStep: async () => undefined, afterStep: async () => undefined };
+  const variants = (
+    [
+      ['none', []],
+      ['sync beforeStep + afterStep', [sync]],
+      ['async beforeStep + afterStep', [async]],
+    ] as const
+  ).map(([label, hooks]) => ({
+    label,
+    agent: createAgent({ ...libraryAgent(100).definition, hooks }),
+    times: [] as number[],
+  }));
+  for (let round = 0; round < 23; round++) {
+    for (const v of variants) {
+      const start = now();
+      for (let i = 0; i < 10; i++) await v.agent.execute(question());
+      if (round >= 3) v.times.push((now() - start) / 10);
+    }
+  }
+  const hookRows = variants.map((v) => ({ hooks: v.label, 'µs/step': (median(v.times) * 1000) / 100 }));
+  printTable('Hooks, 100-step runs (median of 20 interleaved rounds)', hookRows);
 
   const agent = libraryAgent(5);
   const concurrent = async () => {

@@ -1,9 +1,9 @@
 /**
  * The agent loop as a statechart: the ExecutionStatus lifecycle and the step cycle of one agent.
  * Its context holds the immutable AgentState. The actors it invokes are named here and provided
- * by the runtime (`createAgent`) with `agentLoop.provide({ actors })`: `hooks` and `checkpoint`
- * per stage that has work for them, and the step's two workers, `driver` and `toolExecutor`, once
- * for the whole step cycle (an actor per step would cost more than the rest of the step). The
+ * by the runtime (`createAgent`) with `agentLoop.provide({ actors })`: three workers that take
+ * requests, `hooks` for the execution and `driver` and `toolExecutor` for the step cycle (an actor
+ * per stage or step would cost more than the rest of the step), and `checkpoint` per save. The
  * guards and actions are one-line uses of AgentState.
  *
  * pending -> inProgress [ beforeExecution -> step [ beforeStep -> checkpoint -> inference
@@ -83,31 +83,34 @@ export type SubagentEvent =
   | { type: 'subagent.spawn'; id: string; name: string; state: AgentState; budget: ExecutionBudget }
   | { type: 'subagent.release'; id: string };
 
-export interface HooksInput {
-  readonly stage: HookStage;
-  readonly state: AgentState;
-  readonly error: AgentError | null;
-  readonly self: AnyActorRef;
-}
-/** What the step's workers (`driver`, `toolExecutor`) are made with: the agent actor they work for. */
+/** What the workers (`hooks`, `driver`, `toolExecutor`) are made with: the agent actor they work for. */
 export interface WorkerInput {
   readonly agent: AnyActorRef;
 }
 
 /**
- * The step's workers take one request at a time, `{ type: 'work', state }`, and answer the agent
- * with `<id>.done` (`output`: the new state) or `<id>.error` (`error`). A worker that is stopped
- * (the step cycle left by a stop, a failure or the end of the run) aborts the request in flight.
+ * The workers live as long as the part of the run they serve (`hooks` the execution, `driver` and
+ * `toolExecutor` the step cycle) and take one request at a time: `{ type: 'work', state }` (the
+ * hooks worker also gets the stage and, for onError, the error). They answer the agent with
+ * `<id>.done` (`output`: the new state) or `<id>.error` (`error`); work that finishes
+ * synchronously (a stack of plain-function hooks) is answered at once, in the same macrostep.
+ * `cancel` aborts the request in flight and drops its answer; so does stopping the worker.
  */
 export interface WorkRequest {
   readonly type: 'work';
   readonly state: AgentState;
 }
+export interface HooksRequest extends WorkRequest {
+  readonly stage: HookStage;
+  readonly error: AgentError | null;
+}
+export interface CancelRequest {
+  readonly type: 'cancel';
+}
+export type WorkerId = 'hooks' | 'driver' | 'toolExecutor';
 export type WorkerAnswer =
-  | { type: 'driver.done'; output: AgentState }
-  | { type: 'driver.error'; error: unknown }
-  | { type: 'toolExecutor.done'; output: AgentState }
-  | { type: 'toolExecutor.error'; error: unknown };
+  | { type: `${WorkerId}.done`; output: AgentState }
+  | { type: `${WorkerId}.error`; error: unknown };
 
 const notProvided = (name: string) => (): never => {
   throw new Error(`The '${name}' actor is not provided: create the agent with createAgent()`);
@@ -149,9 +152,9 @@ export const agentLoop = setup({
     emitted: {} as LoopEmitted,
   },
   actors: {
-    hooks: fromPromise<AgentState, HooksInput>(async () => notProvided('hooks')()),
-    driver: fromCallback<WorkRequest, WorkerInput>(notProvided('driver')),
-    toolExecutor: fromCallback<WorkRequest, WorkerInput>(notProvided('toolExecutor')),
+    hooks: fromCallback<HooksRequest | CancelRequest, WorkerInput>(notProvided('hooks')),
+    driver: fromCallback<WorkRequest | CancelRequest, WorkerInput>(notProvided('driver')),
+    toolExecutor: fromCallback<WorkRequest | CancelRequest, WorkerInput>(notProvided('toolExecutor')),
     /** Saves the state to the session store; resolves with the new version. */
     checkpoint: fromPromise<number, CheckpointInput>(async () => notProvided('checkpoint')()),
   },
@@ -348,6 +351,14 @@ export const agentLoop = setup({
     /** Sends the state to the step's workers: the model call, then the tools it asked for. */
     requestInference: sendTo('driver', ({ context }) => ({ type: 'work' as const, state: context.state })),
     requestTools: sendTo('toolExecutor', ({ context }) => ({ type: 'work' as const, state: context.state })),
+    /** Sends the state to the hooks worker, for the hooks of one stage (onError hooks get the error). */
+    requestHooks: sendTo('hooks', ({ context }, params: { stage: HookStage }) => ({
+      type: 'work' as const,
+      stage: params.stage,
+      state: context.state,
+      error: params.stage === 'onError' ? context.error : null,
+    })),
+    cancelHooks: sendTo('hooks', { type: 'cancel' as const }),
     /** Spawns the child agent actor for a subagent call; provided by the runtime, which knows the child. */
     spawnSubagent: () => {},
     releaseSubagent: stopChild(({ event }) => (event.type === 'subagent.release' ? event.id : '')),
@@ -371,6 +382,7 @@ export const agentLoop = setup({
     inProgress: {
       initial: 'beforeExecution',
       entry: 'emitExecutionStarted',
+      invoke: { id: 'hooks', src: 'hooks', input: workerInput },
       on: {
         stop: { target: '.afterExecution', actions: 'recordUserStop' },
         'tool.started': { actions: 'forwardReport' },
@@ -494,9 +506,9 @@ export const agentLoop = setup({
 });
 
 /**
- * A hook stage: `runHooks` invokes the `hooks` actor when the agent has hooks for the stage;
- * otherwise `checkHooks` goes straight on (to `done`, or by the `withoutHooks` transitions), so
- * stages without hooks cost no actor.
+ * A hook stage: `runHooks` sends the stage to the `hooks` worker when the agent has hooks for it
+ * and waits for its answer; otherwise `checkHooks` goes straight on (to `done`, or by the
+ * `withoutHooks` transitions).
  */
 function hookStage(
   stage: HookStage,
@@ -511,13 +523,10 @@ function hookStage(
         always: [{ guard: { type: 'hasHooks', params: { stage } }, target: 'runHooks' }, ...withoutHooks],
       },
       runHooks: {
-        invoke: {
-          id: 'hooks',
-          src: 'hooks',
-          input: hooksInput(stage),
-          onDone: { target: done, actions: 'assignState' },
-          onError,
-        },
+        entry: { type: 'requestHooks', params: { stage } },
+        // left before the answer (a stop): the hooks worker aborts the stage and drops its answer
+        exit: 'cancelHooks',
+        on: { 'hooks.done': { target: done, actions: 'assignState' }, 'hooks.error': onError },
       },
     },
   } as const;
@@ -547,15 +556,6 @@ function checkpointInvoke(done: string, failed: string) {
     onDone: { target: done, actions: 'assignVersion' },
     onError: { target: failed, actions: 'recordCheckpointFailure' },
   } as const;
-}
-
-function hooksInput(stage: HookStage) {
-  return ({ context, self }: { context: LoopContext; self: AnyActorRef }): HooksInput => ({
-    stage,
-    state: context.state,
-    error: stage === 'onError' ? context.error : null,
-    self,
-  });
 }
 
 function workerInput({ self }: { self: AnyActorRef }): WorkerInput {

@@ -12,7 +12,7 @@ import { z } from 'zod';
 import {
   agentLoop,
   type CheckpointInput,
-  type HooksInput,
+  type HooksRequest,
   type LoopContext,
   type LoopInput,
   type LoopSession,
@@ -247,15 +247,10 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
       }),
     },
     actors: {
-      hooks: fromPromise<AgentState, HooksInput>(async ({ input, signal }) =>
-        runStage(
-          stages[input.stage],
-          input.stage,
-          input.state,
-          input.error ? { signal, error: input.error } : { signal },
-        ),
+      hooks: stepWorker<HooksRequest>('hooks', ({ stage, state, error }, _agent, signal) =>
+        runStage(stages[stage], stage, state, error ? { signal, error } : { signal }),
       ),
-      driver: stepWorker('driver', async (state, self, signal) => {
+      driver: stepWorker('driver', async ({ state }, self, signal) => {
         const answered = await driver.infer(state, { signal, tools: toolsFor(self), report: reporter(self) });
         return needsApprovals ? requestApprovals(answered, tools) : answered;
       }),
@@ -263,7 +258,7 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
         if (!store) throw new NoSessionStoreError('Checkpointing');
         return store.save(input.session.id, input.state, input.session.version);
       }),
-      toolExecutor: stepWorker('toolExecutor', async (state, self, signal) => {
+      toolExecutor: stepWorker('toolExecutor', async ({ state }, self, signal) => {
         const done = await executeTools(state, {
           tools: toolsFor(self),
           hooks: toolHooks,

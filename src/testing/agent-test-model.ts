@@ -208,8 +208,8 @@ export function createAgentTestModel(options: AgentTestModelOptions = {}) {
 
 // ---- the graph side ----------------------------------------------------------------------------
 
-/** The step's workers answer with events of their own; `hooks` and `checkpoint` end as actors do. */
-const WORKERS = new Set(['driver', 'toolExecutor']);
+/** The workers answer with events of their own; `checkpoint` ends as an actor does. */
+const WORKERS = new Set(['hooks', 'driver', 'toolExecutor']);
 const answerType = (actor: string, kind: 'done' | 'error') =>
   WORKERS.has(actor) ? `${actor}.${kind}` : `xstate.${kind}.actor.${actor}`;
 const done = (actor: string, output: AgentState, behaviour: string): ModelEvent => ({
@@ -640,7 +640,7 @@ function deliver(
 ): void {
   const match =
     /^xstate\.(?:done|error)\.actor\.(\w+)$/.exec(event.type) ??
-    /^(driver|toolExecutor)\.(?:done|error)$/.exec(event.type);
+    /^(hooks|driver|toolExecutor)\.(?:done|error)$/.exec(event.type);
   if (!match) {
     actor.send(event as never);
     return;

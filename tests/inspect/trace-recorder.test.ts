@@ -67,15 +67,15 @@ describe('recordTrace', () => {
     expect(readTrace(JSON.stringify(recorder)).entries).toEqual(trace.entries);
   });
 
-  it('records the actor tree: the agent and the driver and tool executor it invoked', async () => {
+  it('records the actor tree: the agent and the workers it invoked', async () => {
     const { state, recorder } = await recordedRun();
     const trace = recorder.trace();
     const { actors } = trace;
     const root = actors.find((a) => a.parent === null);
     expect(root).toMatchObject({ src: 'agent', agentId: state.agentId(), parent: null });
-    // The step's two workers, invoked once for the step cycle of the execution.
+    // The workers, invoked once per execution (the agent has no hooks: its hooks worker idles).
     const children = actors.filter((a) => a.parent === root?.actor);
-    expect(children.map((a) => a.id)).toEqual(['driver', 'toolExecutor']);
+    expect(children.map((a) => a.id)).toEqual(['hooks', 'driver', 'toolExecutor']);
     expect(children.map((a) => a.src)).toEqual(children.map((a) => a.id));
     expect(new Set(actors.map((a) => a.actor)).size).toBe(actors.length);
     // Each step sends them `work` (3 model calls, 2 tool steps); both end with the step cycle.
@@ -83,6 +83,7 @@ describe('recordTrace', () => {
       ofKind(trace, 'event').filter((e) => e.actor === children.find((c) => c.id === id)?.actor);
     expect(requests('driver').map((e) => e.type)).toEqual(['xstate.init', 'work', 'work', 'work']);
     expect(requests('toolExecutor').map((e) => e.type)).toEqual(['xstate.init', 'work', 'work']);
+    expect(requests('hooks').map((e) => e.type)).toEqual(['xstate.init']);
     const ended = (id: string) =>
       ofKind(trace, 'snapshot').find(
         (e) => e.status === 'stopped' && e.actor === children.find((c) => c.id === id)?.actor,
@@ -167,8 +168,9 @@ describe('recordTrace', () => {
     // The events the agent received: execute from outside, answers from its step workers.
     const received = ofKind(trace, 'event').filter((e) => e.actor === trace.actors[0]?.actor);
     expect(received.map((e) => e.type)).toContain('execute');
+    const driver = trace.actors.find((a) => a.id === 'driver')?.actor;
     expect(received.filter((e) => e.type === 'driver.done').map((e) => e.source)).toEqual(
-      Array(3).fill(trace.actors[1]?.actor),
+      Array(3).fill(driver),
     );
     // Requests and answers carry the whole state: the trace leaves it out (states are checkpoints).
     const work = ofKind(trace, 'event').filter((e) => e.type === 'work' || e.type.endsWith('.done'));

@@ -480,6 +480,60 @@ describe('the agent loop', () => {
     actor.stop();
   });
 
+  it('answers synchronous hooks at once: a beforeExecution hook that stops ends the run within the send', () => {
+    const hooks: Hook[] = [
+      {
+        beforeExecution: () => {
+          throw new AgentStopError('not today');
+        },
+      },
+    ];
+    const actor = createAgent({ driver: forever(), tools: { add }, hooks }).createActor(question());
+    actor.start();
+    actor.send({ type: 'execute' });
+    expect(actor.getSnapshot().value).toBe('stopped');
+    expect(actor.getSnapshot().context.state.stopReason()).toBe(StopReason.StopRequested);
+    actor.stop();
+  });
+
+  it('a stop during async hooks aborts them and drops their late answer', async () => {
+    let hookSignal: AbortSignal | undefined;
+    let answerLate: () => void = () => {};
+    let finish: () => void = () => {};
+    const hooks: Hook[] = [
+      {
+        // ignores its signal, and answers with a changed state after the stop
+        beforeStep: (state, { signal }) => {
+          hookSignal = signal;
+          return new Promise<AgentState>((resolve) => {
+            answerLate = () => resolve(state.withMetadata('late', true));
+          });
+        },
+        afterExecution: (_state, { signal }) => {
+          expect(signal.aborted).toBe(false); // the next stage gets a fresh signal
+          return new Promise<undefined>((resolve) => {
+            finish = () => resolve(undefined);
+          });
+        },
+      },
+    ];
+    const actor = createAgent({ driver: forever(), tools: { add }, hooks }).createActor(question());
+    actor.start();
+    actor.send({ type: 'execute' });
+    await vi.waitUntil(() => hookSignal !== undefined);
+    actor.send({ type: 'stop' });
+    expect(hookSignal?.aborted).toBe(true);
+    expect(actor.getSnapshot().value).toEqual({ inProgress: { afterExecution: 'runHooks' } });
+    answerLate();
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    // the late beforeStep answer did not end the afterExecution stage, nor change the state
+    expect(actor.getSnapshot().value).toEqual({ inProgress: { afterExecution: 'runHooks' } });
+    finish();
+    await waitForState(actor, (s) => s.value === 'stopped');
+    expect(actor.getSnapshot().context.state.metadata().late).toBeUndefined();
+    actor.stop();
+  });
+
   it('stops at once when the signal is already aborted', async () => {
     const controller = new AbortController();
     controller.abort();

@@ -359,6 +359,12 @@ export const agentLoop = setup({
       error: params.stage === 'onError' ? context.error : null,
     })),
     cancelHooks: sendTo('hooks', { type: 'cancel' as const }),
+    /** The hooks worker lives as long as the execution, for an agent that has hooks (an idle one costs). */
+    startHooksWorker: assign(({ context, spawn, self }) => {
+      if (context.hookStages.length > 0) spawn('hooks', { id: 'hooks', input: workerInput({ self }) });
+      return {};
+    }),
+    stopHooksWorker: stopChild('hooks'),
     /** Spawns the child agent actor for a subagent call; provided by the runtime, which knows the child. */
     spawnSubagent: () => {},
     releaseSubagent: stopChild(({ event }) => (event.type === 'subagent.release' ? event.id : '')),
@@ -381,8 +387,8 @@ export const agentLoop = setup({
     pending: { on: acceptsWorkOrDecisions() },
     inProgress: {
       initial: 'beforeExecution',
-      entry: 'emitExecutionStarted',
-      invoke: { id: 'hooks', src: 'hooks', input: workerInput },
+      entry: ['emitExecutionStarted', 'startHooksWorker'],
+      exit: 'stopHooksWorker',
       on: {
         stop: { target: '.afterExecution', actions: 'recordUserStop' },
         'tool.started': { actions: 'forwardReport' },

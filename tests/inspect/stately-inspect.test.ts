@@ -64,7 +64,7 @@ describe('@statelyai/inspect with an agent', () => {
       '"id":"agent"',
     );
     const names = events.filter((e) => e.type === '@xstate.actor').map((e) => (e as { name: string }).name);
-    expect(names).toEqual(['agent', 'hooks', 'driver', 'toolExecutor']);
+    expect(names).toEqual(['agent', 'driver', 'toolExecutor']);
     const values = events
       .filter((e): e is Snapshot => e.type === '@xstate.snapshot' && e.sessionId === actor.sessionId)
       .map((e) => JSON.stringify(e.snapshot.value));
@@ -156,7 +156,7 @@ describe('@statelyai/inspect with an agent', () => {
       const state = await weatherAgent().execute(question(), { inspect: inspector.inspect });
       expect(state.status()).toBe(ExecutionStatus.Completed);
       await completed;
-      expect(received.filter((e) => e.type === '@xstate.actor').length).toBe(4);
+      expect(received.filter((e) => e.type === '@xstate.actor').length).toBe(3);
       const last = received.filter(isRootCompleted).at(-1) as Snapshot;
       expect(last.snapshot.context).toMatchObject({ state: { status: 'completed', stepCount: 3 } });
     } finally {

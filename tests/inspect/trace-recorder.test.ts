@@ -3,7 +3,14 @@ import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { AgentState, createAgent, ExecutionStatus, StopReason, scriptedDriver } from '../../src/index';
+import {
+  AgentState,
+  createAgent,
+  ExecutionStatus,
+  type Hook,
+  StopReason,
+  scriptedDriver,
+} from '../../src/index';
 import { canonicalJson, contentHash, sha256Base64, sha256Portable } from '../../src/inspect/content-hash';
 import { buildRunView } from '../../src/inspect/run-model';
 import { unpackState } from '../../src/inspect/trace-blobs';
@@ -73,9 +80,9 @@ describe('recordTrace', () => {
     const { actors } = trace;
     const root = actors.find((a) => a.parent === null);
     expect(root).toMatchObject({ src: 'agent', agentId: state.agentId(), parent: null });
-    // The workers, invoked once per execution (the agent has no hooks: its hooks worker idles).
+    // The step's workers, invoked once per execution (no hooks worker: the agent has no hooks).
     const children = actors.filter((a) => a.parent === root?.actor);
-    expect(children.map((a) => a.id)).toEqual(['hooks', 'driver', 'toolExecutor']);
+    expect(children.map((a) => a.id)).toEqual(['driver', 'toolExecutor']);
     expect(children.map((a) => a.src)).toEqual(children.map((a) => a.id));
     expect(new Set(actors.map((a) => a.actor)).size).toBe(actors.length);
     // Each step sends them `work` (3 model calls, 2 tool steps); both end with the step cycle.
@@ -83,13 +90,32 @@ describe('recordTrace', () => {
       ofKind(trace, 'event').filter((e) => e.actor === children.find((c) => c.id === id)?.actor);
     expect(requests('driver').map((e) => e.type)).toEqual(['xstate.init', 'work', 'work', 'work']);
     expect(requests('toolExecutor').map((e) => e.type)).toEqual(['xstate.init', 'work', 'work']);
-    expect(requests('hooks').map((e) => e.type)).toEqual(['xstate.init']);
     const ended = (id: string) =>
       ofKind(trace, 'snapshot').find(
         (e) => e.status === 'stopped' && e.actor === children.find((c) => c.id === id)?.actor,
       );
     expect(ended('driver')).toBeDefined();
     expect(ended('toolExecutor')).toBeDefined();
+  });
+
+  it('records the hooks worker of an agent with hooks: one per execution, a request per stage', async () => {
+    const recorder = recordTrace();
+    const hooks: Hook[] = [{ beforeStep: () => undefined, afterExecution: async () => undefined }];
+    const agent = createAgent({ driver: scriptedDriver([{ text: 'hi' }]), hooks });
+    await agent.execute(question(), { inspect: recorder.inspect });
+    await agent.execute(question(), { inspect: recorder.inspect });
+    const trace = recorder.trace();
+    const workers = trace.actors.filter((a) => a.id === 'hooks');
+    expect(workers).toHaveLength(2);
+    for (const worker of workers) {
+      const received = ofKind(trace, 'event').filter((e) => e.actor === worker.actor);
+      // beforeStep and afterExecution; each answered, the stage's exit cancel finding nothing in flight
+      expect(received.map((e) => e.type)).toEqual(['xstate.init', 'work', 'cancel', 'work', 'cancel']);
+      expect(received.filter((e) => e.type === 'work').map((e) => e.payload)).toEqual([
+        { stage: 'beforeStep', error: null },
+        { stage: 'afterExecution', error: null },
+      ]);
+    }
   });
 
   it('times each model call from the driver request to its answer', async () => {

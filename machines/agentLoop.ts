@@ -138,6 +138,12 @@ const TO_AFTER_STEP = [
   },
   { target: '#agent.inProgress.step.record', actions: 'assignState' },
 ] as const;
+/** The execution's outcome, from the status `completeExecution` set. */
+const CONCLUDE = [
+  { guard: 'isFailed', target: '#agent.failed' },
+  { guard: 'isStopped', target: '#agent.stopped' },
+  { target: '#agent.completed' },
+] as const;
 /** After beforeStep: a stop signal without a continuation request ends the run, else the model is called. */
 const TO_INFERENCE = [
   { guard: 'stopSignalled', target: AFTER_EXECUTION },
@@ -494,15 +500,12 @@ export const agentLoop = setup({
           entry: 'completeExecution',
           // the run is over: a stop changes nothing while the final state is saved
           on: { stop: {} },
-          ...persistStage('#agent.inProgress.concluding', '#agent.inProgress.concluding'),
+          // without a session, `checkStore` concludes as `concluding` would
+          ...persistStage('#agent.inProgress.concluding', '#agent.inProgress.concluding', {
+            withoutStore: CONCLUDE,
+          }),
         },
-        concluding: {
-          always: [
-            { guard: 'isFailed', target: '#agent.failed' },
-            { guard: 'isStopped', target: '#agent.stopped' },
-            { target: '#agent.completed' },
-          ],
-        },
+        concluding: { always: CONCLUDE },
       },
     },
     completed: { entry: 'emitExecutionFinished', on: acceptsWork() },
@@ -540,14 +543,19 @@ function hookStage(
 
 /**
  * Persisting a checkpoint: with a session, `saving` invokes the `checkpoint` actor (the store's save) and
- * keeps the new version; without one, `checkStore` goes straight on. A failed save fails the run:
+ * keeps the new version; without one, `checkStore` goes straight on (to `done`, or by the
+ * `withoutStore` transitions). A failed save fails the run:
  * during the steps through `failing` (onError hooks, afterExecution), at the end directly.
  */
-function persistStage(done: string, failed: string) {
+function persistStage(
+  done: string,
+  failed: string,
+  { withoutStore = [{ target: done }] }: { withoutStore?: readonly object[] } = {},
+) {
   return {
     initial: 'checkStore',
     states: {
-      checkStore: { always: [{ guard: 'hasSession', target: 'saving' }, { target: done }] },
+      checkStore: { always: [{ guard: 'hasSession', target: 'saving' }, ...withoutStore] },
       saving: { invoke: checkpointInvoke(done, failed) },
     },
   } as const;

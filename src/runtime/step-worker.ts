@@ -16,7 +16,8 @@ import type { AgentState } from '../state/agent-state';
  * (no promise turn). Requests share an AbortSignal; `cancel`, or stopping the worker, while a
  * request is in flight aborts it and drops its answer, and later requests get a fresh signal. A
  * worker stopped with nothing in flight aborts nothing, so what a finished call left running is
- * left alone.
+ * left alone. The chart sends one request at a time; a request sent while another is in flight
+ * would supersede it (the earlier answer is dropped).
  */
 export function stepWorker<R extends WorkRequest>(
   id: WorkerId,

@@ -5,10 +5,15 @@ import type {
   LanguageModelV4Message,
 } from '@ai-sdk/provider';
 import { AgentStep, InferenceResponse } from '../state/agent-step';
+import { AppendOnlyList, type SharedFold } from '../state/append-only-list';
 import { Message, type ToolCall } from '../state/message';
 import { inputJsonSchema, type ToolSet, toolDescription } from '../tools/define-tool';
 import type { Driver } from './driver';
-import { conversationWithCurrentToolTrace, type MessageCompiler } from './message-compiler';
+import {
+  conversationWithCurrentToolTrace,
+  currentToolTraceList,
+  type MessageCompiler,
+} from './message-compiler';
 import {
   callModel,
   callUsage,
@@ -59,7 +64,9 @@ export function modelDriver(model: LanguageModelV4, options: ModelDriverOptions 
   return {
     name: `model:${model.provider}/${model.modelId}`,
     async infer(state, context) {
-      const input = compile(state);
+      // the default compilation, incrementally and shared with the conversation; else the user's
+      const input =
+        (compile === conversationWithCurrentToolTrace && currentToolTraceList(state)) || compile(state);
       const call: LanguageModelV4CallOptions = {
         ...options.callOptions,
         ...llmConfigOptions(state),
@@ -95,38 +102,54 @@ async function describeTools(tools: ToolSet): Promise<LanguageModelV4FunctionToo
  * toPrompt('You add numbers.', [Message.user('2 + 3?')]);
  * // [{ role: 'system', content: 'You add numbers.' }, { role: 'user', content: [{ type: 'text', text: '2 + 3?' }] }]
  */
-export function toPrompt(systemPrompt: string, messages: readonly Message[]): LanguageModelV4Message[] {
-  const prompt: LanguageModelV4Message[] = [];
-  if (systemPrompt) prompt.push({ role: 'system', content: systemPrompt });
-  for (const m of messages) {
-    if (m.role === 'system') prompt.push({ role: 'system', content: m.content });
-    else if (m.role === 'user') prompt.push({ role: 'user', content: [{ type: 'text', text: m.content }] });
-    else if (m.role === 'assistant') {
-      const content: Extract<LanguageModelV4Message, { role: 'assistant' }>['content'] = [];
-      if (m.content) content.push({ type: 'text', text: m.content });
-      for (const c of m.toolCalls ?? [])
-        content.push({ type: 'tool-call', toolCallId: c.id, toolName: c.name, input: c.args });
-      prompt.push({ role: 'assistant', content });
-    } else {
-      prompt.push({
-        role: 'tool',
-        content: [
-          {
-            type: 'tool-result',
-            toolCallId: m.toolCallId ?? '',
-            toolName: m.toolName ?? '',
-            output: m.isError ? { type: 'error-text', value: m.content } : { type: 'text', value: m.content },
-          },
-        ],
-      });
-    }
+export function toPrompt(
+  systemPrompt: string,
+  messages: readonly Message[] | AppendOnlyList<Message>,
+): LanguageModelV4Message[] {
+  const converted =
+    messages instanceof AppendOnlyList
+      ? messages
+          .foldShared(promptMessages, null, AppendOnlyList.empty<LanguageModelV4Message>, (out, m) =>
+            out.append(toPromptMessage(m)),
+          )
+          .toArray()
+      : messages.map(toPromptMessage);
+  return systemPrompt ? [{ role: 'system', content: systemPrompt }, ...converted] : [...converted];
+}
+
+/**
+ * A conversation's messages in prompt form, converted once: each step converts only the messages
+ * added since the last, and the prompt shares the converted objects. Providers read the prompt;
+ * they must not change it.
+ */
+const promptMessages = new WeakMap<object, SharedFold<null, AppendOnlyList<LanguageModelV4Message>>>();
+
+function toPromptMessage(m: Message): LanguageModelV4Message {
+  if (m.role === 'system') return { role: 'system', content: m.content };
+  if (m.role === 'user') return { role: 'user', content: [{ type: 'text', text: m.content }] };
+  if (m.role === 'assistant') {
+    const content: Extract<LanguageModelV4Message, { role: 'assistant' }>['content'] = [];
+    if (m.content) content.push({ type: 'text', text: m.content });
+    for (const c of m.toolCalls ?? [])
+      content.push({ type: 'tool-call', toolCallId: c.id, toolName: c.name, input: c.args });
+    return { role: 'assistant', content };
   }
-  return prompt;
+  return {
+    role: 'tool',
+    content: [
+      {
+        type: 'tool-result',
+        toolCallId: m.toolCallId ?? '',
+        toolName: m.toolName ?? '',
+        output: m.isError ? { type: 'error-text', value: m.content } : { type: 'text', value: m.content },
+      },
+    ],
+  };
 }
 
 function toStep(
   result: CollectedResult,
-  input: readonly Message[],
+  input: readonly Message[] | AppendOnlyList<Message>,
   model: LanguageModelV4,
   pricing: PricingTable | undefined,
 ): AgentStep {

@@ -46,6 +46,28 @@ export class AppendOnlyList<T> implements Iterable<T> {
     return this.size === 0 ? undefined : this.buffer[this.size - 1];
   }
 
+  /**
+   * Folds the items into a value with `add`, reusing earlier work: `memo` keeps, per shared buffer,
+   * the value for the longest prefix folded so far, so a list that extends one already folded (as
+   * each step's conversation extends the last step's) folds only its new items. A different `key`
+   * (the fold's parameters) starts over. Values must be immutable: earlier results stay valid.
+   */
+  foldShared<K, V>(
+    memo: WeakMap<object, SharedFold<K, V>>,
+    key: K,
+    start: () => V,
+    add: (value: V, item: T, index: number) => V,
+  ): V {
+    let fold = memo.get(this.buffer);
+    if (!fold || fold.key !== key || fold.size > this.size) {
+      fold = { key, size: 0, value: start() };
+      memo.set(this.buffer, fold);
+    }
+    for (let i = fold.size; i < this.size; i++) fold.value = add(fold.value, this.buffer[i] as T, i);
+    fold.size = this.size;
+    return fold.value;
+  }
+
   /** A frozen array of the items; built once per list and cached. */
   toArray(): readonly T[] {
     if (this.frozen === undefined) this.frozen = Object.freeze(this.buffer.slice(0, this.size));
@@ -55,4 +77,11 @@ export class AppendOnlyList<T> implements Iterable<T> {
   *[Symbol.iterator](): Iterator<T> {
     for (let i = 0; i < this.size; i++) yield this.buffer[i] as T;
   }
+}
+
+/** What `foldShared` keeps per buffer: the fold's key, how many items it has folded, and the value. */
+export interface SharedFold<K, V> {
+  key: K;
+  size: number;
+  value: V;
 }

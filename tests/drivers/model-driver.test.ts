@@ -444,3 +444,49 @@ describe('model driver tool arguments', () => {
     });
   });
 });
+
+describe('model driver conversation', () => {
+  it("sends earlier executions' questions and answers but not their tool traces, step after step", async () => {
+    const model = new MockLanguageModelV4({
+      doGenerate: [toolCall('c1', 2, 3), text('5'), toolCall('c2', 5, 1), toolCall('c3', 6, 1), text('7')],
+    });
+    const agent = createAgent({ model, tools: { add } });
+    const first = await agent.execute(AgentState.empty().withUserMessage('2 + 3?'));
+    const second = await agent.execute(first.forNextExecution().withUserMessage('then + 1 + 1?'));
+    expect(second.finalResponse()).toBe('7');
+
+    const prompts = model.doGenerateCalls.map((call) => call.prompt);
+    const roles = (i: number) => prompts[i]?.map((m) => m.role);
+    expect(roles(0)).toEqual(['user']);
+    expect(roles(1)).toEqual(['user', 'assistant', 'tool']);
+    // execution 2: its first call sees question and answer of execution 1, not the c1 trace
+    expect(roles(2)).toEqual(['user', 'assistant', 'user']);
+    expect(roles(3)).toEqual(['user', 'assistant', 'user', 'assistant', 'tool']);
+    expect(roles(4)).toEqual(['user', 'assistant', 'user', 'assistant', 'tool', 'assistant', 'tool']);
+    expect(JSON.stringify(prompts[4])).not.toContain('"c1"');
+    // each step records as its input what its call was sent
+    const inputs = second.steps().map((step) => step.inputMessages().map((m) => m.role));
+    expect(inputs).toEqual([roles(2), roles(3), roles(4)]);
+    // and the state's JSON keeps them through a round trip
+    const restored = AgentState.fromJSON(JSON.parse(JSON.stringify(second)));
+    expect(restored.steps().map((step) => step.inputMessages())).toEqual(
+      second.steps().map((step) => step.inputMessages()),
+    );
+  });
+
+  it("records a first execution's step inputs as prefixes of the conversation itself, not copies", async () => {
+    const model = new MockLanguageModelV4({
+      doGenerate: [toolCall('c1', 2, 3), toolCall('c2', 5, 1), text('6')],
+    });
+    const state = await createAgent({ model, tools: { add } }).execute(
+      AgentState.empty().withUserMessage('?'),
+    );
+    const conversation = state.messageList();
+    expect(state.steps().map((s) => s.inputMessageList().isPrefixOf(conversation))).toEqual([
+      true,
+      true,
+      true,
+    ]);
+    expect(state.steps().map((s) => s.inputMessageList().size)).toEqual([1, 3, 5]);
+  });
+});

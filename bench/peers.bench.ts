@@ -43,7 +43,14 @@ const adapters: readonly Adapter[] = [
   langGraphAdapter,
 ].filter((a) => a === reference || only.length === 0 || only.some((p) => a.name.toLowerCase().includes(p)));
 
-const SEQUENTIAL_STEPS = [10, 100, 1_000] as const;
+/** `STEPS=1,10` measures other run lengths (the sequential rows; the concurrent batch stays N = 5). */
+const SEQUENTIAL_STEPS: readonly number[] = process.env.STEPS
+  ? process.env.STEPS.split(',').map((n) => {
+      const steps = Number(n);
+      if (!Number.isInteger(steps) || steps < 1) throw new Error(`STEPS: '${n}' is not a whole number >= 1`);
+      return steps;
+    })
+  : [10, 100, 1_000];
 /** A timed sample repeats short runs until it lasts about this long, so timer noise stays small. */
 const SAMPLE_MS = 20;
 /** Warm-up per library and N: runs until this much time has passed (at least 2 runs; 1 at N = 1,000). */

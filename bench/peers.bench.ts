@@ -10,7 +10,8 @@
  * Samples are interleaved (one sample of each library per round, rotating the order) so that load
  * from other processes on the machine hits every library alike. No GC is forced between timed
  * samples: a forced full GC (`gc()`) makes the next few milliseconds of every library 2-3x slower,
- * which would bill short samples for it; heap growth is measured last, in batches of its own.
+ * which would bill short samples for it; heap growth is measured after the timing, in runs of its own
+ * (with every final result held, GC forced before and after), and shown per run.
  * Each figure is the median of the samples after warm-up; the ratio columns divide by this
  * library's median in the same run.
  */
@@ -59,6 +60,8 @@ const WARMUP_MS = 500;
 const CELL_BUDGET_MS = 1_500;
 const MIN_SAMPLES = 3;
 const MAX_SAMPLES = 31;
+/** Sequential heap growth is measured over runs in a row that hold about this many steps in all. */
+const HEAP_STEPS = 1_000;
 /** Concurrent batches: `warmupRuns` concurrent runs to warm up, then `samples` timed batches of `runs`. */
 const CONCURRENT = { runs: 1_000, steps: 5, samples: 3, warmupRuns: 100 };
 
@@ -136,6 +139,17 @@ async function sequential(steps: number): Promise<Cell[]> {
     await runChecked(cell, steps, cell.repeat);
     cell.times.push((now() - start) / cell.repeat);
   });
+  // Heap: enough runs in a row to hold about HEAP_STEPS steps of final results, per run.
+  const held = Math.max(1, Math.ceil(HEAP_STEPS / steps));
+  for (const cell of cells) {
+    const { mib } = await heapGrowth(async () => {
+      const results: unknown[] = [];
+      for (let i = 0; i < held; i++) results.push(await cell.workload.run());
+      return results;
+    });
+    cell.heaps.push((mib * 1024) / held);
+  }
+  collectGarbage();
   return cells;
 }
 
@@ -147,9 +161,9 @@ async function batch(cell: Cell, runs: number): Promise<unknown[]> {
   return results;
 }
 
-/** Heap growth of one batch with every final result still held (GC forced before and after). */
+/** Heap growth per run (KiB) of one batch with every final result still held (GC forced before and after). */
 async function batchHeap(cell: Cell): Promise<number> {
-  return (await heapGrowth(() => batch(cell, CONCURRENT.runs))).mib;
+  return ((await heapGrowth(() => batch(cell, CONCURRENT.runs))).mib * 1024) / CONCURRENT.runs;
 }
 
 async function concurrent(): Promise<Cell[]> {
@@ -191,7 +205,7 @@ function rows(label: string, steps: number, cells: Cell[]): Row[] {
       'ms/run': ms,
       'µs/step': (ms * 1000) / (label.includes('concurrent') ? CONCURRENT.runs * steps : steps),
       'time ×lib': ms / refMs,
-      'heap MiB': heap === undefined ? '' : heap,
+      'heap KiB/run': heap === undefined ? '' : heap,
       'heap ×lib': heap === undefined || refHeap <= 0 ? '' : heap / refHeap,
     };
   });
@@ -215,8 +229,9 @@ export default async function run(): Promise<void> {
   );
   printTable(
     'Same workload side by side: N-step runs (N - 1 echo tool calls), median ms per run after warm-up; ' +
-      `concurrent: ms per batch of ${CONCURRENT.runs.toLocaleString('en')} runs, heap growth with all final ` +
-      'results held (one batch); ×lib = ratio to agent-machine (1.00); runs = samples×runs per sample',
+      `concurrent: ms per batch of ${CONCURRENT.runs.toLocaleString('en')} runs; heap: growth per run with the ` +
+      `final results held (runs in a row holding about ${HEAP_STEPS.toLocaleString('en')} steps; concurrent: one ` +
+      'batch); ×lib = ratio to agent-machine (1.00); runs = samples×runs per sample',
     table,
   );
   console.log(`\n(peers bench took ${((now() - started) / 1000).toFixed(0)} s)`);

@@ -5,7 +5,7 @@ import type {
   LanguageModelV4Message,
 } from '@ai-sdk/provider';
 import { AgentStep, InferenceResponse } from '../state/agent-step';
-import { AppendOnlyList, type SharedFold } from '../state/append-only-list';
+import { AppendOnlyList } from '../state/append-only-list';
 import { Message, type ToolCall } from '../state/message';
 import { inputJsonSchema, type ToolSet, toolDescription } from '../tools/define-tool';
 import type { Driver } from './driver';
@@ -70,7 +70,10 @@ export function modelDriver(model: LanguageModelV4, options: ModelDriverOptions 
       const call: LanguageModelV4CallOptions = {
         ...options.callOptions,
         ...llmConfigOptions(state),
-        prompt: toPrompt(state.systemPrompt(), input),
+        prompt:
+          input instanceof AppendOnlyList
+            ? executionPrompt(state.systemPrompt(), input, context.signal)
+            : toPrompt(state.systemPrompt(), input),
         abortSignal: context.signal,
       };
       const tools = await toolsFor(context.tools);
@@ -102,27 +105,36 @@ async function describeTools(tools: ToolSet): Promise<LanguageModelV4FunctionToo
  * toPrompt('You add numbers.', [Message.user('2 + 3?')]);
  * // [{ role: 'system', content: 'You add numbers.' }, { role: 'user', content: [{ type: 'text', text: '2 + 3?' }] }]
  */
-export function toPrompt(
-  systemPrompt: string,
-  messages: readonly Message[] | AppendOnlyList<Message>,
-): LanguageModelV4Message[] {
-  const converted =
-    messages instanceof AppendOnlyList
-      ? messages
-          .foldShared(promptMessages, null, AppendOnlyList.empty<LanguageModelV4Message>, (out, m) =>
-            out.append(toPromptMessage(m)),
-          )
-          .toArray()
-      : messages.map(toPromptMessage);
-  return systemPrompt ? [{ role: 'system', content: systemPrompt }, ...converted] : [...converted];
+export function toPrompt(systemPrompt: string, messages: readonly Message[]): LanguageModelV4Message[] {
+  const converted = messages.map(toPromptMessage);
+  return systemPrompt ? [{ role: 'system', content: systemPrompt }, ...converted] : converted;
 }
 
 /**
- * A conversation's messages in prompt form, converted once: each step converts only the messages
- * added since the last, and the prompt shares the converted objects. Providers read the prompt;
- * they must not change it.
+ * `toPrompt` for the calls of one execution, which share its AbortSignal: the prompt form of its
+ * conversation is kept for the signal (so for the execution, not as long as its states are kept),
+ * and each call converts only the messages added since the last. Providers read the prompt; they
+ * must not change it.
  */
-const promptMessages = new WeakMap<object, SharedFold<null, AppendOnlyList<LanguageModelV4Message>>>();
+function executionPrompt(
+  systemPrompt: string,
+  messages: AppendOnlyList<Message>,
+  signal: AbortSignal,
+): LanguageModelV4Message[] {
+  const cached = prompts.get(signal);
+  const from = cached?.source.isPrefixOf(messages) ? cached.source.size : 0;
+  let converted = cached && from > 0 ? cached.converted : AppendOnlyList.empty<LanguageModelV4Message>();
+  for (let i = from; i < messages.size; i++)
+    converted = converted.append(toPromptMessage(messages.at(i) as Message));
+  prompts.set(signal, { source: messages, converted });
+  const prompt = converted.toArray();
+  return systemPrompt ? [{ role: 'system', content: systemPrompt }, ...prompt] : [...prompt];
+}
+
+const prompts = new WeakMap<
+  AbortSignal,
+  { source: AppendOnlyList<Message>; converted: AppendOnlyList<LanguageModelV4Message> }
+>();
 
 function toPromptMessage(m: Message): LanguageModelV4Message {
   if (m.role === 'system') return { role: 'system', content: m.content };

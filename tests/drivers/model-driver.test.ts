@@ -8,7 +8,15 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { ModelRetriesExhaustedError, withRetries } from '../../src/drivers/model-retries';
 import { collectStream, ModelStreamError } from '../../src/drivers/model-stream';
-import { AgentState, createAgent, defineTool, ExecutionStatus, StopReason } from '../../src/index';
+import {
+  AgentState,
+  createAgent,
+  defineTool,
+  ExecutionStatus,
+  type Hook,
+  Message,
+  StopReason,
+} from '../../src/index';
 import { add, waitForState } from '../support/agents';
 
 const usage = (input: number, output: number): LanguageModelV4GenerateResult['usage'] => ({
@@ -488,5 +496,28 @@ describe('model driver conversation', () => {
       true,
     ]);
     expect(state.steps().map((s) => s.inputMessageList().size)).toEqual([1, 3, 5]);
+  });
+});
+
+describe('model driver prompt', () => {
+  it('sends the conversation a hook rewrote, not the one the previous call saw', async () => {
+    const model = new MockLanguageModelV4({ doGenerate: [toolCall('c1', 2, 3), text('5')] });
+    // before step 2, a hook replaces the conversation with a summary (a list that does not extend the last)
+    const summarize: Hook = {
+      beforeStep: (state) =>
+        state.stepCount() === 1
+          ? state.withContext(
+              state
+                .context()
+                .withStore(state.store().withSectionReplaced([Message.user('summary: 2 + 3 was asked')])),
+            )
+          : undefined,
+    };
+    await createAgent({ model, tools: { add }, hooks: [summarize] }).execute(
+      AgentState.empty().withUserMessage('2 + 3?'),
+    );
+    expect(model.doGenerateCalls[1]?.prompt).toEqual([
+      { role: 'user', content: [{ type: 'text', text: 'summary: 2 + 3 was asked' }] },
+    ]);
   });
 });

@@ -92,9 +92,11 @@ export interface WorkerInput {
  * The workers live as long as the part of the run they serve (`hooks` the execution, `driver` and
  * `toolExecutor` the step cycle) and take one request at a time: `{ type: 'work', state }` (the
  * hooks worker also gets the stage and, for onError, the error). They answer the agent with
- * `<id>.done` (`output`: the new state) or `<id>.error` (`error`); work that finishes
- * synchronously (a stack of plain-function hooks) is answered at once, in the same macrostep.
- * `cancel` aborts the request in flight and drops its answer; so does stopping the worker.
+ * `<id>.done` (`output`: the new state) or `<id>.error` (`error`), the hooks worker with the
+ * request's `stage`; work that finishes synchronously (a stack of plain-function hooks) is answered
+ * at once. `cancel` aborts the request in flight and drops its answer; so does stopping the worker.
+ * An answer already on its way when its stage was left (a stop came first) names the old stage,
+ * and the stage waiting now drops it.
  */
 export interface WorkRequest {
   readonly type: 'work';
@@ -109,8 +111,8 @@ export interface CancelRequest {
 }
 export type WorkerId = 'hooks' | 'driver' | 'toolExecutor';
 export type WorkerAnswer =
-  | { type: `${WorkerId}.done`; output: AgentState }
-  | { type: `${WorkerId}.error`; error: unknown };
+  | { type: `${WorkerId}.done`; output: AgentState; stage?: HookStage }
+  | { type: `${WorkerId}.error`; error: unknown; stage?: HookStage };
 
 const notProvided = (name: string) => (): never => {
   throw new Error(`The '${name}' actor is not provided: create the agent with createAgent()`);
@@ -174,6 +176,9 @@ export const agentLoop = setup({
     /** Checkpoint after beforeStep: a stop signal without a continuation request. */
     stopSignalled: ({ context }) => context.state.execution()?.continuation().shouldStop() ?? false,
     hasHooks: ({ context }, params: { stage: HookStage }) => context.hookStages.includes(params.stage),
+    /** A hooks answer for another stage than the one waiting (it was on its way when a stop came). */
+    isOtherStage: ({ event }, params: { stage: HookStage }) =>
+      'stage' in event && event.stage !== undefined && event.stage !== params.stage,
     hasToolCalls: ({ event }) => outputState(event).currentStep()?.hasToolCalls() ?? false,
     isStopRequest: ({ event }) => AgentStopError.is((event as { error?: unknown }).error),
     hasSession: ({ context }) => context.session !== null,
@@ -535,7 +540,10 @@ function hookStage(
         entry: { type: 'requestHooks', params: { stage } },
         // left before the answer (a stop): the hooks worker aborts the stage and drops its answer
         exit: 'cancelHooks',
-        on: { 'hooks.done': { target: done, actions: 'assignState' }, 'hooks.error': onError },
+        on: {
+          'hooks.done': [forOtherStage(stage), { target: done, actions: 'assignState' }],
+          'hooks.error': [forOtherStage(stage), ...onError],
+        },
       },
     },
   } as const;
@@ -570,6 +578,11 @@ function checkpointInvoke(done: string, failed: string) {
     onDone: { target: done, actions: 'assignVersion' },
     onError: { target: failed, actions: 'recordCheckpointFailure' },
   } as const;
+}
+
+/** Drops (takes without a transition) a hooks answer meant for another stage. */
+function forOtherStage(stage: HookStage) {
+  return { guard: { type: 'isOtherStage', params: { stage } } } as const;
 }
 
 function workerInput({ self }: { self: AnyActorRef }): WorkerInput {

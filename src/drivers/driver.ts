@@ -8,6 +8,12 @@ export interface DriverContext {
   readonly tools: ToolSet;
   /** Reports progress (text deltas) to the agent's subscribers. */
   readonly report: (event: ReportEvent) => void;
+  /**
+   * The same object for every call of one agent actor's run (an `execute()`, or a long-lived
+   * actor's session): a driver may keep what it can reuse from step to step in a WeakMap keyed by
+   * it, and it goes when the run does. Absent when a driver is called outside an agent.
+   */
+  readonly run?: object;
 }
 
 /**

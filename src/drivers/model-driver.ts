@@ -72,7 +72,7 @@ export function modelDriver(model: LanguageModelV4, options: ModelDriverOptions 
         ...llmConfigOptions(state),
         prompt:
           input instanceof AppendOnlyList
-            ? executionPrompt(state.systemPrompt(), input, context.signal)
+            ? runPrompt(state.systemPrompt(), input, context.run)
             : toPrompt(state.systemPrompt(), input),
         abortSignal: context.signal,
       };
@@ -111,28 +111,28 @@ export function toPrompt(systemPrompt: string, messages: readonly Message[]): La
 }
 
 /**
- * `toPrompt` for the calls of one execution, which share its AbortSignal: the prompt form of its
- * conversation is kept for the signal (so for the execution, not as long as its states are kept),
- * and each call converts only the messages added since the last. Providers read the prompt; they
- * must not change it.
+ * `toPrompt` for the calls of one run (`DriverContext.run`): the prompt form of its conversation is
+ * kept for the run (not as long as its states are kept), and each call converts only the messages
+ * added since the last. Providers read the prompt; they must not change it.
  */
-function executionPrompt(
+function runPrompt(
   systemPrompt: string,
   messages: AppendOnlyList<Message>,
-  signal: AbortSignal,
+  run: object | undefined,
 ): LanguageModelV4Message[] {
-  const cached = prompts.get(signal);
+  if (!run) return toPrompt(systemPrompt, messages.toArray());
+  const cached = prompts.get(run);
   const from = cached?.source.isPrefixOf(messages) ? cached.source.size : 0;
   let converted = cached && from > 0 ? cached.converted : AppendOnlyList.empty<LanguageModelV4Message>();
   for (let i = from; i < messages.size; i++)
     converted = converted.append(toPromptMessage(messages.at(i) as Message));
-  prompts.set(signal, { source: messages, converted });
+  prompts.set(run, { source: messages, converted });
   const prompt = converted.toArray();
   return systemPrompt ? [{ role: 'system', content: systemPrompt }, ...prompt] : [...prompt];
 }
 
 const prompts = new WeakMap<
-  AbortSignal,
+  object,
   { source: AppendOnlyList<Message>; converted: AppendOnlyList<LanguageModelV4Message> }
 >();
 

@@ -251,7 +251,8 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
         runStage(stages[stage], stage, state, error ? { signal, error } : { signal }),
       ),
       driver: stepWorker('driver', async ({ state }, self, signal) => {
-        const answered = await driver.infer(state, { signal, tools: toolsFor(self), report: reporter(self) });
+        const context = { signal, tools: toolsFor(self), report: reporter(self), run: self };
+        const answered = await driver.infer(state, context);
         return needsApprovals ? requestApprovals(answered, tools) : answered;
       }),
       checkpoint: fromPromise<number, CheckpointInput>(({ input }) => {

@@ -88,6 +88,9 @@ export class AgentTestModelError extends AgentMachineError {
 const USAGE = { inputTokens: 6, outputTokens: 4 };
 const CRASH = 'crash the tool hook';
 const AUTO = 'auto';
+/** A hooks answer that names another stage: delivered as it is, no puppet plays it. */
+const STALE = 'stale';
+const STALE_ERROR = 'staleError';
 const probeError = AgentError.of('ProbeError', 'abstraction only');
 const SUBAGENT_USAGE = { inputTokens: 3, outputTokens: 2 };
 const hookStageOf: Record<string, StageName> = {
@@ -263,6 +266,10 @@ function eventsFor(
     if (hookStage !== 'onError' && hookStage !== 'afterExecution') {
       events.push(failed('hooks', new AgentStopError('probe hook stops'), 'stop'));
     }
+    // Answers for another stage, on their way when a stop came: the waiting stage drops them.
+    const other = hookStage === 'beforeStep' ? 'afterStep' : 'beforeStep';
+    events.push({ ...done('hooks', state, STALE), stage: other });
+    events.push({ ...failed('hooks', new Error('stale hook error'), STALE_ERROR), stage: other });
   } else if (value.includes('"inference"')) {
     const answers = [
       'toolCall',
@@ -361,9 +368,11 @@ function describe(path: StatePath<Snapshot, ModelEvent>): string {
     .map((s) => s.event)
     .filter((e) => e.type !== 'xstate.init')
     .map((e) => {
-      const actor = /^xstate\.(done|error)\.actor\.(\w+)/.exec(e.type);
+      const actor =
+        /^xstate\.(?:done|error)\.actor\.(\w+)/.exec(e.type) ??
+        /^(hooks|driver|toolExecutor)\.(?:done|error)$/.exec(e.type);
       if (!actor) return e.type;
-      return `${actor[2]}:${e.behaviour}`;
+      return `${actor[1]}:${e.behaviour}`;
     });
   return `${JSON.stringify(path.state.value)} via ${events.join(' > ') || '(start)'}`;
 }
@@ -647,6 +656,10 @@ function deliver(
   }
   const actorId = match[1] as string;
   if (isAuto(event)) return; // the runtime gets there by itself
+  if (event.behaviour === STALE || event.behaviour === STALE_ERROR) {
+    actor.send(event as never); // no puppet plays it: it stands for an answer that came late
+    return;
+  }
   const puppetActor =
     actorId === 'toolExecutor'
       ? 'tool'

@@ -428,15 +428,26 @@ describe('the agent loop', () => {
     expect(executions.map((e) => [e.toolCallId(), e.error()?.name])).toEqual([['s1', 'AbortError']]);
   });
 
-  it('runs every step on two workers made once per execution, whose signals a finished run leaves alone', async () => {
+  it('runs every step on two workers made once per execution; each call has a signal of its own, left alone at the end', async () => {
     const signals: AbortSignal[] = [];
+    const toolSignals: AbortSignal[] = [];
     const driver = scriptedDriver([{ toolCalls: [addCall()] }, { toolCalls: [addCall()] }, { text: '5' }]);
+    const watchedAdd = defineTool({
+      description: 'add',
+      inputSchema: z.object({ a: z.number(), b: z.number() }),
+      // a listener never removed: it must go with its step's signal, not pile up on the execution's
+      execute: ({ a, b }, { signal }) => {
+        toolSignals.push(signal);
+        signal.addEventListener('abort', () => {});
+        return a + b;
+      },
+    });
     const agent = createAgent({
       driver: {
         name: 'watching',
         infer: (state, ctx) => (signals.push(ctx.signal), driver.infer(state, ctx)),
       },
-      tools: { add },
+      tools: { add: watchedAdd },
     });
     const created: string[] = [];
     const state = await agent.execute(question(), {
@@ -449,9 +460,31 @@ describe('the agent loop', () => {
       'driver',
       'toolExecutor',
     ]);
-    // one signal for the model calls of the execution, not aborted by the run's normal end
-    expect(new Set(signals).size).toBe(1);
-    expect(signals[0]?.aborted).toBe(false);
+    // a signal per model call and per tool step, none aborted by the run's normal end
+    expect(new Set(signals).size).toBe(3);
+    expect(new Set(toolSignals).size).toBe(2);
+    expect([...signals, ...toolSignals].some((s) => s.aborted)).toBe(false);
+  });
+
+  it('a stop that comes before a synchronous hook answer ends the run as stopped, the late answer dropped', async () => {
+    const controller = new AbortController();
+    const hooks: Hook[] = [
+      {
+        beforeStep: (state) => state.withMetadata('last', 'beforeStep'),
+        afterExecution: (state) => state.withMetadata('last', 'afterExecution'),
+      },
+    ];
+    const agent = createAgent({ driver: scriptedDriver([{ text: 'hi' }]), hooks });
+    const state = await agent.execute(question(), {
+      signal: controller.signal,
+      // the stop is queued while the step starts, before the beforeStep answer
+      onEvent: (e) => {
+        if (e.type === 'step.started') controller.abort('user cancelled');
+      },
+    });
+    expect(state.status()).toBe(ExecutionStatus.Stopped);
+    expect(state.stopReason()).toBe(StopReason.UserRequested);
+    expect(state.metadata().last).toBe('afterExecution');
   });
 
   it('a stopped execution aborts its call in flight; the next execution of the actor gets fresh workers', async () => {

@@ -1,6 +1,7 @@
 /**
  * Model-based tests of machines/agentLoop.ts: @xstate/graph enumerates the paths of the real
- * machine for two configurations (probe hooks at every stage, and no hooks), and each path runs
+ * machine for several configurations (probe hooks at every stage or none, with a probe store or
+ * none, from a state awaiting approval), and each path runs
  * against the real runtime with puppet model, tools and hooks. Invariants are checked at every
  * step; a final test fails if any state or transition of the chart was never taken.
  */
@@ -15,8 +16,13 @@ const fromApproval = createAgentTestModel({
   startAwaitingApproval: true,
   executions: 1,
 });
-// without a store, a recorded step decides at once (no persist, no decide state)
 const simple = createAgentTestModel({
+  probeHooks: false,
+  budget: new ExecutionBudget({ maxSteps: 2 }),
+  executions: 1,
+});
+// without a store, a recorded step decides at once (no persist, no decide state)
+const simpleWithoutStore = createAgentTestModel({
   probeHooks: false,
   probeStore: false,
   budget: new ExecutionBudget({ maxSteps: 2 }),
@@ -35,8 +41,12 @@ describe('every transition, from a state saved while awaiting approval', () => {
   for (const path of fromApproval.transitionPaths()) it(path.description, () => path.run());
 });
 
-describe('every simple path of one execution, without hooks or store', () => {
+describe('every simple path of one execution, without hooks', () => {
   for (const path of simple.simplePaths()) it(path.description, () => path.run());
+});
+
+describe('every simple path of one execution, without hooks or store', () => {
+  for (const path of simpleWithoutStore.simplePaths()) it(path.description, () => path.run());
 });
 
 describe('shortest paths', () => {
@@ -58,7 +68,9 @@ describe('shortest paths', () => {
 
 describe('coverage', () => {
   it('takes every state and every transition of the chart', () => {
-    const reports = [withHooks, withoutHooks, fromApproval, simple].map((model) => model.coverage());
+    const reports = [withHooks, withoutHooks, fromApproval, simpleWithoutStore].map((model) =>
+      model.coverage(),
+    );
     const everywhere = (missing: (c: (typeof reports)[number]) => string[]) =>
       missing(reports[0]!).filter((x) => reports.every((c) => missing(c).includes(x)));
     const missingStates = everywhere((c) => c.missingStates);

@@ -92,15 +92,17 @@ export interface WorkerInput {
  * The workers live as long as the part of the run they serve (`hooks` the execution, `driver` and
  * `toolExecutor` the step cycle) and take one request at a time: `{ type: 'work', state }` (the
  * hooks worker also gets the stage and, for onError, the error). They answer the agent with
- * `<id>.done` (`output`: the new state) or `<id>.error` (`error`), the hooks worker with the
- * request's `stage`; work that finishes synchronously (a stack of plain-function hooks) is answered
- * at once. `cancel` aborts the request in flight and drops its answer; so does stopping the worker.
- * An answer already on its way when its stage was left (a stop came first) names the old stage,
- * and the stage waiting now drops it.
+ * `<id>.done` (`output`: the new state) or `<id>.error` (`error`), echoing the request's `token`;
+ * work that finishes synchronously (a stack of plain-function hooks) is answered at once. `cancel`
+ * aborts the request in flight and drops its answer; so does stopping the worker. An answer already
+ * on its way when its wait was left (a stop, even a new execution, came first) carries a token
+ * that is not the one waited for now, and is dropped.
  */
 export interface WorkRequest {
   readonly type: 'work';
   readonly state: AgentState;
+  /** Which wait the request belongs to: the state it was made with (see `isStale`); the answer echoes it. */
+  readonly token: AgentState;
 }
 export interface HooksRequest extends WorkRequest {
   readonly stage: HookStage;
@@ -111,8 +113,8 @@ export interface CancelRequest {
 }
 export type WorkerId = 'hooks' | 'driver' | 'toolExecutor';
 export type WorkerAnswer =
-  | { type: `${WorkerId}.done`; output: AgentState; stage?: HookStage }
-  | { type: `${WorkerId}.error`; error: unknown; stage?: HookStage };
+  | { type: `${WorkerId}.done`; output: AgentState; token?: unknown }
+  | { type: `${WorkerId}.error`; error: unknown; token?: unknown };
 
 const notProvided = (name: string) => (): never => {
   throw new Error(`The '${name}' actor is not provided: create the agent with createAgent()`);
@@ -140,6 +142,8 @@ const TO_AFTER_STEP = [
   },
   { target: '#agent.inProgress.step.record', actions: 'assignState' },
 ] as const;
+/** Drops (takes without a transition) a worker answer to another request than the one waited for. */
+const DROP_STALE = { guard: 'isStale' } as const;
 /** The execution's outcome, from the status `completeExecution` set. */
 const CONCLUDE = [
   { guard: 'isFailed', target: '#agent.failed' },
@@ -176,9 +180,13 @@ export const agentLoop = setup({
     /** Checkpoint after beforeStep: a stop signal without a continuation request. */
     stopSignalled: ({ context }) => context.state.execution()?.continuation().shouldStop() ?? false,
     hasHooks: ({ context }, params: { stage: HookStage }) => context.hookStages.includes(params.stage),
-    /** A hooks answer for another stage than the one waiting (it was on its way when a stop came). */
-    isOtherStage: ({ event }, params: { stage: HookStage }) =>
-      'stage' in event && event.stage !== undefined && event.stage !== params.stage,
+    /**
+     * A worker answer to another request than the one waited for (on its way when a stop, or a new
+     * execution, came): a state waiting for an answer does not change, so the request's token (the
+     * state it was made with) is the state now, and any other token is stale.
+     */
+    isStale: ({ context, event }) =>
+      'token' in event && event.token !== undefined && event.token !== context.state,
     hasToolCalls: ({ event }) => outputState(event).currentStep()?.hasToolCalls() ?? false,
     isStopRequest: ({ event }) => AgentStopError.is((event as { error?: unknown }).error),
     hasSession: ({ context }) => context.session !== null,
@@ -360,14 +368,23 @@ export const agentLoop = setup({
       usage: context.state.usage(),
     })),
     /** Sends the state to the step's workers: the model call, then the tools it asked for. */
-    requestInference: sendTo('driver', ({ context }) => ({ type: 'work' as const, state: context.state })),
-    requestTools: sendTo('toolExecutor', ({ context }) => ({ type: 'work' as const, state: context.state })),
+    requestInference: sendTo('driver', ({ context }) => ({
+      type: 'work' as const,
+      state: context.state,
+      token: context.state,
+    })),
+    requestTools: sendTo('toolExecutor', ({ context }) => ({
+      type: 'work' as const,
+      state: context.state,
+      token: context.state,
+    })),
     /** Sends the state to the hooks worker, for the hooks of one stage (onError hooks get the error). */
     requestHooks: sendTo('hooks', ({ context }, params: { stage: HookStage }) => ({
       type: 'work' as const,
       stage: params.stage,
       state: context.state,
       error: params.stage === 'onError' ? context.error : null,
+      token: context.state,
     })),
     cancelHooks: sendTo('hooks', { type: 'cancel' as const }),
     /** The hooks worker lives as long as the execution, for an agent that has hooks (an idle one costs). */
@@ -433,11 +450,12 @@ export const agentLoop = setup({
               entry: 'requestInference',
               on: {
                 'driver.done': [
+                  DROP_STALE,
                   { guard: 'asksApproval', target: 'awaitingApproval', actions: 'assignState' },
                   { guard: 'hasToolCalls', target: 'tools', actions: 'assignState' },
                   ...TO_AFTER_STEP,
                 ],
-                'driver.error': onActorError('afterStep', { inStep: true }),
+                'driver.error': [DROP_STALE, ...onActorError('afterStep', { inStep: true })],
               },
             },
             awaitingApproval: {
@@ -474,8 +492,8 @@ export const agentLoop = setup({
             tools: {
               entry: 'requestTools',
               on: {
-                'toolExecutor.done': TO_AFTER_STEP,
-                'toolExecutor.error': onActorError('afterStep'),
+                'toolExecutor.done': [DROP_STALE, ...TO_AFTER_STEP],
+                'toolExecutor.error': [DROP_STALE, ...onActorError('afterStep')],
                 'subagent.spawn': { actions: 'spawnSubagent' },
               },
             },
@@ -541,8 +559,8 @@ function hookStage(
         // left before the answer (a stop): the hooks worker aborts the stage and drops its answer
         exit: 'cancelHooks',
         on: {
-          'hooks.done': [forOtherStage(stage), { target: done, actions: 'assignState' }],
-          'hooks.error': [forOtherStage(stage), ...onError],
+          'hooks.done': [DROP_STALE, { target: done, actions: 'assignState' }],
+          'hooks.error': [DROP_STALE, ...onError],
         },
       },
     },
@@ -578,11 +596,6 @@ function checkpointInvoke(done: string, failed: string) {
     onDone: { target: done, actions: 'assignVersion' },
     onError: { target: failed, actions: 'recordCheckpointFailure' },
   } as const;
-}
-
-/** Drops (takes without a transition) a hooks answer meant for another stage. */
-function forOtherStage(stage: HookStage) {
-  return { guard: { type: 'isOtherStage', params: { stage } } } as const;
 }
 
 function workerInput({ self }: { self: AnyActorRef }): WorkerInput {

@@ -39,13 +39,13 @@ export function scriptedDriver(script: readonly ScriptEntry[], options: { name?:
   if (script.length === 0) throw new TypeError('scriptedDriver needs at least one script entry');
   return {
     name: options.name ?? 'scripted',
-    infer(state, { signal }) {
+    infer(state, context) {
       const cursor = Number(state.metadata()[SCRIPT_CURSOR_KEY] ?? 0);
       const entry = script[Math.min(cursor, script.length - 1)] as ScriptEntry;
       const step = typeof entry === 'function' ? entry(state) : entry;
       const answer = () => scriptedAnswer(state.withMetadata(SCRIPT_CURSOR_KEY, cursor + 1), step);
       if (!step.delayMs) return answer();
-      return abortableDelay(step.delayMs, signal).then(answer);
+      return abortableDelay(step.delayMs, context.signal).then(answer);
     },
   };
 }

@@ -17,7 +17,7 @@ import {
   type LoopInput,
   type LoopSession,
 } from '../../machines/agentLoop';
-import type { Driver } from '../drivers/driver';
+import type { Driver, DriverContext } from '../drivers/driver';
 import { modelDriver } from '../drivers/model-driver';
 import { errorPolicy } from '../hooks/error-policy';
 import { finishReasonGuard } from '../hooks/finish-reason-guard';
@@ -247,11 +247,35 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
       }),
     },
     actors: {
+      // The signals are getters: a request's AbortController is made only if its work reads it.
       hooks: stepWorker<HooksRequest>('hooks', ({ stage, state, error }, _agent, signal) =>
-        runStage(stages[stage], stage, state, error ? { signal, error } : { signal }),
+        runStage(
+          stages[stage],
+          stage,
+          state,
+          error
+            ? {
+                get signal() {
+                  return signal();
+                },
+                error,
+              }
+            : {
+                get signal() {
+                  return signal();
+                },
+              },
+        ),
       ),
       driver: stepWorker('driver', async ({ state }, self, signal) => {
-        const context = { signal, tools: toolsFor(self), report: reporter(self), run: self };
+        const context: DriverContext = {
+          get signal() {
+            return signal();
+          },
+          tools: toolsFor(self),
+          report: reporter(self),
+          run: self,
+        };
         const answered = await driver.infer(state, context);
         return needsApprovals ? requestApprovals(answered, tools) : answered;
       }),
@@ -263,7 +287,9 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
         const done = await executeTools(state, {
           tools: toolsFor(self),
           hooks: toolHooks,
-          signal,
+          get signal() {
+            return signal();
+          },
           concurrency: definition.toolConcurrency,
           timeoutMs: definition.toolTimeoutMs,
           report: reporter(self),

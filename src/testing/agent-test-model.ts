@@ -88,7 +88,7 @@ export class AgentTestModelError extends AgentMachineError {
 const USAGE = { inputTokens: 6, outputTokens: 4 };
 const CRASH = 'crash the tool hook';
 const AUTO = 'auto';
-/** A hooks answer that names another stage: delivered as it is, no puppet plays it. */
+/** A worker answer to an earlier request: delivered as it is, no puppet plays it. */
 const STALE = 'stale';
 const STALE_ERROR = 'staleError';
 const probeError = AgentError.of('ProbeError', 'abstraction only');
@@ -228,6 +228,17 @@ const failed = (actor: string, error: unknown, behaviour: string): ModelEvent =>
   toJSON: () => ({ type: answerType(actor, 'error'), behaviour }),
 });
 
+/**
+ * Answers to an earlier request, on their way when a stop (or a new execution) came: their token
+ * is not the one waited for, and the waiting state drops them.
+ */
+function staleAnswers(worker: string, state: AgentState): ModelEvent[] {
+  return [
+    { ...done(worker, state, STALE), token: 'an earlier request' },
+    { ...failed(worker, new Error('late failure'), STALE_ERROR), token: 'an earlier request' },
+  ];
+}
+
 /** The events possible in a situation, with the outputs the puppets will produce. */
 function eventsFor(
   snapshot: Snapshot,
@@ -266,10 +277,7 @@ function eventsFor(
     if (hookStage !== 'onError' && hookStage !== 'afterExecution') {
       events.push(failed('hooks', new AgentStopError('probe hook stops'), 'stop'));
     }
-    // Answers for another stage, on their way when a stop came: the waiting stage drops them.
-    const other = hookStage === 'beforeStep' ? 'afterStep' : 'beforeStep';
-    events.push({ ...done('hooks', state, STALE), stage: other });
-    events.push({ ...failed('hooks', new Error('stale hook error'), STALE_ERROR), stage: other });
+    events.push(...staleAnswers('hooks', state));
   } else if (value.includes('"inference"')) {
     const answers = [
       'toolCall',
@@ -280,6 +288,7 @@ function eventsFor(
     for (const answer of answers) events.push(done('driver', modelAnswer(state, answer), answer));
     events.push(failed('driver', new Error('model unavailable'), 'error'));
     events.push(failed('driver', new AgentStopError('model stops'), 'stop'));
+    events.push(...staleAnswers('driver', state));
   } else if (value.includes('"waiting"')) {
     const pending = state.pendingApprovals()[0]?.toolCallId ?? 'none';
     events.push(
@@ -305,6 +314,7 @@ function eventsFor(
       events.push(failed('toolExecutor', stopWithState(toolOutcome(state, 'fail')), 'stop'));
       if (options.probeHooks)
         events.push(failed('toolExecutor', new Error('probe tool hook failed'), 'crash'));
+      events.push(...staleAnswers('toolExecutor', state));
     }
   }
   return events;

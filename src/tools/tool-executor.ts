@@ -31,7 +31,8 @@ export interface ToolExecutorOptions {
 export async function executeTools(state: AgentState, options: ToolExecutorOptions): Promise<AgentState> {
   const step = state.currentStep();
   if (step === null || !step.hasToolCalls()) return state;
-  const { hooks, signal, report } = options;
+  // `options.signal` is read only where it is used: it may be made on first read.
+  const { hooks, report } = options;
   const ids = {
     agentId: state.agentId(),
     parentAgentId: state.parentAgentId(),
@@ -67,7 +68,12 @@ export async function executeTools(state: AgentState, options: ToolExecutorOptio
     let blocked: ToolExecution | undefined;
     for (const hook of hooks) {
       if (!hook.beforeToolUse) continue;
-      const decision = await hook.beforeToolUse(current, { signal, toolCall: call });
+      const decision = await hook.beforeToolUse(current, {
+        get signal() {
+          return options.signal;
+        },
+        toolCall: call,
+      });
       if (decision instanceof AgentState) {
         current = decision;
         continue;
@@ -112,7 +118,12 @@ export async function executeTools(state: AgentState, options: ToolExecutorOptio
   for (let i = 0; i < results.length; i++) {
     for (const hook of hooks) {
       if (!hook.afterToolUse) continue;
-      const result = await hook.afterToolUse(current, { signal, toolExecution: results[i] as ToolExecution });
+      const result = await hook.afterToolUse(current, {
+        get signal() {
+          return options.signal;
+        },
+        toolExecution: results[i] as ToolExecution,
+      });
       if (result instanceof AgentState) current = result;
       else if (result instanceof ToolExecution) results[i] = result;
     }
@@ -169,7 +180,7 @@ async function runTool(
     return ToolExecution.failed(call, error, startedAt);
   };
   // The declared type widens `messages` for AI SDK tools; the value is our ToolExecuteOptions.
-  const run = (signal: AbortSignal) =>
+  const run = (signal: () => AbortSignal) =>
     execute(
       validation.value,
       executeOptions(call, signal, state) as Parameters<NonNullable<Tool['execute']>>[1],
@@ -178,7 +189,7 @@ async function runTool(
   // Without a timeout the call shares the step's signal: no controller of its own.
   if (timeoutMs === undefined) {
     try {
-      return recorded(await run(options.signal));
+      return recorded(await run(() => options.signal));
     } catch (error) {
       return failed(error);
     }
@@ -190,7 +201,7 @@ async function runTool(
   let timer: ReturnType<typeof setTimeout> | undefined;
   try {
     const value = await Promise.race([
-      Promise.resolve().then(() => run(controller.signal)),
+      Promise.resolve().then(() => run(() => controller.signal)),
       new Promise<never>((_, reject) => {
         timer = setTimeout(() => {
           const error = new ToolTimeoutError(call.name, timeoutMs);
@@ -245,11 +256,15 @@ function jsonSyntaxError(text: string): string | null {
 }
 
 /** What `execute` gets; `messages` is built only if the tool reads it (it copies the conversation). */
-function executeOptions(call: ToolCall, signal: AbortSignal, state: AgentState): ToolExecuteOptions {
+function executeOptions(call: ToolCall, signal: () => AbortSignal, state: AgentState): ToolExecuteOptions {
   return {
     toolCallId: call.id,
-    signal,
-    abortSignal: signal,
+    get signal() {
+      return signal();
+    },
+    get abortSignal() {
+      return signal();
+    },
     state,
     context: {},
     get messages() {

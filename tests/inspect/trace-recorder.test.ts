@@ -198,7 +198,8 @@ describe('recordTrace', () => {
     expect(received.filter((e) => e.type === 'driver.done').map((e) => e.source)).toEqual(
       Array(3).fill(driver),
     );
-    // Requests and answers carry the whole state: the trace leaves it out (states are checkpoints).
+    // Requests and answers carry the whole state (and as token the state the request was made
+    // with): the trace leaves states out (they are checkpoints).
     const work = ofKind(trace, 'event').filter((e) => e.type === 'work' || e.type.endsWith('.done'));
     expect(work.length).toBeGreaterThanOrEqual(10);
     expect(work.every((e) => e.payload === undefined && e.payloadBlob === undefined)).toBe(true);

@@ -429,7 +429,7 @@ describe('the agent loop', () => {
     expect(executions.map((e) => [e.toolCallId(), e.error()?.name])).toEqual([['s1', 'AbortError']]);
   });
 
-  it('runs every step on two workers made once per execution; listeners a call leaves never pile up on a signal', async () => {
+  it('runs every step on two workers made once per execution; each call has a signal of its own', async () => {
     const signals: AbortSignal[] = [];
     const toolSignals: AbortSignal[] = [];
     const driver = scriptedDriver([{ toolCalls: [addCall()] }, { toolCalls: [addCall()] }, { text: '5' }]);
@@ -446,7 +446,10 @@ describe('the agent loop', () => {
     const agent = createAgent({
       driver: {
         name: 'watching',
-        infer: (state, ctx) => (signals.push(ctx.signal), driver.infer(state, ctx)),
+        infer: (state, ctx) => {
+          signals.push(ctx.signal);
+          return driver.infer(state, ctx);
+        },
       },
       tools: { add: watchedAdd },
     });
@@ -461,12 +464,79 @@ describe('the agent loop', () => {
       'driver',
       'toolExecutor',
     ]);
-    // the model calls leave nothing on their signal: they share one; each tool step left a listener,
-    // so the next got a fresh signal; none is aborted by the run's normal end
-    expect(new Set(signals).size).toBe(1);
+    // a signal per model call and per tool step (listeners a call leaves go with it), none aborted
+    // by the run's normal end
+    expect(new Set(signals).size).toBe(3);
     expect(new Set(toolSignals).size).toBe(2);
     expect(toolSignals.map((s) => getEventListeners(s, 'abort').length)).toEqual([1, 1]);
     expect([...signals, ...toolSignals].some((s) => s.aborted)).toBe(false);
+  });
+
+  it('a stop and a new message before a synchronous hook answer: the next execution does not take that answer', async () => {
+    const agent = createAgent({
+      driver: scriptedDriver([{ text: 'ok' }]),
+      hooks: [{ beforeStep: (state) => state.withMetadata('beforeStepOf', state.executionId()) }],
+    });
+    const actor = agent.createActor(AgentState.empty().withUserMessage('first question'));
+    const finished: string[] = [];
+    actor.on('execution.finished', (e) => finished.push(e.status));
+    let once = false;
+    actor.on('step.started', () => {
+      if (once) return;
+      once = true;
+      actor.send({ type: 'stop' });
+      actor.send({ type: 'user.message', text: 'second question' });
+    });
+    actor.start();
+    actor.send({ type: 'execute' });
+    await waitForState(actor, (s) => s.value === 'completed');
+    const state = actor.getSnapshot().context.state;
+    expect(finished).toEqual(['stopped', 'completed']);
+    expect(state.executionCount()).toBe(2);
+    expect(state.metadata().beforeStepOf).toBe(state.executionId());
+    expect(
+      state
+        .messages()
+        .filter((m) => m.role === 'user')
+        .map((m) => m.content),
+    ).toEqual(['first question', 'second question']);
+    actor.stop();
+  });
+
+  it('a stop aborts the call in flight, not what an earlier call left running on its signal', async () => {
+    const jobs: AbortSignal[] = [];
+    const startJob = defineTool({
+      description: 'starts a background job and returns at once',
+      inputSchema: z.object({}),
+      execute: (_input, { signal }) => {
+        jobs.push(AbortSignal.any([signal, AbortSignal.timeout(60_000)]));
+        return 'started';
+      },
+    });
+    let slowSignal: AbortSignal | undefined;
+    const slow = defineTool({
+      description: 'waits until aborted',
+      inputSchema: z.object({}),
+      execute: (_input, { signal }) => {
+        slowSignal = signal;
+        return new Promise((_resolve, reject) =>
+          signal.addEventListener('abort', () => reject(signal.reason)),
+        );
+      },
+    });
+    const controller = new AbortController();
+    const run = createAgent({
+      driver: scriptedDriver([
+        { toolCalls: [{ name: 'startJob', args: {} }] },
+        { toolCalls: [{ name: 'slow', args: {} }] },
+      ]),
+      tools: { startJob, slow },
+    }).execute(question(), { signal: controller.signal });
+    await vi.waitUntil(() => slowSignal !== undefined);
+    controller.abort();
+    expect((await run).status()).toBe(ExecutionStatus.Stopped);
+    expect(slowSignal?.aborted).toBe(true);
+    expect(jobs[0]?.aborted).toBe(false);
   });
 
   it('a stop that comes before a synchronous hook answer ends the run as stopped, the late answer dropped', async () => {
@@ -497,9 +567,10 @@ describe('the agent loop', () => {
     const agent = createAgent({
       driver: {
         name: 'watching',
-        infer: (state, ctx) => (
-          signals.push(ctx.signal), (signals.length === 1 ? slow : fast).infer(state, ctx)
-        ),
+        infer: (state, ctx) => {
+          signals.push(ctx.signal);
+          return (signals.length === 1 ? slow : fast).infer(state, ctx);
+        },
       },
     });
     const actor = agent.createActor(AgentState.empty());

@@ -45,11 +45,19 @@ export function stepWorker<R extends WorkRequest>(
       const mine = ++requests;
       current = mine;
       let controller: AbortController | undefined;
+      let aborted = false;
       const signal = () => {
-        controller ??= new AbortController();
+        if (!controller) {
+          controller = new AbortController();
+          // read only after the request was cancelled: the signal is aborted already
+          if (aborted) controller.abort();
+        }
         return controller.signal;
       };
-      abortCurrent = () => controller?.abort();
+      abortCurrent = () => {
+        aborted = true;
+        controller?.abort();
+      };
       const answer = (event: WorkerAnswer) => {
         if (current !== mine) return;
         current = 0;

@@ -503,6 +503,40 @@ describe('the agent loop', () => {
     actor.stop();
   });
 
+  it('a tool that reads its signal only after the stop finds it aborted', async () => {
+    let release: () => void = () => {};
+    let late: AbortSignal | undefined;
+    const lateReader = defineTool({
+      description: 'reads its signal late',
+      inputSchema: z.object({}),
+      execute: async (_input, options) => {
+        await new Promise<void>((resolve) => {
+          release = resolve;
+        });
+        late = options.signal;
+        return 'done';
+      },
+    });
+    const controller = new AbortController();
+    let started = false;
+    const run = createAgent({
+      driver: scriptedDriver([{ toolCalls: [{ name: 'lateReader', args: {} }] }]),
+      tools: { lateReader },
+    }).execute(question(), {
+      signal: controller.signal,
+      onEvent: (e) => {
+        if (e.type === 'tool.started') started = true;
+      },
+    });
+    await vi.waitUntil(() => started);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    controller.abort();
+    release();
+    expect((await run).status()).toBe(ExecutionStatus.Stopped);
+    await vi.waitUntil(() => late !== undefined);
+    expect(late?.aborted).toBe(true);
+  });
+
   it('a stop aborts the call in flight, not what an earlier call left running on its signal', async () => {
     const jobs: AbortSignal[] = [];
     const startJob = defineTool({

@@ -1,5 +1,4 @@
-import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   type AgentDefinition,
   AgentState,
@@ -10,29 +9,20 @@ import {
 } from '../../src/index';
 import { add, waitForState } from '../support/agents';
 import {
+  localModel,
   type OpenAIServer,
   type Reply,
+  serverPerTest,
   startOpenAIServer,
   textReply,
   toolCallReply,
 } from '../support/openai-server';
 
-let server: OpenAIServer | undefined;
-afterEach(async () => {
-  await server?.close();
-  server = undefined;
-});
-
-const start = async (script: readonly Reply[]) => {
-  server = await startOpenAIServer(script);
-  return server;
-};
-const modelOf = (s: OpenAIServer) =>
-  createOpenAICompatible({ name: 'local', baseURL: s.baseURL }).chatModel('m');
+const start = serverPerTest();
 const question = () => AgentState.empty().withUserMessage('What is 2 + 3?');
 const agentOn = (s: OpenAIServer, more: Partial<AgentDefinition> = {}) =>
   createAgent({
-    model: modelOf(s),
+    model: localModel(s),
     tools: { add },
     systemPrompt: 'You add numbers.',
     ...more,

@@ -1,25 +1,13 @@
-import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { reactDriver } from '../../src/drivers/react-driver';
 import { AgentState, AgentStepType, createAgent, ExecutionStatus, StopReason } from '../../src/index';
 import { add } from '../support/agents';
-import { type OpenAIServer, type Reply, startOpenAIServer, textReply } from '../support/openai-server';
+import { localModel, type OpenAIServer, serverPerTest, textReply } from '../support/openai-server';
 
-let server: OpenAIServer | undefined;
-afterEach(async () => {
-  await server?.close();
-  server = undefined;
-});
-
-const start = async (script: readonly Reply[]) => {
-  server = await startOpenAIServer(script);
-  return server;
-};
+const start = serverPerTest();
 const agentOn = (s: OpenAIServer) =>
   createAgent({
-    driver: reactDriver(createOpenAICompatible({ name: 'local', baseURL: s.baseURL }).chatModel('m'), {
-      retryDelayMs: 1,
-    }),
+    driver: reactDriver(localModel(s), { retryDelayMs: 1 }),
     tools: { add },
     systemPrompt: 'You add numbers.',
   });

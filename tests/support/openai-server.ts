@@ -13,6 +13,8 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
+import { afterEach } from 'vitest';
 
 export interface ScriptedToolCall {
   readonly id: string;
@@ -321,4 +323,28 @@ function sendStream(res: ServerResponse, model: string, reply: MessageReply): vo
   if (usage) sse(res, { ...chunk(model, {}, null), choices: [], usage });
   res.write('data: [DONE]\n\n');
   res.end();
+}
+
+/**
+ * For a test file: `start(script)` starts a server (one at a time), closed after each test.
+ *
+ * @example
+ * const start = serverPerTest();
+ * const server = await start([textReply('hi')]);
+ */
+export function serverPerTest(): (script: Script) => Promise<OpenAIServer> {
+  let server: OpenAIServer | undefined;
+  afterEach(async () => {
+    await server?.close();
+    server = undefined;
+  });
+  return async (script) => {
+    server = await startOpenAIServer(script);
+    return server;
+  };
+}
+
+/** The AI SDK's OpenAI-compatible chat model `m`, talking to `server`. */
+export function localModel(server: OpenAIServer) {
+  return createOpenAICompatible({ name: 'local', baseURL: server.baseURL }).chatModel('m');
 }

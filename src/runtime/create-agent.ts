@@ -248,29 +248,18 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
     },
     actors: {
       // The signals are getters: a request's AbortController is made only if its work reads it.
-      hooks: stepWorker<HooksRequest>('hooks', ({ stage, state, error }, _agent, signal) =>
-        runStage(
-          stages[stage],
-          stage,
-          state,
-          error
-            ? {
-                get signal() {
-                  return signal();
-                },
-                error,
-              }
-            : {
-                get signal() {
-                  return signal();
-                },
-              },
-        ),
+      hooks: stepWorker<HooksRequest>('hooks', ({ stage, state, error }, _agent, request) =>
+        runStage(stages[stage], stage, state, {
+          get signal() {
+            return request.signal;
+          },
+          ...(error && { error }),
+        }),
       ),
-      driver: stepWorker('driver', async ({ state }, self, signal) => {
+      driver: stepWorker('driver', async ({ state }, self, request) => {
         const context: DriverContext = {
           get signal() {
-            return signal();
+            return request.signal;
           },
           tools: toolsFor(self),
           report: reporter(self),
@@ -283,12 +272,12 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
         if (!store) throw new NoSessionStoreError('Checkpointing');
         return store.save(input.session.id, input.state, input.session.version);
       }),
-      toolExecutor: stepWorker('toolExecutor', async ({ state }, self, signal) => {
+      toolExecutor: stepWorker('toolExecutor', async ({ state }, self, request) => {
         const done = await executeTools(state, {
           tools: toolsFor(self),
           hooks: toolHooks,
           get signal() {
-            return signal();
+            return request.signal;
           },
           concurrency: definition.toolConcurrency,
           timeoutMs: definition.toolTimeoutMs,

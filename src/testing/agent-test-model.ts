@@ -215,6 +215,12 @@ export function createAgentTestModel(options: AgentTestModelOptions = {}) {
 const WORKERS = new Set(['hooks', 'driver', 'toolExecutor']);
 const answerType = (actor: string, kind: 'done' | 'error') =>
   WORKERS.has(actor) ? `${actor}.${kind}` : `xstate.${kind}.actor.${actor}`;
+/** The actor whose answer (done or error) an event type is, or null (`answerType` read back). */
+function answeringActor(type: string): string | null {
+  const match = /^xstate\.(?:done|error)\.actor\.(\w+)$/.exec(type) ?? /^(\w+)\.(?:done|error)$/.exec(type);
+  const actor = match?.[1];
+  return actor && (WORKERS.has(actor) || match[0].startsWith('xstate.')) ? actor : null;
+}
 const done = (actor: string, output: AgentState, behaviour: string): ModelEvent => ({
   type: answerType(actor, 'done'),
   output,
@@ -378,11 +384,8 @@ function describe(path: StatePath<Snapshot, ModelEvent>): string {
     .map((s) => s.event)
     .filter((e) => e.type !== 'xstate.init')
     .map((e) => {
-      const actor =
-        /^xstate\.(?:done|error)\.actor\.(\w+)/.exec(e.type) ??
-        /^(hooks|driver|toolExecutor)\.(?:done|error)$/.exec(e.type);
-      if (!actor) return e.type;
-      return `${actor[1]}:${e.behaviour}`;
+      const actor = answeringActor(e.type);
+      return actor ? `${actor}:${e.behaviour}` : e.type;
     });
   return `${JSON.stringify(path.state.value)} via ${events.join(' > ') || '(start)'}`;
 }
@@ -657,14 +660,11 @@ function deliver(
   event: ModelEvent,
   index: number,
 ): void {
-  const match =
-    /^xstate\.(?:done|error)\.actor\.(\w+)$/.exec(event.type) ??
-    /^(hooks|driver|toolExecutor)\.(?:done|error)$/.exec(event.type);
-  if (!match) {
+  const actorId = answeringActor(event.type);
+  if (!actorId) {
     actor.send(event as never);
     return;
   }
-  const actorId = match[1] as string;
   if (isAuto(event)) return; // the runtime gets there by itself
   if (event.behaviour === STALE || event.behaviour === STALE_ERROR) {
     actor.send(event as never); // no puppet plays it: it stands for an answer that came late

@@ -124,9 +124,14 @@ const now = () => Date.now();
 const AFTER_EXECUTION = '#agent.inProgress.afterExecution';
 const FAILING = '#agent.inProgress.failing';
 const FINALIZING = '#agent.inProgress.finalizing';
+const RECORD = '#agent.inProgress.step.record';
 const outputState = (event: unknown) => (event as { output?: unknown }).output as AgentState;
-/** The seed's shouldStop? after a recorded step: afterExecution, or the next step. */
+/**
+ * The seed's shouldStop? after a recorded step: afterExecution, or the next step. A step that failed
+ * (its model call, or a hook after it) has closed its cycle and recorded; the run fails now.
+ */
 const DECIDE = [
+  { guard: 'isFailed', target: FAILING },
   { guard: 'shouldStop', target: AFTER_EXECUTION },
   { target: '#agent.inProgress.step.beforeStep' },
 ] as const;
@@ -140,7 +145,7 @@ const TO_AFTER_STEP = [
     target: '#agent.inProgress.step.afterStep.runHooks',
     actions: 'assignState',
   },
-  { target: '#agent.inProgress.step.record', actions: 'assignState' },
+  { target: RECORD, actions: 'assignState' },
 ] as const;
 /** Drops (takes without a transition) a worker answer to another request than the one waited for. */
 const DROP_STALE = { guard: 'isStale' } as const;
@@ -455,7 +460,11 @@ export const agentLoop = setup({
                   { guard: 'hasToolCalls', target: 'tools', actions: 'assignState' },
                   ...TO_AFTER_STEP,
                 ],
-                'driver.error': [DROP_STALE, ...onActorError('afterStep', { inStep: true })],
+                // a failed model call still closes its step's cycle: afterStep hooks, record, then `failing`
+                'driver.error': [
+                  DROP_STALE,
+                  ...onActorError('afterStep', { failTarget: 'afterStep', inStep: true, evaluate: false }),
+                ],
               },
             },
             awaitingApproval: {
@@ -493,14 +502,17 @@ export const agentLoop = setup({
               entry: 'requestTools',
               on: {
                 'toolExecutor.done': [DROP_STALE, ...TO_AFTER_STEP],
-                'toolExecutor.error': [DROP_STALE, ...onActorError('afterStep')],
+                'toolExecutor.error': [
+                  DROP_STALE,
+                  ...onActorError('afterStep', { failTarget: 'afterStep', evaluate: false }),
+                ],
                 'subagent.spawn': { actions: 'spawnSubagent' },
               },
             },
             afterStep: hookStage(
               'afterStep',
-              '#agent.inProgress.step.record',
-              onActorError('#agent.inProgress.step.record'),
+              RECORD,
+              onActorError(RECORD, { failTarget: RECORD, evaluate: false }),
             ),
             record: {
               entry: ['recordStep', 'emitStepFinished', 'emitContinuationEvaluated'],
@@ -513,10 +525,14 @@ export const agentLoop = setup({
         },
         failing: {
           entry: 'emitError',
-          ...hookStage('onError', AFTER_EXECUTION, [{ target: AFTER_EXECUTION, actions: 'recordFailure' }]),
+          ...hookStage(
+            'onError',
+            AFTER_EXECUTION,
+            onActorError(AFTER_EXECUTION, { failTarget: AFTER_EXECUTION, evaluate: false }),
+          ),
         },
         afterExecution: {
-          ...hookStage('afterExecution', FINALIZING, [{ target: FINALIZING, actions: 'recordFailure' }]),
+          ...hookStage('afterExecution', FINALIZING, onActorError(FINALIZING, { failTarget: FINALIZING })),
           on: { stop: { target: 'finalizing' } },
         },
         finalizing: {
@@ -594,7 +610,7 @@ function checkpointInvoke(done: string, failed: string) {
     src: 'checkpoint',
     input: ({ context }: { context: LoopContext }) => ({ state: context.state, session: context.session! }),
     onDone: { target: done, actions: 'assignVersion' },
-    onError: { target: failed, actions: 'recordCheckpointFailure' },
+    onError: { target: failed, actions: ['recordCheckpointFailure', 'emitContinuationEvaluated'] },
   } as const;
 }
 
@@ -651,12 +667,31 @@ function timeLimitOf(context: LoopContext): number | null {
   return Math.max(0, Math.min(...limits) - now());
 }
 
-/** A stop exception records StopRequested and goes on to `stopTarget`; any other error fails the run. */
-function onActorError(stopTarget: string, failure: { inStep?: boolean } = {}) {
+/**
+ * An actor's error. A stop exception (AgentStopError, from any hook) records StopRequested and goes
+ * on to `stopTarget`. Any other error is the run's failure, recorded (on a new step when `inStep`:
+ * the model call failed) before going to `failTarget` (`failing` by default). A failure that does not
+ * pass through `record`, which evaluates the continuation of every step, is evaluated here (seed 004:
+ * recording an error evaluates the continuation).
+ */
+function onActorError(
+  stopTarget: string,
+  { failTarget = FAILING, inStep = false, evaluate = true }: FailureRoute = {},
+) {
+  const record = { type: 'recordFailure', params: { inStep } } as const;
   return [
     { guard: 'isStopRequest', target: stopTarget, actions: 'recordStopRequest' },
-    { target: '#agent.inProgress.failing', actions: { type: 'recordFailure', params: failure } },
+    {
+      target: failTarget,
+      actions: evaluate ? ([record, 'emitContinuationEvaluated'] as const) : ([record] as const),
+    },
   ] as const;
+}
+
+interface FailureRoute {
+  readonly failTarget?: string;
+  readonly inStep?: boolean;
+  readonly evaluate?: boolean;
 }
 
 function ids(state: AgentState) {

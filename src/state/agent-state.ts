@@ -377,20 +377,24 @@ export class AgentState {
     );
   }
   /**
-   * Closes the execution with its outcome: Failed after a failure, or when the deciding signal is
-   * ErrorForbade or RetryLimitReached; Stopped for any other force-stopping signal; else
-   * Completed. A step still in flight is recorded first.
+   * Closes the execution with its outcome (seed 000's status table: status follows errors, not the
+   * reason's name): Failed after a failure, or when the deciding signal is ErrorForbade or
+   * RetryLimitReached and an error was recorded; Stopped for any other force-stopping signal (a
+   * hook's RetryLimitReached with no error anywhere included); else Completed. A step still in
+   * flight is recorded first.
    */
   withExecutionCompleted(at = Date.now()): AgentState {
     const recorded = this.withCurrentStepRecorded(at);
     const execution = recorded.ensureExecution();
     const signal = execution.continuation().highestStopSignal();
-    const status =
-      execution.status() === ExecutionStatus.Failed || (signal !== null && failsTheRun(signal.reason))
-        ? ExecutionStatus.Failed
-        : signal && wasForceStopped(signal.reason)
-          ? ExecutionStatus.Stopped
-          : ExecutionStatus.Completed;
+    const failed =
+      execution.status() === ExecutionStatus.Failed ||
+      (signal !== null && failsTheRun(signal.reason) && recorded.errors().length > 0);
+    const status = failed
+      ? ExecutionStatus.Failed
+      : signal && wasForceStopped(signal.reason)
+        ? ExecutionStatus.Stopped
+        : ExecutionStatus.Completed;
     return recorded.withExecution(execution.withCompleted(status, at));
   }
   /** Keeps the session (ids, messages, metadata, executionCount) and clears the execution. */

@@ -27,7 +27,10 @@ export function wasForceStopped(reason: StopReason): boolean {
   return reason !== StopReason.Completed && reason !== StopReason.FinishReasonReceived;
 }
 
-/** The reasons that end a run Failed rather than Stopped: an error forbade going on, or errors kept coming. */
+/**
+ * The reasons that end a run Failed rather than Stopped when errors were recorded: an error forbade
+ * going on, or errors kept coming. Without any recorded error they end it Stopped.
+ */
 export function failsTheRun(reason: StopReason): boolean {
   return reason === StopReason.ErrorForbade || reason === StopReason.RetryLimitReached;
 }

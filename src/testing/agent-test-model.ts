@@ -280,9 +280,8 @@ function eventsFor(
       events.push(done('hooks', hookBehaviour(state, 'continue'), 'continue'));
     }
     events.push(failed('hooks', new Error('probe hook failed'), 'throw'));
-    if (hookStage !== 'onError' && hookStage !== 'afterExecution') {
-      events.push(failed('hooks', new AgentStopError('probe hook stops'), 'stop'));
-    }
+    // every hook stage takes AgentStopError as a stop, onError and afterExecution included
+    events.push(failed('hooks', new AgentStopError('probe hook stops'), 'stop'));
     events.push(...staleAnswers('hooks', state));
   } else if (value.includes('"inference"')) {
     const answers = [

@@ -504,7 +504,7 @@ describe('the agent loop', () => {
   });
 
   it('a tool that reads its signal only after the stop finds it aborted', async () => {
-    let release: () => void = () => {};
+    let release: (() => void) | undefined;
     let late: AbortSignal | undefined;
     const lateReader = defineTool({
       description: 'reads its signal late',
@@ -528,10 +528,9 @@ describe('the agent loop', () => {
         if (e.type === 'tool.started') started = true;
       },
     });
-    await vi.waitUntil(() => started);
-    await new Promise((resolve) => setTimeout(resolve, 5));
+    await vi.waitUntil(() => started && release !== undefined);
     controller.abort();
-    release();
+    release?.();
     expect((await run).status()).toBe(ExecutionStatus.Stopped);
     await vi.waitUntil(() => late !== undefined);
     expect(late?.aborted).toBe(true);
@@ -666,7 +665,8 @@ describe('the agent loop', () => {
     expect(hookSignal?.aborted).toBe(true);
     expect(actor.getSnapshot().value).toEqual({ inProgress: { afterExecution: 'runHooks' } });
     answerLate();
-    await new Promise((resolve) => setTimeout(resolve, 5));
+    // every promise turn the late answer could take has run by the next macrotask
+    await new Promise((resolve) => setImmediate(resolve));
     // the late beforeStep answer did not end the afterExecution stage, nor change the state
     expect(actor.getSnapshot().value).toEqual({ inProgress: { afterExecution: 'runHooks' } });
     finish();

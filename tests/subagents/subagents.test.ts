@@ -198,6 +198,11 @@ describe('subagents', () => {
   it('runs several subagent calls of one step in parallel, results in the model order, tokens split between them', async () => {
     let running = 0;
     let peak = 0;
+    // a barrier, not a sleep: each child answers only once all three are running at the same time
+    let allRunning: () => void = () => {};
+    const together = new Promise<void>((resolve) => {
+      allRunning = resolve;
+    });
     const slow: SubagentDefinition = {
       description: 'Slow worker',
       driver: {
@@ -205,7 +210,8 @@ describe('subagents', () => {
         infer: async (state, context) => {
           running++;
           peak = Math.max(peak, running);
-          await new Promise((resolve) => setTimeout(resolve, 20));
+          if (running === 3) allRunning();
+          await together;
           running--;
           const task = state.messages()[0]?.content ?? '';
           return scriptedDriver([{ text: `did ${task}` }]).infer(state, context);

@@ -3,6 +3,9 @@ export {
   agentLoop,
   type HookStage,
   type LoopEvent,
+  LoopTag,
+  StateId,
+  statePath,
   type WorkerAnswer,
   type WorkerInput,
   type WorkRequest,
@@ -40,7 +43,6 @@ export {
   type ScriptStep,
   scriptedDriver,
 } from './drivers/scripted-driver';
-export { BUDGET_GUARD, budgetSignal } from './hooks/budget-guards';
 export { consecutiveErrorSteps, type ErrorPolicyOptions, errorPolicy } from './hooks/error-policy';
 export { finishReasonGuard } from './hooks/finish-reason-guard';
 export type {
@@ -100,6 +102,7 @@ export {
   type ExecuteOptions,
 } from './runtime/create-agent';
 export { AgentStopError } from './state/agent-stop-error';
+export { BUDGET_GUARD, budgetSignal } from './state/budget-signal';
 export * from './state/index';
 export type { AgentEventType, EventIds, ReportEvent } from './state/loop-events';
 export {

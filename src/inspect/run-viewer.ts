@@ -1,3 +1,4 @@
+import { StateId, statePath } from '../../machines/state-ids';
 import { sha256Base64 } from './content-hash';
 import {
   type ActorView,
@@ -174,7 +175,7 @@ ${agent.steps.length ? `<div class="legend"><span><i style="background:var(--mod
 ${agent.steps.length ? `<ol class="steps">${agent.steps.map((s) => stepRow(agent, s, span)).join('')}</ol>` : '<p class="empty-note">No steps recorded.</p>'}
 ${errorList(agent)}
 <h3>Statechart path</h3>
-${statePath(agent)}
+${renderStatePath(agent)}
 ${agent.actorTree ? `<details><summary>Actors</summary><ul class="tree">${actorNode(agent.actorTree)}</ul></details>` : ''}
 ${eventTable(agent)}
 </section>`;
@@ -243,46 +244,47 @@ function errorList(agent: AgentView): string {
     .join('')}</ul>`;
 }
 
-function statePath(agent: AgentView): string {
+const OUTCOMES = [StateId.completed, StateId.stopped, StateId.failed].map(statePath);
+
+function renderStatePath(agent: AgentView): string {
   if (!agent.statePath) {
     return '<p class="empty-note">Not recorded: this page was made from an AgentState. Record a trace with <code>recordTrace()</code> to see the path through the chart.</p>';
   }
   if (!agent.statePath.length) return '<p class="empty-note">No states recorded.</p>';
   // One line per step of the loop (entered at step.beforeStep), with the states before and after.
   const groups: Array<{ label: string; prefix: string; isStep: boolean; items: PathView[] }> = [];
-  const stepPrefix = 'inProgress.step.';
+  const stepPrefix = `${statePath(StateId.step)}.`;
+  const inProgress = `${statePath(StateId.inProgress)}.`;
+  const beforeExecution = statePath(StateId.beforeExecution);
+  const beforeStep = statePath(StateId.beforeStep);
   let steps = 0;
   let executions = 0;
   for (const item of agent.statePath) {
     const current = groups[groups.length - 1];
     const previous = current?.items[current.items.length - 1]?.path ?? '';
-    if (
-      item.path.startsWith('inProgress.beforeExecution') &&
-      !previous.startsWith('inProgress.beforeExecution')
-    ) {
+    if (item.path.startsWith(beforeExecution) && !previous.startsWith(beforeExecution)) {
       // A new execution (a session runs one per user message).
       executions++;
       steps = 0;
       const label = executions === 1 ? 'start' : `run ${executions}`;
       if (current && !current.isStep && current.label === 'start' && executions === 1)
         current.items.push(item);
-      else groups.push({ label, prefix: 'inProgress.', isStep: false, items: [item] });
+      else groups.push({ label, prefix: inProgress, isStep: false, items: [item] });
       continue;
     }
-    const entersStep =
-      item.path.startsWith(`${stepPrefix}beforeStep`) && !previous.startsWith(`${stepPrefix}beforeStep`);
+    const entersStep = item.path.startsWith(beforeStep) && !previous.startsWith(beforeStep);
     if (entersStep) {
       steps++;
       groups.push({ label: `step ${steps}`, prefix: stepPrefix, isStep: true, items: [item] });
     } else if (!current || (current.isStep && !item.path.startsWith(stepPrefix))) {
-      groups.push({ label: current ? 'end' : 'start', prefix: 'inProgress.', isStep: false, items: [item] });
+      groups.push({ label: current ? 'end' : 'start', prefix: inProgress, isStep: false, items: [item] });
     } else current.items.push(item);
   }
   const chip = (p: PathView, prefix: string) => {
     const shown = p.path.startsWith(prefix) ? p.path.slice(prefix.length) : p.path;
     const parts = shown.split('.');
     const leaf = parts.pop() ?? '';
-    const outcome = ['completed', 'stopped', 'failed'].includes(p.path);
+    const outcome = OUTCOMES.includes(p.path);
     const t = ` title="${esc(`${p.path}${p.t === null ? '' : ` at ${formatMs(p.t)}`}`)}"`;
     return `<span class="node${outcome ? ` outcome ${esc(p.path)}` : ''}"${t}>${parts.length ? `${esc(parts.join('.'))}.` : ''}<b>${esc(leaf)}</b></span>`;
   };

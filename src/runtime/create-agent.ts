@@ -16,6 +16,7 @@ import {
   type LoopContext,
   type LoopInput,
   type LoopSession,
+  LoopTag,
 } from '../../machines/agentLoop';
 import type { Driver, DriverContext } from '../drivers/driver';
 import { modelDriver } from '../drivers/model-driver';
@@ -452,15 +453,6 @@ function approvalPending(state: AgentState): ApprovalError {
   );
 }
 
-const outcomes = new Set(['completed', 'stopped', 'failed']);
-
-/** The run rests: at an outcome, or waiting for approval. Reads the value (cheaper than `matches`). */
-function isResting(value: unknown): boolean {
-  if (typeof value === 'string') return outcomes.has(value);
-  const step = (value as { inProgress?: { step?: { awaitingApproval?: string } } }).inProgress?.step;
-  return typeof step === 'object' && step?.awaitingApproval === 'waiting';
-}
-
 /** Starts the actor, sends `execute`, resolves with the state at its outcome, and stops the actor. */
 /** Options of the runtime's own actors: `reports: false` when no one can listen. */
 interface InternalActorOptions extends CreateActorOptions {
@@ -503,7 +495,8 @@ function awaitOutcome(actor: AgentActor, signal: AbortSignal | undefined): Promi
     };
     const subscription = actor.subscribe({
       next: (snapshot) => {
-        if (isResting(snapshot.value)) {
+        // the run rests: at an outcome, or waiting for decisions on tool calls
+        if (snapshot.hasTag(LoopTag.outcome) || snapshot.hasTag(LoopTag.awaitingDecisions)) {
           finish(() => resolve(snapshot.context.state));
         }
       },

@@ -1,7 +1,7 @@
 import { getAdjacencyMap, getShortestPaths, getSimplePaths, type StatePath } from '@xstate/graph';
 import { type AnyEventObject, type InspectionEvent, SimulatedClock, type SnapshotFrom } from 'xstate';
 import { z } from 'zod';
-import type { LoopContext, LoopSession } from '../../machines/agentLoop';
+import { type LoopContext, type LoopSession, LoopTag, StateId } from '../../machines/agentLoop';
 import type { Driver } from '../drivers/driver';
 import { consecutiveErrorSteps } from '../hooks/error-policy';
 import type { Hook, StageName } from '../hooks/hook';
@@ -28,7 +28,7 @@ export const PROBE_TOOL = 'probe';
 export const PROBE_SUBAGENT = 'helper';
 /** The tool that needs a person's approval; it runs at once when approved. */
 export const PROBE_GATE = 'gate';
-const APPROVAL_TIMEOUT_EVENT = 'xstate.after.approvalTimeout.agent.inProgress.step.awaitingApproval.waiting';
+const APPROVAL_TIMEOUT_EVENT = `xstate.after.approvalTimeout.${StateId.waitingForDecisions.slice(1)}`;
 /** The time budget of the test model (its approval wait can time out). */
 const TIME_LIMIT_SECONDS = 3_600;
 
@@ -258,16 +258,16 @@ function eventsFor(
 ): ModelEvent[] {
   const { state } = snapshot.context as LoopContext;
   const value = JSON.stringify(snapshot.value);
-  if (['"pending"', '"completed"', '"stopped"', '"failed"'].includes(value)) {
-    if (value !== '"pending"' && state.executionCount() >= options.executions) return [];
+  if (snapshot.matches('pending') || snapshot.hasTag(LoopTag.outcome)) {
+    if (!snapshot.matches('pending') && state.executionCount() >= options.executions) return [];
     return [{ type: 'execute' }, { type: 'user.message', text: 'again' }];
   }
-  if (value.includes('runHooks') && !options.probeHooks) {
+  if (snapshot.hasTag(LoopTag.runningHooks) && !options.probeHooks) {
     // Only your own hooks run here: they answer by themselves.
     return [done('hooks', state, AUTO)];
   }
   const events: ModelEvent[] = [{ type: 'stop' }];
-  if (value.includes('runHooks')) {
+  if (snapshot.hasTag(LoopTag.runningHooks)) {
     const stage = Object.keys(hookStageOf).find((s) => value.includes(`"${s}"`)) as string;
     const hookStage = hookStageOf[stage] as StageName;
     events.push(done('hooks', hookBehaviour(state, 'pass'), 'pass'));
@@ -283,7 +283,7 @@ function eventsFor(
     // every hook stage takes AgentStopError as a stop, onError and afterExecution included
     events.push(failed('hooks', new AgentStopError('probe hook stops'), 'stop'));
     events.push(...staleAnswers('hooks', state));
-  } else if (value.includes('"inference"')) {
+  } else if (snapshot.matches({ inProgress: { step: 'inference' } })) {
     const answers = [
       'toolCall',
       'final',
@@ -294,7 +294,7 @@ function eventsFor(
     events.push(failed('driver', new Error('model unavailable'), 'error'));
     events.push(failed('driver', new AgentStopError('model stops'), 'stop'));
     events.push(...staleAnswers('driver', state));
-  } else if (value.includes('"waiting"')) {
+  } else if (snapshot.hasTag(LoopTag.awaitingDecisions)) {
     const pending = state.pendingApprovals()[0]?.toolCallId ?? 'none';
     events.push(
       { type: 'approve', toolCallId: pending },
@@ -308,7 +308,7 @@ function eventsFor(
   } else if (value.includes('"saving"') || value.includes('"persist"')) {
     events.push(done('checkpoint', state, 'saved'));
     events.push(failed('checkpoint', new Error('probe store failed'), 'fail'));
-  } else if (value.includes('"tools"')) {
+  } else if (snapshot.matches({ inProgress: { step: 'tools' } })) {
     const calls = state.currentStep()?.requestedToolCalls() ?? [];
     if (calls.some((c) => c.name === PROBE_SUBAGENT || c.name === PROBE_GATE)) {
       // The helper and the gate answer at once: nothing else can happen while they run.
@@ -695,9 +695,11 @@ function settle(
   event: ModelEvent,
 ): Promise<void> {
   const resting = () => {
-    const value = JSON.stringify(actor.getSnapshot().value);
+    const snapshot = actor.getSnapshot();
     return (
-      ['"pending"', '"completed"', '"stopped"', '"failed"'].includes(value) || value.includes('"waiting"')
+      snapshot.matches('pending') ||
+      snapshot.hasTag(LoopTag.outcome) ||
+      snapshot.hasTag(LoopTag.awaitingDecisions)
     );
   };
   return new Promise((resolve, reject) => {

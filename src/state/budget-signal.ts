@@ -1,7 +1,7 @@
-import type { AgentState } from '../state/agent-state';
-import type { ExecutionBudget } from '../state/execution-budget';
-import { StopReason } from '../state/stop-reason';
-import { StopSignal } from '../state/stop-signal';
+import type { AgentState } from './agent-state';
+import type { ExecutionBudget } from './execution-budget';
+import { StopReason } from './stop-reason';
+import { StopSignal } from './stop-signal';
 
 export const BUDGET_GUARD = 'budgetGuard';
 

@@ -1,0 +1,131 @@
+/**
+ * The agent machine's actions that change its context (one-line uses of AgentState) and that talk
+ * to its workers. Events it emits are added by `loop-emits.ts`.
+ */
+import { assign, sendTo, stopChild } from 'xstate';
+import { AgentError } from '../src/state/agent-error';
+import { AgentStopError } from '../src/state/agent-stop-error';
+import { budgetSignal } from '../src/state/budget-signal';
+import { StopReason } from '../src/state/stop-reason';
+import { StopSignal } from '../src/state/stop-signal';
+import { outputState, toDecision } from './loop-context';
+import { loopSetup } from './loop-setup';
+import type { HookStage, WorkerInput } from './worker-protocol';
+
+const now = () => Date.now();
+
+export const loopActions = loopSetup.extend({
+  actions: {
+    appendUserMessage: assign({
+      state: ({ context, event }) =>
+        event.type === 'user.message' ? context.state.withUserMessage(event.text) : context.state,
+    }),
+    startExecution: assign({
+      state: ({ context }) => context.state.withExecutionStarted(now()),
+      error: null,
+    }),
+    assignState: assign({ state: ({ event }) => outputState(event) }),
+    /** Starts a step; a budget already used up (steps, tokens, cost, time) sets the stop signal. */
+    startStep: assign({
+      state: ({ context }) => {
+        const at = now();
+        const started = context.state.withStepStarted(at);
+        const signal = budgetSignal(context.budget, started, at);
+        return signal ? started.withStopSignal(signal) : started;
+      },
+    }),
+    /**
+     * Records the step in flight. The runtime provides the agent's version, which first applies its
+     * after-step guards (structured output, finish reasons, error policy) in the same update.
+     */
+    recordStep: assign({ state: ({ context }) => context.state.withCurrentStepRecorded(now()) }),
+    recordStopRequest: assign({
+      state: ({ context, event }) => {
+        const error = (event as { error?: AgentStopError }).error;
+        return (error?.state ?? context.state).withStopSignal(AgentStopError.toSignal(error));
+      },
+    }),
+    /** A save that failed (a version conflict, a full disk): the run fails, the error recorded. */
+    recordCheckpointFailure: assign(({ context, event }) => {
+      const error = AgentError.from((event as { error?: unknown }).error);
+      return { state: context.state.withFailure(error, StopReason.ErrorForbade, 'checkpoint'), error };
+    }),
+    /** An error that ends the run; `inStep` when the step itself failed (the model call). */
+    recordFailure: assign(({ context, event }, params?: { inStep?: boolean }) => {
+      const error = AgentError.from((event as { error?: unknown }).error);
+      const state = context.state.withPendingToolCallsFailed(error);
+      return { state: state.withFailure(error, StopReason.ErrorForbade, 'agent-loop', params), error };
+    }),
+    recordUserStop: assign({
+      state: ({ context, event }) => {
+        const reason = event.type === 'stop' && event.reason ? event.reason : 'Stopped by user request';
+        const aborted = AgentError.of('AbortError', reason, 'ABORTED');
+        return context.state
+          .withPendingToolCallsFailed(aborted)
+          .withStopSignal(StopSignal.userRequested(reason));
+      },
+    }),
+    completeExecution: assign({ state: ({ context }) => context.state.withExecutionCompleted(now()) }),
+    recordDecision: assign({
+      state: ({ context, event }) => context.state.withApprovalDecision(...toDecision(event)),
+    }),
+    recordApprovalTimeout: assign({
+      state: ({ context }) =>
+        context.state
+          .withPendingToolCallsFailed(
+            AgentError.of(
+              'ApprovalTimeout',
+              'No decision before the time budget ran out',
+              'APPROVAL_TIMEOUT',
+            ),
+          )
+          .withStopSignal(
+            StopSignal.of(
+              StopReason.TimeLimitReached,
+              'Time limit reached while awaiting approval',
+              { limit: 'approval', pending: context.state.pendingApprovals().map((p) => p.toolCallId) },
+              'awaitingApproval',
+            ),
+          ),
+    }),
+    assignVersion: assign({
+      session: ({ context, event }) =>
+        context.session && { ...context.session, version: (event as { output?: number }).output ?? null },
+    }),
+    /** Sends the state to the step's workers: the model call, then the tools it asked for. */
+    requestInference: sendTo('driver', ({ context }) => ({
+      type: 'work' as const,
+      state: context.state,
+      token: context.state,
+    })),
+    requestTools: sendTo('toolExecutor', ({ context }) => ({
+      type: 'work' as const,
+      state: context.state,
+      token: context.state,
+    })),
+    /** Sends the state to the hooks worker, for the hooks of one stage (onError hooks get the error). */
+    requestHooks: sendTo('hooks', ({ context }, params: { stage: HookStage }) => ({
+      type: 'work' as const,
+      stage: params.stage,
+      state: context.state,
+      error: params.stage === 'onError' ? context.error : null,
+      token: context.state,
+    })),
+    cancelHooks: sendTo('hooks', { type: 'cancel' as const }),
+    /** The hooks worker lives as long as the execution, for an agent that has hooks (an idle one costs). */
+    startHooksWorker: assign(({ context, spawn, self }) => {
+      if (context.hookStages.length > 0) spawn('hooks', { id: 'hooks', input: workerInput({ self }) });
+      return {};
+    }),
+    stopHooksWorker: stopChild('hooks'),
+    /** Spawns the child agent actor for a subagent call; provided by the runtime, which knows the child. */
+    spawnSubagent: () => {},
+    releaseSubagent: stopChild(({ event }) => (event.type === 'subagent.release' ? event.id : '')),
+    /** Reports from the actors (tool calls, text deltas) go out to subscribers unchanged. */
+  },
+});
+
+/** What the workers are made with: the agent actor they work for. */
+export function workerInput({ self }: { self: WorkerInput['agent'] }): WorkerInput {
+  return { agent: self };
+}

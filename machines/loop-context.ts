@@ -1,0 +1,87 @@
+/** The agent machine's context, its input, and the events it accepts. */
+
+import type { AgentError } from '../src/state/agent-error';
+import type { AgentState } from '../src/state/agent-state';
+import type { ApprovalDecision } from '../src/state/approval';
+import type { ExecutionBudget } from '../src/state/execution-budget';
+import type { ReportEvent } from '../src/state/loop-events';
+import type { HookStage, WorkerAnswer } from './worker-protocol';
+
+export interface LoopContext {
+  readonly state: AgentState;
+  /** The error that sent the run to `failing`, for onError hooks. */
+  readonly error: AgentError | null;
+  /** The stages the agent has hooks for; the others are passed without invoking `hooks`. */
+  readonly hookStages: readonly HookStage[];
+  /** The budget this run is held to (a subagent's is capped by its parent's remainder). */
+  readonly budget: ExecutionBudget;
+  /** The session the run checkpoints to, with the version last saved; null without a store. */
+  readonly session: LoopSession | null;
+  /** False when no one can listen (a plain `execute()`): the actors then skip their reports. */
+  readonly reports: boolean;
+}
+
+export interface LoopSession {
+  readonly id: string;
+  readonly version: number | null;
+}
+
+export interface CheckpointInput {
+  readonly state: AgentState;
+  readonly session: LoopSession;
+}
+
+export interface LoopInput {
+  readonly state: AgentState;
+  readonly hookStages?: readonly HookStage[];
+  readonly budget?: ExecutionBudget;
+  readonly session?: LoopSession | null;
+  /** Send tool and text reports through the machine (to listeners and inspectors). Default true. */
+  readonly reports?: boolean;
+}
+
+/** Events the machine accepts: the public ones and the reports its own actors send it. */
+export type LoopEvent =
+  | { type: 'execute' }
+  | { type: 'user.message'; text: string }
+  | { type: 'stop'; reason?: string }
+  | ApprovalEvent
+  | ReportEvent
+  | SubagentEvent
+  | WorkerAnswer;
+
+/** A person's decision on a tool call awaiting approval. */
+export type ApprovalEvent =
+  | { type: 'approve'; toolCallId: string }
+  | { type: 'reject'; toolCallId: string; reason?: string }
+  | { type: 'edit'; toolCallId: string; input: unknown };
+
+/**
+ * A subagent tool asks its agent's actor to spawn the child agent actor (so the child lives in the
+ * actor tree and the inspector), and to release it once the child's execution has ended.
+ */
+export type SubagentEvent =
+  | { type: 'subagent.spawn'; id: string; name: string; state: AgentState; budget: ExecutionBudget }
+  | { type: 'subagent.release'; id: string };
+
+/** The tool call and decision an approval event carries. */
+export function toDecision(event: LoopEvent): [string, ApprovalDecision] {
+  if (event.type === 'approve') return [event.toolCallId, { type: 'approve' }];
+  if (event.type === 'reject') return [event.toolCallId, { type: 'reject', reason: event.reason }];
+  if (event.type === 'edit') return [event.toolCallId, { type: 'edit', args: event.input }];
+  throw new TypeError(`not a decision: ${event.type}`);
+}
+
+/** Milliseconds left of the run's time budget (maxSeconds, deadline), or null without one. */
+export function timeLimitOf(context: LoopContext, now = Date.now()): number | null {
+  const { budget, state } = context;
+  const started = state.execution()?.startedAtMs() ?? now;
+  const limits: number[] = [];
+  if (budget.maxSeconds !== null) limits.push(started + budget.maxSeconds * 1000);
+  if (budget.deadline !== null) limits.push(budget.deadline.getTime());
+  if (limits.length === 0) return null;
+  return Math.max(0, Math.min(...limits) - now);
+}
+
+/** The new state a worker's `.done` answer carries. */
+export const outputState = (event: unknown) => (event as { output?: unknown }).output as AgentState;

@@ -1,0 +1,110 @@
+/** The events the agent machine emits (`actor.on(type, listener)`), from its context. */
+import { emit } from 'xstate';
+import { AgentError } from '../src/state/agent-error';
+import type { AgentState } from '../src/state/agent-state';
+import { ApprovalError } from '../src/state/approval';
+import type { EventIds, ReportEvent } from '../src/state/loop-events';
+import { loopActions } from './loop-actions';
+import { toDecision } from './loop-context';
+
+export const loopImplementations = loopActions.extend({
+  actions: {
+    emitApprovalRequested: emit(({ context }) => ({
+      type: 'approval.requested' as const,
+      ...eventIds(context.state),
+      stepNumber: context.state.stepCount() + 1,
+      toolCalls: context.state.pendingApprovals(),
+    })),
+    emitApprovalDecided: emit(({ context, event }) => {
+      const [toolCallId, decision] = toDecision(event);
+      return {
+        type: 'approval.decided' as const,
+        ...eventIds(context.state),
+        stepNumber: context.state.stepCount() + 1,
+        toolCallId,
+        decision,
+      };
+    }),
+    /** An event the agent cannot take now (a decision for a call that is not pending, a message mid-approval). */
+    refuseEvent: emit(({ context, event }) => {
+      const error =
+        'toolCallId' in event
+          ? ApprovalError.notPending(
+              event.toolCallId,
+              context.state.pendingApprovals().map((p) => p.toolCallId),
+            )
+          : new ApprovalError(
+              'APPROVAL_PENDING',
+              `'${event.type}' refused: the run waits for approval of ${context.state
+                .pendingApprovals()
+                .map((p) => p.toolCallId)
+                .join(', ')}; decide first (agent.decide or approve/reject/edit events)`,
+            );
+      return {
+        type: 'event.refused' as const,
+        ...eventIds(context.state),
+        event: event.type,
+        error: AgentError.from(error),
+      };
+    }),
+    emitExecutionStarted: emit(({ context }) => ({
+      type: 'execution.started' as const,
+      ...eventIds(context.state),
+    })),
+    emitStepStarted: emit(({ context }) => ({
+      type: 'step.started' as const,
+      ...eventIds(context.state),
+      stepNumber: context.state.stepCount() + 1,
+    })),
+    emitStepFinished: emit(({ context }) => {
+      const step = context.state.lastStepExecution();
+      return {
+        type: 'step.finished' as const,
+        ...eventIds(context.state),
+        stepNumber: context.state.stepCount(),
+        stepId: step?.id() ?? '',
+        stepType: step?.step().stepType() ?? 'final_response',
+        finishReason: step?.step().finishReason() ?? null,
+        usage: step?.usage() ?? context.state.usage(),
+        errors: step?.step().errors() ?? [],
+        durationMs: (step?.duration() ?? 0) * 1000,
+      };
+    }),
+    emitContinuationEvaluated: emit(({ context }) => {
+      const signal = context.state.stopSignal();
+      return {
+        type: 'continuation.evaluated' as const,
+        ...eventIds(context.state),
+        stepNumber: context.state.stepCount(),
+        shouldStop: context.state.shouldStop(),
+        stopSignal: signal,
+        stopReason: signal?.reason ?? null,
+        source: signal?.source ?? null,
+      };
+    }),
+    emitError: emit(({ context }) => ({
+      type: 'error' as const,
+      ...eventIds(context.state),
+      stepNumber: context.state.stepCount(),
+      error: context.error ?? AgentError.of('Error', 'unknown error'),
+    })),
+    emitExecutionFinished: emit(({ context }) => ({
+      type: 'execution.finished' as const,
+      ...eventIds(context.state),
+      status: context.state.status(),
+      stopReason: context.state.stopReason(),
+      stepCount: context.state.stepCount(),
+      usage: context.state.usage(),
+    })),
+    forwardReport: emit(({ event }) => event as ReportEvent),
+  },
+});
+
+/** The ids every emitted event carries. */
+export function eventIds(state: AgentState): EventIds {
+  return {
+    agentId: state.agentId(),
+    parentAgentId: state.parentAgentId(),
+    executionId: state.executionId() ?? '',
+  };
+}

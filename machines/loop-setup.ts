@@ -1,0 +1,73 @@
+/**
+ * The agent machine's setup: its types, the actors it invokes (by name only: the runtime provides
+ * them with `agentLoop.provide({ actors })`), its guards and its delay. Actions are added by
+ * `loop-actions.ts` and `loop-emits.ts`; the chart is `agentLoop.ts`.
+ */
+import { fromCallback, fromPromise, setup } from 'xstate';
+import { AgentStopError } from '../src/state/agent-stop-error';
+import { ExecutionStatus } from '../src/state/execution-status';
+import type { LoopEmitted } from '../src/state/loop-events';
+import {
+  type CheckpointInput,
+  type LoopContext,
+  type LoopEvent,
+  type LoopInput,
+  outputState,
+  timeLimitOf,
+} from './loop-context';
+import type { LoopTag } from './state-ids';
+import type { CancelRequest, HookStage, HooksRequest, WorkerInput, WorkRequest } from './worker-protocol';
+
+const notProvided = (name: string) => (): never => {
+  throw new Error(`The '${name}' actor is not provided: create the agent with createAgent()`);
+};
+
+export const loopSetup = setup({
+  types: {
+    context: {} as LoopContext,
+    events: {} as LoopEvent,
+    input: {} as LoopInput,
+    emitted: {} as LoopEmitted,
+    tags: {} as LoopTag,
+  },
+  actors: {
+    hooks: fromCallback<HooksRequest | CancelRequest, WorkerInput>(notProvided('hooks')),
+    driver: fromCallback<WorkRequest | CancelRequest, WorkerInput>(notProvided('driver')),
+    toolExecutor: fromCallback<WorkRequest | CancelRequest, WorkerInput>(notProvided('toolExecutor')),
+    /** Saves the state to the session store; resolves with the new version. */
+    checkpoint: fromPromise<number, CheckpointInput>(async () => notProvided('checkpoint')()),
+  },
+  delays: {
+    // setTimeout's maximum; the transition's guard ignores it when there is no time limit
+    approvalTimeout: ({ context }) => Math.min(timeLimitOf(context) ?? 2_147_483_647, 2_147_483_647),
+  },
+  guards: {
+    /** The seed's shouldStop(): a signal without override stops, continuation or tool calls go on. */
+    shouldStop: ({ context }) => context.state.shouldStop(),
+    /** Checkpoint after beforeStep: a stop signal without a continuation request. */
+    stopSignalled: ({ context }) => context.state.execution()?.continuation().shouldStop() ?? false,
+    hasHooks: ({ context }, params: { stage: HookStage }) => context.hookStages.includes(params.stage),
+    /**
+     * A worker answer to another request than the one waited for (on its way when a stop, or a new
+     * execution, came): a state waiting for an answer does not change, so the request's token (the
+     * state it was made with) is the state now, and any other token is stale.
+     */
+    isStale: ({ context, event }) =>
+      'token' in event && event.token !== undefined && event.token !== context.state,
+    hasToolCalls: ({ event }) => outputState(event).currentStep()?.hasToolCalls() ?? false,
+    isStopRequest: ({ event }) => AgentStopError.is((event as { error?: unknown }).error),
+    hasSession: ({ context }) => context.session !== null,
+    /** The state waits for (or has just received) decisions on tool calls of its step in flight. */
+    awaitsApproval: ({ context }) => context.state.approval() !== null,
+    asksApproval: ({ event }) => outputState(event).approval() !== null,
+    isPendingCall: ({ context, event }) =>
+      'toolCallId' in event &&
+      context.state.pendingApprovals().some((p) => p.toolCallId === event.toolCallId),
+    allDecided: ({ context }) => context.state.pendingApprovals().length === 0,
+    /** The time budget (maxSeconds, deadline) ran out while the run waited for approval. */
+    timeBudgetExhausted: ({ context }) => timeLimitOf(context) === 0,
+    hasTimeLimit: ({ context }) => timeLimitOf(context) !== null,
+    isFailed: ({ context }) => context.state.status() === ExecutionStatus.Failed,
+    isStopped: ({ context }) => context.state.status() === ExecutionStatus.Stopped,
+  },
+});

@@ -1,0 +1,43 @@
+/**
+ * How the agent machine talks to its workers (`hooks`, `driver`, `toolExecutor`): the requests it
+ * sends them and the answers they send back. The runtime implements the workers (src/runtime).
+ */
+import type { AnyActorRef } from 'xstate';
+import type { AgentError } from '../src/state/agent-error';
+import type { AgentState } from '../src/state/agent-state';
+
+/** The hook stages the `hooks` worker runs (beforeToolUse / afterToolUse run inside `toolExecutor`). */
+export type HookStage = 'beforeExecution' | 'beforeStep' | 'afterStep' | 'afterExecution' | 'onError';
+
+/** What the workers (`hooks`, `driver`, `toolExecutor`) are made with: the agent actor they work for. */
+export interface WorkerInput {
+  readonly agent: AnyActorRef;
+}
+
+/**
+ * The workers live as long as the part of the run they serve (`hooks` the execution, `driver` and
+ * `toolExecutor` the step cycle) and take one request at a time: `{ type: 'work', state }` (the
+ * hooks worker also gets the stage and, for onError, the error). They answer the agent with
+ * `<id>.done` (`output`: the new state) or `<id>.error` (`error`), echoing the request's `token`;
+ * work that finishes synchronously (a stack of plain-function hooks) is answered at once. `cancel`
+ * aborts the request in flight and drops its answer; so does stopping the worker. An answer already
+ * on its way when its wait was left (a stop, even a new execution, came first) carries a token
+ * that is not the one waited for now, and is dropped.
+ */
+export interface WorkRequest {
+  readonly type: 'work';
+  readonly state: AgentState;
+  /** Which wait the request belongs to: the state it was made with (see `isStale`); the answer echoes it. */
+  readonly token: AgentState;
+}
+export interface HooksRequest extends WorkRequest {
+  readonly stage: HookStage;
+  readonly error: AgentError | null;
+}
+export interface CancelRequest {
+  readonly type: 'cancel';
+}
+export type WorkerId = 'hooks' | 'driver' | 'toolExecutor';
+export type WorkerAnswer =
+  | { type: `${WorkerId}.done`; output: AgentState; token?: unknown }
+  | { type: `${WorkerId}.error`; error: unknown; token?: unknown };

@@ -1,0 +1,100 @@
+/**
+ * The house rules of DESIGN.md's layout, checked on the source: folders depend one way
+ * (state <- machines, hooks <- tools <- drivers <- subagents, persistence <- runtime <- the rest),
+ * and the chart depends on src/state alone.
+ * Type-only imports count: they are dependencies a reader follows too.
+ */
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { agentLoop, StateId } from '../../src/index';
+
+const root = resolve(__dirname, '../..');
+
+/** A folder may import folders of a lower rank only (and itself). */
+const RANK: Record<string, number> = {
+  state: 0,
+  machines: 1,
+  hooks: 1,
+  tools: 2,
+  drivers: 3,
+  context: 3,
+  subagents: 4,
+  persistence: 4,
+  runtime: 5,
+  distributed: 6,
+  inspect: 6,
+  testing: 6,
+  ui: 6,
+  telemetry: 6,
+  mcp: 6,
+  'index.ts': 7,
+  'cli.ts': 7,
+};
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(join(root, dir)).flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(join(root, path)).isDirectory()) return sourceFiles(path);
+    return path.endsWith('.ts') && !path.endsWith('.test.ts') ? [path] : [];
+  });
+}
+
+const files = [...sourceFiles('src'), ...sourceFiles('machines')];
+const known = new Set(files);
+
+function folderOf(file: string): string {
+  const [top, second] = file.split('/');
+  return top === 'machines' ? 'machines' : (second ?? '');
+}
+
+function importsOf(file: string): string[] {
+  const text = readFileSync(join(root, file), 'utf8');
+  const targets: string[] = [];
+  for (const match of text.matchAll(
+    /(?:^|\n)\s*(?:import|export)\s[^;]*?from\s+['"](\.{1,2}\/[^'"]+)['"]/g,
+  )) {
+    const base = relative(root, resolve(root, dirname(file), match[1] as string));
+    const target = [base, `${base}.ts`, `${base}/index.ts`].find((candidate) => known.has(candidate));
+    if (target) targets.push(target);
+  }
+  return targets;
+}
+
+const graph = new Map(files.map((file) => [file, importsOf(file)]));
+
+describe('the layout', () => {
+  it('knows the rank of every folder', () => {
+    expect(files.map(folderOf).filter((folder) => RANK[folder] === undefined)).toEqual([]);
+  });
+
+  it('folders import only folders below them', () => {
+    const upward: string[] = [];
+    for (const [file, targets] of graph) {
+      for (const target of targets) {
+        const from = folderOf(file);
+        const to = folderOf(target);
+        if (from !== to && (RANK[to] as number) >= (RANK[from] as number))
+          upward.push(`${file} -> ${target}`);
+      }
+    }
+    expect(upward).toEqual([]);
+  });
+
+  it('the chart depends on src/state alone', () => {
+    const outside = [...graph]
+      .filter(([file]) => file.startsWith('machines/'))
+      .flatMap(([file, targets]) =>
+        targets
+          .filter((t) => !t.startsWith('machines/') && !t.startsWith('src/state/'))
+          .map((t) => `${file} -> ${t}`),
+      );
+    expect(outside).toEqual([]);
+  });
+
+  it('every state id of machines/state-ids.ts names a state of the chart', () => {
+    for (const id of Object.values(StateId)) {
+      expect(() => agentLoop.getStateNodeById(id.slice(1)), id).not.toThrow();
+    }
+  });
+});

@@ -73,12 +73,12 @@ export const agentLoop = loopImplementations.createMachine({
           states: {
             beforeStep: {
               entry: ['startStep', 'emitStepStarted'],
-              ...hookStage('beforeStep', `${StateId.step}.checkpoint`, onActorError(AFTER_EXECUTION), {
+              ...hookStage('beforeStep', StateId.checkSignals, onActorError(AFTER_EXECUTION), {
                 withoutHooks: TO_INFERENCE,
               }),
             },
             // after beforeStep hooks changed the state (without hooks, `checkHooks` decides the same)
-            checkpoint: { always: TO_INFERENCE },
+            checkSignals: { always: TO_INFERENCE },
             inference: {
               entry: 'requestInference',
               on: {
@@ -148,8 +148,8 @@ export const agentLoop = loopImplementations.createMachine({
               // with a session the step is saved first; without one, `record` decides what `decide` would
               always: [{ guard: 'hasSession', target: 'persist' }, ...DECIDE],
             },
-            persist: { invoke: checkpointInvoke(StateId.decide, FAILING) },
-            decide: { always: DECIDE },
+            persist: { invoke: checkpointInvoke(StateId.continueOrStop, FAILING) },
+            continueOrStop: { always: DECIDE },
           },
         },
         failing: {

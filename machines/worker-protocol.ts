@@ -6,8 +6,9 @@ import type { AnyActorRef } from 'xstate';
 import type { AgentError } from '../src/state/agent-error';
 import type { AgentState } from '../src/state/agent-state';
 
-/** The hook stages the `hooks` worker runs (beforeToolUse / afterToolUse run inside `toolExecutor`). */
-export type HookStage = 'beforeExecution' | 'beforeStep' | 'afterStep' | 'afterExecution' | 'onError';
+import type { HookStage } from '../src/state/hook-stage';
+
+export type { HookStage };
 
 /** What the workers (`hooks`, `driver`, `toolExecutor`) are made with: the agent actor they work for. */
 export interface WorkerInput {

@@ -1,5 +1,6 @@
 import { AgentState } from '../state/agent-state';
-import type { ErrorContext, Hook, HookResult, StageContext, StageName } from './hook';
+import type { HookStage } from '../state/hook-stage';
+import type { ErrorContext, Hook, HookResult, StageContext } from './hook';
 
 /**
  * Runs the hooks of one stage in order. Stays synchronous as long as every hook answers
@@ -7,7 +8,7 @@ import type { ErrorContext, Hook, HookResult, StageContext, StageName } from './
  */
 export function runStage(
   hooks: readonly Hook[],
-  stage: StageName,
+  stage: HookStage,
   state: AgentState,
   context: StageContext | ErrorContext,
 ): AgentState | Promise<AgentState> {
@@ -27,7 +28,7 @@ export function runStage(
 
 async function continueAsync(
   hooks: readonly Hook[],
-  stage: StageName,
+  stage: HookStage,
   index: number,
   state: AgentState,
   context: StageContext | ErrorContext,

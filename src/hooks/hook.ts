@@ -1,5 +1,6 @@
 import type { AgentError } from '../state/agent-error';
 import type { AgentState } from '../state/agent-state';
+import type { HookStage } from '../state/hook-stage';
 import type { ToolCall } from '../state/message';
 import type { ToolExecution } from '../state/tool-execution';
 
@@ -51,4 +52,5 @@ export interface Hook {
   afterToolUse?(state: AgentState, context: ToolResultContext): MaybePromise<ToolExecution | HookResult>;
 }
 
-export type StageName = 'beforeExecution' | 'beforeStep' | 'afterStep' | 'afterExecution' | 'onError';
+/** @deprecated Use `HookStage` (the same union); `StageName` goes in the next release. */
+export type StageName = HookStage;

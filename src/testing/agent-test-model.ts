@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { type LoopContext, type LoopSession, LoopTag, StateId } from '../../machines/agentLoop';
 import type { Driver } from '../drivers/driver';
 import { consecutiveErrorSteps } from '../hooks/error-policy';
-import type { Hook, StageName } from '../hooks/hook';
+import type { Hook } from '../hooks/hook';
 import { InMemorySessionStore } from '../persistence/in-memory-session-store';
 import type { SessionStore } from '../persistence/session-store';
 import type { AgentDefinition, SubagentDefinition } from '../runtime/agent-definition';
@@ -15,6 +15,7 @@ import { AgentStep, InferenceResponse } from '../state/agent-step';
 import { AgentStopError } from '../state/agent-stop-error';
 import { AgentMachineError } from '../state/errors';
 import { ExecutionBudget } from '../state/execution-budget';
+import type { HookStage } from '../state/hook-stage';
 import type { AgentEvent } from '../state/loop-events';
 import { Message } from '../state/message';
 import { ToolExecution } from '../state/tool-execution';
@@ -93,7 +94,7 @@ const STALE = 'stale';
 const STALE_ERROR = 'staleError';
 const probeError = AgentError.of('ProbeError', 'abstraction only');
 const SUBAGENT_USAGE = { inputTokens: 3, outputTokens: 2 };
-const hookStageOf: Record<string, StageName> = {
+const hookStageOf: Record<string, HookStage> = {
   beforeExecution: 'beforeExecution',
   beforeStep: 'beforeStep',
   afterStep: 'afterStep',
@@ -269,7 +270,7 @@ function eventsFor(
   const events: ModelEvent[] = [{ type: 'stop' }];
   if (snapshot.hasTag(LoopTag.runningHooks)) {
     const stage = Object.keys(hookStageOf).find((s) => value.includes(`"${s}"`)) as string;
-    const hookStage = hookStageOf[stage] as StageName;
+    const hookStage = hookStageOf[stage] as HookStage;
     events.push(done('hooks', hookBehaviour(state, 'pass'), 'pass'));
     // A continuation over a steps-limit signal would run past maxSteps on purpose; not modelled.
     const overLimit = state
@@ -568,7 +569,7 @@ function puppetStore(puppet: Puppet | null): SessionStore {
 
 function puppetHooks(puppet: Puppet | null): Hook {
   const stage =
-    (name: StageName) =>
+    (name: HookStage) =>
     async (state: AgentState, { signal }: { signal: AbortSignal }) => {
       if (!puppet) throw new Error('graph-only agent');
       const behaviour = await puppet.call('hooks', state, signal);

@@ -1,0 +1,77 @@
+/** What an agent is to its users: the agent object, its actor, and the options of a run. */
+import type { Actor, ActorOptions, AnyActorRef } from 'xstate';
+import type { agentLoop, LoopInput, LoopSession } from '../../machines/agentLoop';
+import type { AgentState } from '../state/agent-state';
+import type { ExecutionBudget } from '../state/execution-budget';
+import type { AgentEvent } from '../state/loop-events';
+import type { AgentDefinition } from './agent-definition';
+import type { ApprovalInput } from './approvals';
+
+export type AgentActor = Actor<typeof agentLoop>;
+
+export interface CreateActorOptions {
+  /** An inspection observer: `@statelyai/inspect`'s `inspector.inspect`, or a function. */
+  readonly inspect?: ActorOptions<typeof agentLoop>['inspect'];
+  readonly id?: string;
+  readonly systemId?: string;
+  /** Run on this budget instead of the definition's. */
+  readonly budget?: ExecutionBudget;
+  /** An actor of yours to be this agent's parent: it joins that actor's system and inspector tree. */
+  readonly parent?: AnyActorRef;
+  /** Checkpoint to the agent's store under this session, whose stored version is `version`. */
+  readonly session?: LoopSession;
+  /** XState's clock for delayed transitions (the approval timeout); `SimulatedClock` in tests. */
+  readonly clock?: ActorOptions<typeof agentLoop>['clock'];
+}
+
+export interface ExecuteOptions extends Omit<CreateActorOptions, 'session'> {
+  /** Aborting ends the run promptly: Stopped with UserRequested, completed steps kept. */
+  readonly signal?: AbortSignal;
+  /**
+   * Checkpoint the run to the agent's store under this id: at the start, after every recorded
+   * step and at the end. An existing session is continued from its stored version.
+   */
+  readonly sessionId?: string;
+  /** Receives every event the run emits (steps, tool calls, text deltas, approvals, ...). */
+  readonly onEvent?: (event: AgentEvent) => void;
+}
+
+export interface Agent {
+  readonly definition: AgentDefinition;
+  readonly budget: ExecutionBudget;
+  /** The loop machine with this agent's actors provided. */
+  readonly machine: typeof agentLoop;
+  /** Depth in a tree of agents: 0 for an agent made by `createAgent`. */
+  readonly depth: number;
+  /** Runs one execution of `state` and resolves with the final state. */
+  execute(state: AgentState, options?: ExecuteOptions): Promise<AgentState>;
+  /**
+   * One turn of a stored conversation: loads the session (or starts it), adds the user's message
+   * and runs the next execution, checkpointing under `sessionId`. A session waiting for approval
+   * refuses the message (ApprovalError, APPROVAL_PENDING): decide first.
+   */
+  chat(sessionId: string, text: string, options?: Omit<ExecuteOptions, 'sessionId'>): Promise<AgentState>;
+  /**
+   * Continues a session's execution from its last checkpoint (completed steps and their tool
+   * calls are not repeated; only the step in flight at a crash runs again). A session whose
+   * execution already ended is returned as it is.
+   */
+  resume(sessionId: string, options?: Omit<ExecuteOptions, 'sessionId'>): Promise<AgentState>;
+  /**
+   * Delivers a person's decisions on tool calls awaiting approval (`state.pendingApprovals()`) and
+   * continues the run: approved calls execute, edited ones with the new (validated) input,
+   * rejected ones are recorded as blocked with the reason, which the model is told. `target` is
+   * the state `execute` returned, or a session id whose checkpoint awaits approval. Raises
+   * ApprovalError for an id that is not pending or an edit the tool's schema refuses; nothing runs
+   * twice. Resolves like `execute`: at the outcome, or waiting again if calls are left undecided.
+   */
+  decide(
+    target: AgentState | string,
+    decisions: readonly ApprovalInput[],
+    options?: Omit<ExecuteOptions, 'sessionId'>,
+  ): Promise<AgentState>;
+  /** The machine input for a run of `state` (its budget: the definition's unless given). */
+  inputFor(state: AgentState, budget?: ExecutionBudget, session?: LoopSession): LoopInput;
+  /** The XState actor (not started): starts in `pending`; send `execute`, `user.message`, `stop`. */
+  createActor(state: AgentState, options?: CreateActorOptions): AgentActor;
+}

@@ -1,0 +1,144 @@
+/**
+ * The loop's actors and runtime actions for one agent: the chart (`agentLoop`) with its workers
+ * provided (`hooks`, `driver`, `toolExecutor`), the `checkpoint` actor, the built-in after-step
+ * guards in `recordStep`, and `spawnSubagent`.
+ */
+import { type AnyActorLogic, type AnyActorRef, assign, fromPromise } from 'xstate';
+import {
+  agentLoop,
+  type CheckpointInput,
+  type HooksRequest,
+  type LoopContext,
+  type LoopInput,
+} from '../../machines/agentLoop';
+import type { Driver, DriverContext } from '../drivers/driver';
+import { errorPolicy } from '../hooks/error-policy';
+import { finishReasonGuard } from '../hooks/finish-reason-guard';
+import type { Hook } from '../hooks/hook';
+import { hooksFor, runStage } from '../hooks/hook-stack';
+import { structuredOutputGuard } from '../hooks/structured-output-guard';
+import { NoSessionStoreError } from '../persistence/errors';
+import type { SessionStore } from '../persistence/session-store';
+import type { AgentState } from '../state/agent-state';
+import type { HookStage } from '../state/hook-stage';
+import type { ReportEvent } from '../state/loop-events';
+import type { ToolSet } from '../tools/define-tool';
+import { executeTools } from '../tools/tool-executor';
+import type { AgentDefinition } from './agent-definition';
+import { approvalDecisions, requestApprovals } from './approvals';
+import { stepWorker } from './step-worker';
+import type { SubagentCalls } from './subagent-calls';
+
+export interface ProvidedLoop {
+  /** The chart with this agent's actors provided. */
+  readonly machine: typeof agentLoop;
+  /** The hook stages the agent has hooks for (the others are passed without the hooks worker). */
+  readonly hookStages: readonly HookStage[];
+}
+
+export function provideLoop(
+  definition: AgentDefinition,
+  parts: {
+    readonly driver: Driver;
+    readonly tools: ToolSet;
+    readonly store: SessionStore | undefined;
+    readonly subagents: SubagentCalls;
+  },
+): ProvidedLoop {
+  const { driver, tools, store, subagents } = parts;
+  const userHooks = definition.hooks ?? [];
+  const stages: Record<HookStage, Hook[]> = {
+    beforeExecution: hooksFor(userHooks, 'beforeExecution'),
+    beforeStep: hooksFor(userHooks, 'beforeStep'),
+    afterStep: hooksFor(userHooks, 'afterStep'),
+    afterExecution: hooksFor(userHooks, 'afterExecution'),
+    onError: hooksFor(userHooks, 'onError'),
+  };
+  const hookStages = (Object.keys(stages) as HookStage[]).filter((stage) => stages[stage].length > 0);
+  // Built-in guards are synchronous: they run inside the machine's actions, at no actor's cost.
+  const afterStepGuards = [
+    ...(definition.responseFormat ? [structuredOutputGuard(definition.responseFormat)] : []),
+    ...(definition.finishReasons?.length ? [finishReasonGuard(definition.finishReasons)] : []),
+    errorPolicy(definition.errorPolicy),
+  ];
+  // Decisions are carried out only by agents that have tools needing approval: no extra hook per call otherwise.
+  const needsApprovals = Object.values(tools).some(
+    (tool) => tool.needsApproval !== undefined && tool.needsApproval !== false,
+  );
+  const toolHooks = [
+    ...(needsApprovals ? [approvalDecisions] : []),
+    ...userHooks.filter((h) => h.beforeToolUse || h.afterToolUse),
+  ];
+  // Reports after the run ended (an aborted tool settling late) have no one to go to.
+  const reporter = (self: AnyActorRef) => (event: ReportEvent) => {
+    const snapshot = self.getSnapshot() as { status: string; context: LoopContext };
+    if (snapshot.status === 'active' && snapshot.context.reports) self.send(event);
+  };
+
+  const machine = agentLoop.provide({
+    actions: {
+      spawnSubagent: assign(({ context, event, spawn }) => {
+        if (event.type !== 'subagent.spawn') return {};
+        const child = subagents.childAgent(event.name);
+        // A child agent's machine is logic of its own, not one of this machine's named actors.
+        const spawnLogic = spawn as unknown as (
+          logic: AnyActorLogic,
+          options: { id: string; input: LoopInput },
+        ) => void;
+        const input = { ...child.inputFor(event.state, event.budget), reports: context.reports };
+        spawnLogic(child.machine, { id: event.id, input });
+        return {};
+      }),
+      // The built-in after-step guards are synchronous: they run in the action that records the step.
+      recordStep: assign({
+        state: ({ context }) => {
+          const guarded = runStage(afterStepGuards, 'afterStep', context.state, { signal: noSignal });
+          return (guarded as AgentState).withCurrentStepRecorded(Date.now());
+        },
+      }),
+    },
+    actors: {
+      // The signals are getters: a request's AbortController is made only if its work reads it.
+      hooks: stepWorker<HooksRequest>('hooks', ({ stage, state, error }, _agent, request) =>
+        runStage(stages[stage], stage, state, {
+          get signal() {
+            return request.signal;
+          },
+          ...(error && { error }),
+        }),
+      ),
+      driver: stepWorker('driver', async ({ state }, self, request) => {
+        const context: DriverContext = {
+          get signal() {
+            return request.signal;
+          },
+          tools: subagents.toolsFor(self),
+          report: reporter(self),
+          run: self,
+        };
+        const answered = await driver.infer(state, context);
+        return needsApprovals ? requestApprovals(answered, tools) : answered;
+      }),
+      checkpoint: fromPromise<number, CheckpointInput>(({ input }) => {
+        if (!store) throw new NoSessionStoreError('Checkpointing');
+        return store.save(input.session.id, input.state, input.session.version);
+      }),
+      toolExecutor: stepWorker('toolExecutor', async ({ state }, self, request) => {
+        const done = await executeTools(state, {
+          tools: subagents.toolsFor(self),
+          hooks: toolHooks,
+          get signal() {
+            return request.signal;
+          },
+          concurrency: definition.toolConcurrency,
+          timeoutMs: definition.toolTimeoutMs,
+          report: reporter(self),
+        });
+        return done.withApprovalCleared();
+      }),
+    },
+  });
+  return { machine, hookStages };
+}
+
+const noSignal = new AbortController().signal;

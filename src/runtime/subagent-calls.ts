@@ -1,0 +1,86 @@
+/**
+ * Subagent calls at run time: the subagents an agent may call are tools bound to the calling agent
+ * actor, which spawns each child as an actor of its own (so the child lives in the actor tree and
+ * the inspector) and releases it when the child's execution has ended.
+ */
+import type { AnyActorRef } from 'xstate';
+import type { LoopContext } from '../../machines/agentLoop';
+import type { Driver } from '../drivers/driver';
+import { ExecutionBudget } from '../state/execution-budget';
+import { subagentTool } from '../subagents/subagent-tool';
+import type { Tool, ToolSet } from '../tools/define-tool';
+import type { Agent, AgentActor } from './agent-actor';
+import type { AgentDefinition, SubagentDefinition } from './agent-definition';
+import { awaitOutcome } from './run-to-outcome';
+
+/** Where an agent sits in a tree of agents, and what it inherits from its caller. */
+export interface Scope {
+  readonly depth: number;
+  readonly maxDepth: number;
+  readonly driver?: Driver;
+  readonly tools?: ToolSet;
+  readonly subagents?: Readonly<Record<string, SubagentDefinition>>;
+}
+
+export interface SubagentCalls {
+  /** The tools of one tool step: the agent's own, and its subagents bound to the calling actor. */
+  toolsFor(self: AnyActorRef): ToolSet;
+  /** The child agent called `name`, built on first call (a definition may list itself) and reused. */
+  childAgent(name: string): Agent;
+}
+
+export type BuildAgent = (definition: AgentDefinition, scope: Scope) => Agent;
+
+export function subagentCalls(
+  definition: AgentDefinition,
+  scope: Scope,
+  inherited: { readonly driver: Driver; readonly tools: ToolSet },
+  build: BuildAgent,
+): SubagentCalls {
+  const { driver, tools } = inherited;
+  const subagents = definition.subagents?.agents ?? scope.subagents ?? {};
+  const subagentNames = new Set(Object.keys(subagents));
+  const children = new Map<string, Agent>();
+  const childAgent = (name: string): Agent => {
+    let child = children.get(name);
+    if (!child) {
+      child = build(subagents[name] as SubagentDefinition, {
+        depth: scope.depth + 1,
+        maxDepth: scope.maxDepth,
+        driver,
+        tools,
+        subagents,
+      });
+      children.set(name, child);
+    }
+    return child;
+  };
+  const toolsFor = (self: AnyActorRef): ToolSet => {
+    if (subagentNames.size === 0) return tools;
+    const bound: Record<string, Tool> = { ...tools };
+    for (const name of subagentNames) {
+      const definitionOf = subagents[name] as SubagentDefinition;
+      bound[name] = subagentTool({
+        name,
+        description: definitionOf.description,
+        depth: scope.depth + 1,
+        maxDepth: scope.maxDepth,
+        callerBudget: () => (self.getSnapshot() as { context: LoopContext }).context.budget,
+        childBudget: definitionOf.budget ?? ExecutionBudget.default(),
+        subagentNames,
+        run: (state, { signal, budget: childBudget, toolCallId }) => {
+          const id = `subagent:${name}:${toolCallId}`;
+          self.send({ type: 'subagent.spawn', id, name, state, budget: childBudget });
+          const child = (self.getSnapshot() as { children: Record<string, AgentActor | undefined> }).children[
+            id
+          ];
+          if (!child)
+            throw new Error(`Subagent '${name}' could not be spawned: its caller is not running tools`);
+          return awaitOutcome(child, signal).finally(() => self.send({ type: 'subagent.release', id }));
+        },
+      });
+    }
+    return bound;
+  };
+  return { toolsFor, childAgent };
+}

@@ -1,9 +1,8 @@
 /** The events the agent machine emits (`actor.on(type, listener)`), from its context. */
 import { emit } from 'xstate';
 import { AgentError } from '../src/state/agent-error';
-import type { AgentState } from '../src/state/agent-state';
 import { ApprovalError } from '../src/state/approval';
-import type { EventIds, ReportEvent } from '../src/state/loop-events';
+import { eventIds, type ReportEvent } from '../src/state/loop-events';
 import { loopActions } from './loop-actions';
 import { toDecision } from './loop-context';
 
@@ -99,12 +98,3 @@ export const loopImplementations = loopActions.extend({
     forwardReport: emit(({ event }) => event as ReportEvent),
   },
 });
-
-/** The ids every emitted event carries. */
-export function eventIds(state: AgentState): EventIds {
-  return {
-    agentId: state.agentId(),
-    parentAgentId: state.parentAgentId(),
-    executionId: state.executionId() ?? '',
-  };
-}

@@ -1,5 +1,6 @@
 import type { LanguageModelV4, LanguageModelV4CallOptions } from '@ai-sdk/provider';
 import type { AgentState } from '../state/agent-state';
+import { stepEventIds } from '../state/loop-events';
 import { Usage } from '../state/usage';
 import type { DriverContext } from './driver';
 import { type RetryOptions, withRetries } from './model-retries';
@@ -37,12 +38,7 @@ export async function callModel(
 ): Promise<CollectedResult> {
   if (!options.stream) return withRetries(() => model.doGenerate(call), context.signal, options);
   const opened = await withRetries(() => model.doStream(call), context.signal, options);
-  const ids = {
-    agentId: state.agentId(),
-    parentAgentId: state.parentAgentId(),
-    executionId: state.executionId() ?? '',
-    stepNumber: state.stepCount() + 1,
-  };
+  const ids = stepEventIds(state);
   return collectStream(opened, (delta) => context.report({ type: 'text.delta', ...ids, delta }));
 }
 

@@ -1,4 +1,5 @@
 import type { AgentError } from './agent-error';
+import type { AgentState } from './agent-state';
 import type { AgentStepType } from './agent-step-type';
 import type { ApprovalDecision, PendingApproval } from './approval';
 import type { ExecutionStatus } from './execution-status';
@@ -11,6 +12,20 @@ export interface EventIds {
   readonly agentId: string;
   readonly parentAgentId: string | null;
   readonly executionId: string;
+}
+
+/** The ids events about `state` carry. */
+export function eventIds(state: AgentState): EventIds {
+  return {
+    agentId: state.agentId(),
+    parentAgentId: state.parentAgentId(),
+    executionId: state.executionId() ?? '',
+  };
+}
+
+/** The ids events about the step in flight of `state` carry: its number too. */
+export function stepEventIds(state: AgentState): EventIds & { readonly stepNumber: number } {
+  return { ...eventIds(state), stepNumber: state.stepCount() + 1 };
 }
 
 export interface ToolStartedEvent extends EventIds {

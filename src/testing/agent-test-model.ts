@@ -16,7 +16,7 @@ import { AgentStopError } from '../state/agent-stop-error';
 import { AgentMachineError } from '../state/errors';
 import { ExecutionBudget } from '../state/execution-budget';
 import type { HookStage } from '../state/hook-stage';
-import type { AgentEvent } from '../state/loop-events';
+import { type AgentEvent, stepEventIds } from '../state/loop-events';
 import { Message } from '../state/message';
 import { ToolExecution } from '../state/tool-execution';
 import { Usage } from '../state/usage';
@@ -492,10 +492,7 @@ function puppetDriver(puppet: Puppet | null): Driver {
       if (answer === 'final') {
         report({
           type: 'text.delta',
-          agentId: state.agentId(),
-          parentAgentId: state.parentAgentId(),
-          executionId: state.executionId() ?? '',
-          stepNumber: state.stepCount() + 1,
+          ...stepEventIds(state),
           delta: `answer ${state.stepCount() + 1}`,
         });
       }

@@ -2,7 +2,7 @@ import type { Hook, ToolUseDecision } from '../hooks/hook';
 import { AgentError } from '../state/agent-error';
 import { AgentState } from '../state/agent-state';
 import { AgentStopError } from '../state/agent-stop-error';
-import type { ReportEvent } from '../state/loop-events';
+import { type ReportEvent, stepEventIds } from '../state/loop-events';
 import { Message, type ToolCall } from '../state/message';
 import { ToolExecution } from '../state/tool-execution';
 import { type Tool, type ToolExecuteOptions, type ToolSet, validateInput } from './define-tool';
@@ -33,12 +33,7 @@ export async function executeTools(state: AgentState, options: ToolExecutorOptio
   if (step === null || !step.hasToolCalls()) return state;
   // `options.signal` is read only where it is used: it may be made on first read.
   const { hooks, report } = options;
-  const ids = {
-    agentId: state.agentId(),
-    parentAgentId: state.parentAgentId(),
-    executionId: state.executionId() ?? '',
-    stepNumber: state.stepCount() + 1,
-  };
+  const ids = stepEventIds(state);
   const finished = (execution: ToolExecution, startedAt: number) => {
     const error = execution.error();
     report?.({

@@ -104,7 +104,13 @@ export {
 export { AgentStopError } from './state/agent-stop-error';
 export { BUDGET_GUARD, budgetSignal } from './state/budget-signal';
 export * from './state/index';
-export { type AgentEventType, type EventIds, eventIds, type ReportEvent, stepEventIds } from './state/loop-events';
+export {
+  type AgentEventType,
+  type EventIds,
+  eventIds,
+  type ReportEvent,
+  stepEventIds,
+} from './state/loop-events';
 export {
   DEFAULT_MAX_DEPTH,
   SubagentDepthExceededError,

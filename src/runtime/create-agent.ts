@@ -30,6 +30,7 @@ import { AgentState } from '../state/agent-state';
 import { type ApprovalDecision, ApprovalError } from '../state/approval';
 import { AgentMachineError } from '../state/errors';
 import { ExecutionBudget } from '../state/execution-budget';
+import { admitInference } from '../state/inference-admission';
 import type { AgentEvent, ReportEvent } from '../state/loop-events';
 import { DEFAULT_MAX_DEPTH } from '../subagents/subagent-definition';
 import { subagentTool } from '../subagents/subagent-tool';
@@ -265,7 +266,7 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
           report: reporter(self),
           run: self,
         };
-        const answered = await driver.infer(state, context);
+        const answered = admitInference(await driver.infer(state, context));
         return needsApprovals ? requestApprovals(answered, tools) : answered;
       }),
       checkpoint: fromPromise<number, CheckpointInput>(({ input }) => {

@@ -1,4 +1,5 @@
 import { AgentMachineError } from './errors';
+import { toJsonValue } from './json-value';
 import type { ToolCall } from './message';
 
 /** A person's decision on one tool call awaiting approval. */
@@ -56,9 +57,17 @@ export const ApprovalRequest = {
   withDecision(request: ApprovalRequest, toolCallId: string, decision: ApprovalDecision): ApprovalRequest {
     const pending = ApprovalRequest.undecided(request);
     if (!pending.includes(toolCallId)) throw ApprovalError.notPending(toolCallId, pending);
+    // Edited input enters the state here: kept as its JSON form, refused if that cannot be saved.
+    const kept: ApprovalDecision =
+      decision.type === 'edit'
+        ? Object.freeze({
+            type: 'edit',
+            args: toJsonValue(decision.args, `The edited input of '${toolCallId}'`),
+          })
+        : decision;
     return Object.freeze({
       ...request,
-      decisions: Object.freeze({ ...request.decisions, [toolCallId]: decision }),
+      decisions: Object.freeze({ ...request.decisions, [toolCallId]: kept }),
     });
   },
   pending(request: ApprovalRequest, calls: readonly ToolCall[]): PendingApproval[] {

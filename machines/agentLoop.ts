@@ -422,6 +422,7 @@ export const agentLoop = setup({
         'tool.started': { actions: 'forwardReport' },
         'tool.finished': { actions: 'forwardReport' },
         'text.delta': { actions: 'forwardReport' },
+        'context.compacted': { actions: 'forwardReport' },
       },
       states: {
         beforeExecution: hookStage(

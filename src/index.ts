@@ -7,6 +7,14 @@ export {
   type WorkerInput,
   type WorkRequest,
 } from '../machines/agentLoop';
+export { type ContextOverflow, contextOverflowOf } from './context/context-overflow';
+export { SUMMARY_SECTION, type Summarizer } from './context/context-summary';
+export {
+  type ContextCompaction,
+  type ContextOptions,
+  InvalidContextOptionsError,
+} from './context/context-window';
+export { estimateMessageTokens, estimateTextTokens } from './context/token-estimate';
 export * from './distributed/index';
 export type { Driver, DriverContext } from './drivers/driver';
 export {
@@ -101,7 +109,7 @@ export {
 } from './runtime/create-agent';
 export { AgentStopError } from './state/agent-stop-error';
 export * from './state/index';
-export type { AgentEventType, EventIds, ReportEvent } from './state/loop-events';
+export type { AgentEventType, ContextCompactedEvent, EventIds, ReportEvent } from './state/loop-events';
 export {
   DEFAULT_MAX_DEPTH,
   SubagentDepthExceededError,

@@ -146,7 +146,9 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
   const store = definition.store;
   const driver: Driver =
     definition.driver ??
-    (definition.model ? modelDriver(definition.model, definition.modelOptions) : (scope.driver as Driver));
+    (definition.model
+      ? modelDriver(definition.model, { ...definition.modelOptions, ...contextOf(definition) })
+      : (scope.driver as Driver));
   const tools = definition.tools ?? scope.tools ?? {};
   const subagents = definition.subagents?.agents ?? scope.subagents ?? {};
   const subagentNames = new Set(Object.keys(subagents));
@@ -384,6 +386,9 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
 }
 
 const noSignal = new AbortController().signal;
+
+const contextOf = (definition: AgentDefinition) =>
+  definition.context ? { context: definition.context } : {};
 
 function jsonResponseFormat(schema: ResponseSchema): ResponseFormat {
   if (!(schema instanceof z.ZodType)) return { type: 'json' };

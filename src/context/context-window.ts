@@ -78,6 +78,8 @@ const SUMMARY_ESTIMATE = 600;
 interface RunMemory {
   readonly count: TokenCount;
   readonly trim: TrimMemory;
+  /** `maxInputTokens`, or the provider's window once it named a smaller one refusing a prompt. */
+  window: number;
 }
 
 /**
@@ -98,7 +100,8 @@ export class ContextWindow {
   async fit(request: FitRequest): Promise<Fitted> {
     const memory = this.#memoryOf(request.run);
     const { state, refused } = request;
-    const max = this.options.maxInputTokens;
+    if (refused?.limit) memory.window = Math.min(memory.window, refused.limit);
+    const max = memory.window;
     const indexes = this.summarize ? conversationIndexes(state) : null;
     const current = indexes
       ? withSummary(request.messages, summaryOf(state), indexes)
@@ -150,10 +153,15 @@ export class ContextWindow {
   }
 
   #memoryOf(run: object | undefined): RunMemory {
-    if (!run) return { count: new TokenCount(), trim: newTrimMemory() };
+    const fresh = () => ({
+      count: new TokenCount(),
+      trim: newTrimMemory(),
+      window: this.options.maxInputTokens,
+    });
+    if (!run) return fresh();
     let memory = this.#runs.get(run);
     if (!memory) {
-      memory = { count: new TokenCount(), trim: newTrimMemory() };
+      memory = fresh();
       this.#runs.set(run, memory);
     }
     return memory;
@@ -161,12 +169,13 @@ export class ContextWindow {
 }
 
 /**
- * The window to compact into after a refusal: the provider's limit when it named both its limit
- * and the prompt's count (the count is then calibrated), else at most half the refused prompt.
+ * The window to compact into after a refusal: the provider's limit (already in `max`) when it named
+ * both its limit and the prompt's count (the count is then calibrated), else at most half the
+ * refused prompt.
  */
 function refusedLimit(refused: ContextOverflow, max: number, before: number): number {
-  if (refused.limit !== null && refused.promptTokens !== null) return Math.min(max, refused.limit);
-  return Math.min(max, refused.limit ?? max, Math.floor(before / 2));
+  if (refused.limit !== null && refused.promptTokens !== null) return max;
+  return Math.min(max, Math.floor(before / 2));
 }
 
 function unchanged(state: AgentState, messages: readonly Message[], estimate: number): Fitted {

@@ -90,6 +90,7 @@ export function trimPrompt(
     if (message.role !== 'tool' || dropped.has(message)) dropping = dropped.has(message);
     if (!dropping) out.push(replaced.get(message) ?? message);
   }
+  if (removed === 0) return { messages, removed: 0, strategy: null };
   return { messages: out, removed, strategy: dropped.size > 0 ? 'drop-steps' : 'tool-results' };
 }
 

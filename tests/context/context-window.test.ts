@@ -207,9 +207,9 @@ describe('context policies (createAgent({ context }))', () => {
     });
     expect(done.status()).toBe(ExecutionStatus.Completed);
     expect(done.stepCount()).toBe(31);
-    expect(mock.refused).toBeGreaterThan(0);
-    const forced = compactions(events).filter((e) => e.forced);
-    expect(forced.length).toBeGreaterThan(0);
+    // refused once; the window the refusal named holds for the rest of the run
+    expect(mock.refused).toBe(1);
+    expect(compactions(events)[0]?.forced).toBe(true);
     expect(done.errors()).toEqual([]);
   });
 

@@ -541,7 +541,8 @@ function describeCompaction(p: Record<string, unknown>): string {
 function summarize(entry: TraceEntry, trace: Trace): string {
   const p = payloadOf(entry, trace);
   if (!p) return '';
-  if (entry.kind === 'emitted' && entry.type === 'context.compacted') return `step ${String(p.stepNumber)} · ${describeCompaction(p)}`;
+  if (entry.kind === 'emitted' && entry.type === 'context.compacted')
+    return `step ${String(p.stepNumber)} · ${describeCompaction(p)}`;
   const parts: string[] = [];
   if (typeof p.stepNumber === 'number') parts.push(`step ${p.stepNumber}`);
   if (typeof p.toolName === 'string') parts.push(p.toolName);

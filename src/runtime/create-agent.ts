@@ -39,7 +39,9 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
   const store = definition.store;
   const driver: Driver =
     definition.driver ??
-    (definition.model ? modelDriver(definition.model, definition.modelOptions) : (scope.driver as Driver));
+    (definition.model
+      ? modelDriver(definition.model, { ...definition.modelOptions, ...contextOf(definition) })
+      : (scope.driver as Driver));
   const tools = definition.tools ?? scope.tools ?? {};
   const subagents = subagentCalls(definition, scope, { driver, tools }, buildAgent);
   const { machine, hookStages } = provideLoop(definition, { driver, tools, store, subagents });
@@ -138,6 +140,9 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
   };
   return agent;
 }
+
+const contextOf = (definition: AgentDefinition) =>
+  definition.context ? { context: definition.context } : {};
 
 function jsonResponseFormat(schema: ResponseSchema): ResponseFormat {
   if (!(schema instanceof z.ZodType)) return { type: 'json' };

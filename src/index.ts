@@ -23,6 +23,7 @@ export {
   parseArgs,
   toPrompt,
 } from './drivers/model-driver';
+export { AllModelsFailedError, type AnsweredCall, callModels } from './drivers/model-fallback';
 export { ModelRetriesExhaustedError, type RetryOptions } from './drivers/model-retries';
 export { ModelStreamError } from './drivers/model-stream';
 export { REACT_TEXT_KEY, type ReActDriverOptions, reactDriver, toReActPrompt } from './drivers/react-driver';

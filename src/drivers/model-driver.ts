@@ -14,13 +14,8 @@ import {
   currentToolTraceList,
   type MessageCompiler,
 } from './message-compiler';
-import {
-  callModel,
-  callUsage,
-  llmConfigOptions,
-  type ModelCallOptions,
-  type PricingTable,
-} from './model-call';
+import { callUsage, llmConfigOptions, type ModelCallOptions, type PricingTable } from './model-call';
+import { callModels } from './model-fallback';
 import type { CollectedResult } from './model-stream';
 
 export type { ModelPrice, PricingTable } from './model-call';
@@ -32,6 +27,8 @@ export interface ModelDriverOptions extends ModelCallOptions {
   readonly compileMessages?: MessageCompiler;
   /** Call options passed through to every model call (temperature, maxOutputTokens, ...). */
   readonly callOptions?: Partial<Omit<LanguageModelV4CallOptions, 'prompt' | 'tools' | 'abortSignal'>>;
+  /** Models that take over a step the model before them failed (see `callModels`). */
+  readonly fallbackModels?: readonly LanguageModelV4[];
 }
 
 /**
@@ -52,6 +49,7 @@ export interface ModelDriverOptions extends ModelCallOptions {
  */
 export function modelDriver(model: LanguageModelV4, options: ModelDriverOptions = {}): Driver {
   const compile = options.compileMessages ?? conversationWithCurrentToolTrace;
+  const models = [model, ...(options.fallbackModels ?? [])];
   const schemaCache = new WeakMap<ToolSet, Promise<LanguageModelV4FunctionTool[]>>();
   const toolsFor = (tools: ToolSet) => {
     let cached = schemaCache.get(tools);
@@ -81,8 +79,8 @@ export function modelDriver(model: LanguageModelV4, options: ModelDriverOptions 
       const format = state.responseFormat();
       if (format.type === 'json')
         call.responseFormat = { type: 'json', schema: format.schema as never, name: format.name };
-      const result = await callModel(model, call, state, context, options);
-      return state.withCurrentStep(toStep(result, input, model, options.pricing));
+      const answered = await callModels(models, call, state, context, options);
+      return state.withCurrentStep(toStep(answered.result, input, answered.model, options.pricing));
     },
   };
 }
@@ -183,6 +181,7 @@ function toStep(
       toolCalls,
       finishReason: result.finishReason.unified,
       usage: callUsage(result, model, pricing),
+      model: model.modelId,
     }),
   });
 }

@@ -16,6 +16,12 @@ export interface AgentDefinition {
   readonly description?: string;
   /** Any AI SDK LanguageModel (v4 specification). */
   readonly model?: LanguageModelV4;
+  /**
+   * Models that take over a step `model` failed (an error that is not retryable, or retries run
+   * out), in order; the step records which model answered (`step.model()`) and its cost uses that
+   * model's pricing. Each gets the same retries.
+   */
+  readonly fallbackModels?: readonly LanguageModelV4[];
   /** Model driver settings (retries, pricing, message compiler) when `model` is given. */
   readonly modelOptions?: ModelDriverOptions;
   /** A driver of your own (scripted, ReAct, ...) instead of `model`. */
@@ -87,6 +93,19 @@ export function checkDefinition(
   }
   if (definition.model && typeof definition.model.doGenerate !== 'function') {
     throw new InvalidDefinitionError(at('model'), 'is not an AI SDK LanguageModel (no doGenerate function)');
+  }
+  if (definition.fallbackModels !== undefined) {
+    if (!Array.isArray(definition.fallbackModels) || !definition.model) {
+      throw new InvalidDefinitionError(at('fallbackModels'), 'must be an array of models beside `model`');
+    }
+    definition.fallbackModels.forEach((fallback, i) => {
+      if (typeof fallback?.doGenerate !== 'function') {
+        throw new InvalidDefinitionError(
+          at(`fallbackModels[${i}]`),
+          'is not an AI SDK LanguageModel (no doGenerate function)',
+        );
+      }
+    });
   }
   if (definition.driver && typeof definition.driver.infer !== 'function') {
     throw new InvalidDefinitionError(at('driver'), 'has no infer(state, context) function');

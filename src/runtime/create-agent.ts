@@ -146,7 +146,12 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
   const store = definition.store;
   const driver: Driver =
     definition.driver ??
-    (definition.model ? modelDriver(definition.model, definition.modelOptions) : (scope.driver as Driver));
+    (definition.model
+      ? modelDriver(definition.model, {
+          ...definition.modelOptions,
+          fallbackModels: definition.fallbackModels ?? definition.modelOptions?.fallbackModels,
+        })
+      : (scope.driver as Driver));
   const tools = definition.tools ?? scope.tools ?? {};
   const subagents = definition.subagents?.agents ?? scope.subagents ?? {};
   const subagentNames = new Set(Object.keys(subagents));

@@ -114,6 +114,16 @@ export {
   subagentInputSchema,
   subagentTool,
 } from './subagents/subagent-tool';
+export { AgentTracing, type FollowedRun } from './telemetry/agent-tracing';
+export { genAiMessages } from './telemetry/gen-ai-messages';
+export { type OpenTelemetryApi, TelemetryDependencyMissingError } from './telemetry/open-telemetry-api';
+export type {
+  TelemetryAttributes,
+  TelemetryAttributeValue,
+  TelemetryOptions,
+  TelemetrySpan,
+  TelemetryTracer,
+} from './telemetry/telemetry-options';
 export {
   AgentTestModelError,
   type AgentTestModelOptions,

@@ -8,6 +8,7 @@ import type { SessionStore } from '../persistence/session-store';
 import { AgentMachineError } from '../state/errors';
 import { ExecutionBudget } from '../state/execution-budget';
 import type { SubagentsConfig } from '../subagents/subagent-definition';
+import type { TelemetryOptions } from '../telemetry/telemetry-options';
 import type { ToolSet } from '../tools/define-tool';
 
 /** Everything that makes an agent. `model` or `driver` is required. */
@@ -54,6 +55,12 @@ export interface AgentDefinition {
    * `{ task, context? }`. `maxDepth` (default 3) counts the root as depth 0; the root's governs the tree.
    */
   readonly subagents?: SubagentsConfig<SubagentDefinition>;
+  /**
+   * OpenTelemetry spans (`invoke_agent`, `chat`, `execute_tool`) for every run of this agent and
+   * its subagents, sent to `tracer`; needs the optional peer `@opentelemetry/api`. Read from the
+   * root definition only.
+   */
+  readonly telemetry?: TelemetryOptions;
 }
 
 /**
@@ -106,6 +113,12 @@ export function checkDefinition(
         );
       }
     });
+  }
+  if (definition.telemetry !== undefined && typeof definition.telemetry?.tracer?.startSpan !== 'function') {
+    throw new InvalidDefinitionError(
+      at('telemetry.tracer'),
+      "must be an OpenTelemetry Tracer (trace.getTracer('my-app') of @opentelemetry/api)",
+    );
   }
   if (definition.driver && typeof definition.driver.infer !== 'function') {
     throw new InvalidDefinitionError(at('driver'), 'has no infer(state, context) function');

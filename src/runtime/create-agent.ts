@@ -33,6 +33,7 @@ import { ExecutionBudget } from '../state/execution-budget';
 import type { AgentEvent, ReportEvent } from '../state/loop-events';
 import { DEFAULT_MAX_DEPTH } from '../subagents/subagent-definition';
 import { subagentTool } from '../subagents/subagent-tool';
+import { AgentTracing } from '../telemetry/agent-tracing';
 import { type Tool, type ToolSet, validateInput } from '../tools/define-tool';
 import { executeTools } from '../tools/tool-executor';
 import { type AgentDefinition, checkDefinition, type SubagentDefinition } from './agent-definition';
@@ -125,6 +126,9 @@ interface Scope {
   readonly driver?: Driver;
   readonly tools?: ToolSet;
   readonly subagents?: Readonly<Record<string, SubagentDefinition>>;
+  /** The tree's spans (the root's `telemetry`), and the model id a child inherits with its caller's driver. */
+  readonly tracing?: AgentTracing;
+  readonly modelId?: string;
 }
 
 /**
@@ -138,7 +142,11 @@ interface Scope {
  */
 export function createAgent(definition: AgentDefinition): Agent {
   checkDefinition(definition);
-  return buildAgent(definition, { depth: 0, maxDepth: definition.subagents?.maxDepth ?? DEFAULT_MAX_DEPTH });
+  return buildAgent(definition, {
+    depth: 0,
+    maxDepth: definition.subagents?.maxDepth ?? DEFAULT_MAX_DEPTH,
+    tracing: definition.telemetry && new AgentTracing(definition.telemetry),
+  });
 }
 
 function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
@@ -153,6 +161,10 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
         })
       : (scope.driver as Driver));
   const tools = definition.tools ?? scope.tools ?? {};
+  const { tracing } = scope;
+  const modelId = definition.model?.modelId ?? (definition.driver ? undefined : scope.modelId);
+  const inference = tracing ? tracing.traceDriver(driver, modelId) : driver;
+  const agentName = definition.name ?? 'agent';
   const subagents = definition.subagents?.agents ?? scope.subagents ?? {};
   const subagentNames = new Set(Object.keys(subagents));
   const userHooks = definition.hooks ?? [];
@@ -195,6 +207,8 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
         driver,
         tools,
         subagents,
+        tracing,
+        modelId,
       });
       children.set(name, child);
     }
@@ -222,6 +236,7 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
           ];
           if (!child)
             throw new Error(`Subagent '${name}' could not be spawned: its caller is not running tools`);
+          tracing?.follow(child, { name: definitionOf.name ?? name, caller: { actor: self, toolCallId } });
           return awaitOutcome(child, signal).finally(() => self.send({ type: 'subagent.release', id }));
         },
       });
@@ -270,7 +285,7 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
           report: reporter(self),
           run: self,
         };
-        const answered = await driver.infer(state, context);
+        const answered = await inference.infer(state, context);
         return needsApprovals ? requestApprovals(answered, tools) : answered;
       }),
       checkpoint: fromPromise<number, CheckpointInput>(({ input }) => {
@@ -319,11 +334,15 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
     createActor(state, options = {}) {
       const { budget: runBudget, session, reports, ...actorOptions } = options as InternalActorOptions;
       if (session && !store) throw new NoSessionStoreError('A session');
-      const input = { ...agent.inputFor(state, runBudget, session), reports: reports ?? true };
-      return createActor(machine, { input, ...actorOptions });
+      // Spans are made from the run's events: a traced run reports them even with no one listening.
+      const input = { ...agent.inputFor(state, runBudget, session), reports: (reports ?? true) || !!tracing };
+      const actor = createActor(machine, { input, ...actorOptions });
+      tracing?.follow(actor, { name: agentName });
+      return actor;
     },
     async execute(state, options = {}) {
       if (state.approval()) throw approvalPending(state);
+      await tracing?.ready;
       const { signal, sessionId, onEvent, ...actorOptions } = options;
       if (sessionId === undefined)
         return runToOutcome(agent.createActor(state, listened(actorOptions, onEvent)), signal, onEvent);
@@ -343,6 +362,7 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
     },
     async decide(target, decisions, options = {}) {
       const { signal, onEvent, ...actorOptions } = options;
+      await tracing?.ready;
       let stored: { state: AgentState; version: number } | null = null;
       if (typeof target === 'string') {
         if (!store) throw new NoSessionStoreError('decide(sessionId, ...)');
@@ -372,6 +392,7 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
     },
     async resume(sessionId, options = {}) {
       if (!store) throw new NoSessionStoreError('resume(sessionId)');
+      await tracing?.ready;
       const stored = await store.load(sessionId);
       if (!stored) throw new SessionNotFoundError(sessionId);
       const status = stored.state.status();

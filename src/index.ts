@@ -88,6 +88,23 @@ export {
   traceStates,
   unpackState,
 } from './inspect/index';
+export type { McpCallResult, McpConnection, McpToolInfo } from './mcp/mcp-connection';
+export {
+  McpDependencyMissingError,
+  McpServerError,
+  McpToolError,
+  McpToolNameConflictError,
+} from './mcp/mcp-errors';
+export type {
+  McpHttpServerConfig,
+  McpServerConfig,
+  McpServersConfig,
+  McpStdioServerConfig,
+  McpSupervision,
+} from './mcp/mcp-server-config';
+export { mcpServerMachine } from './mcp/mcp-server-machine';
+export { McpServers } from './mcp/mcp-servers';
+export { SupervisedMcpServer } from './mcp/supervised-mcp-server';
 export * from './persistence/index';
 export type { SubagentDefinition } from './runtime/agent-definition';
 export { type AgentDefinition, InvalidDefinitionError } from './runtime/agent-definition';

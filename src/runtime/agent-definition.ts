@@ -4,6 +4,7 @@ import type { ModelDriverOptions } from '../drivers/model-driver';
 import type { ErrorPolicyOptions } from '../hooks/error-policy';
 import type { Hook } from '../hooks/hook';
 import type { ResponseSchema } from '../hooks/structured-output-guard';
+import { MCP_SERVER_NAME, type McpServersConfig, mcpConfigProblem } from '../mcp/mcp-server-config';
 import type { SessionStore } from '../persistence/session-store';
 import { AgentMachineError } from '../state/errors';
 import { ExecutionBudget } from '../state/execution-budget';
@@ -61,6 +62,13 @@ export interface AgentDefinition {
    * root definition only.
    */
   readonly telemetry?: TelemetryOptions;
+  /**
+   * MCP servers whose tools the model is offered as `<server>_<tool>`: `{ command, args, env, cwd }`
+   * (stdio) or `{ url }` (Streamable HTTP); needs the optional peer `@modelcontextprotocol/sdk`.
+   * Started at first use, shared by the agent's executions, restarted after they die, closed by
+   * `agent.close()`. A subagent without tools or servers of its own uses its caller's.
+   */
+  readonly mcpServers?: McpServersConfig;
 }
 
 /**
@@ -148,6 +156,15 @@ export function checkDefinition(
       at('store'),
       'must be a SessionStore (load and save), e.g. new SqliteSessionStore(file)',
     );
+  }
+  for (const [name, server] of Object.entries(definition.mcpServers ?? {})) {
+    if (!MCP_SERVER_NAME.test(name))
+      throw new InvalidDefinitionError(
+        at(`mcpServers.${name}`),
+        'must be named with letters, digits, _ and - only',
+      );
+    const problem = mcpConfigProblem(server);
+    if (problem) throw new InvalidDefinitionError(at(`mcpServers.${name}`), problem);
   }
   positive('toolConcurrency', definition.toolConcurrency);
   positive('toolTimeoutMs', definition.toolTimeoutMs);

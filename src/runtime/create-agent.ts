@@ -24,6 +24,7 @@ import { finishReasonGuard } from '../hooks/finish-reason-guard';
 import type { Hook, StageName } from '../hooks/hook';
 import { hooksFor, runStage } from '../hooks/hook-stack';
 import { type ResponseSchema, structuredOutputGuard } from '../hooks/structured-output-guard';
+import { McpServers } from '../mcp/mcp-servers';
 import { NoSessionStoreError, SessionNotFoundError } from '../persistence/errors';
 import type { ResponseFormat } from '../state/agent-context';
 import { AgentState } from '../state/agent-state';
@@ -117,6 +118,8 @@ export interface Agent {
   inputFor(state: AgentState, budget?: ExecutionBudget, session?: LoopSession): LoopInput;
   /** The XState actor (not started): starts in `pending`; send `execute`, `user.message`, `stop`. */
   createActor(state: AgentState, options?: CreateActorOptions): AgentActor;
+  /** Closes what the agent holds open: its MCP servers (and its subagents'). */
+  close(): Promise<void>;
 }
 
 /** Where an agent sits in a tree of agents, and what it inherits from its caller. */
@@ -129,6 +132,7 @@ interface Scope {
   /** The tree's spans (the root's `telemetry`), and the model id a child inherits with its caller's driver. */
   readonly tracing?: AgentTracing;
   readonly modelId?: string;
+  readonly mcp?: McpServers;
 }
 
 /**
@@ -160,7 +164,11 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
           fallbackModels: definition.fallbackModels ?? definition.modelOptions?.fallbackModels,
         })
       : (scope.driver as Driver));
-  const tools = definition.tools ?? scope.tools ?? {};
+  // Tools and MCP servers go together: a subagent with neither uses its caller's.
+  const ownsTools = definition.tools !== undefined || definition.mcpServers !== undefined;
+  const tools = (ownsTools ? definition.tools : scope.tools) ?? {};
+  const ownMcp = definition.mcpServers && new McpServers(definition.mcpServers);
+  const mcp = ownsTools ? ownMcp : scope.mcp;
   const { tracing } = scope;
   const modelId = definition.model?.modelId ?? (definition.driver ? undefined : scope.modelId);
   const inference = tracing ? tracing.traceDriver(driver, modelId) : driver;
@@ -209,15 +217,16 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
         subagents,
         tracing,
         modelId,
+        mcp,
       });
       children.set(name, child);
     }
     return child;
   };
   /** The tools of one tool step: the agent's own, and its subagents bound to the calling actor. */
-  const toolsFor = (self: AnyActorRef): ToolSet => {
-    if (subagentNames.size === 0) return tools;
-    const bound: Record<string, Tool> = { ...tools };
+  const toolsFor = (self: AnyActorRef, base: ToolSet = tools): ToolSet => {
+    if (subagentNames.size === 0) return base;
+    const bound: Record<string, Tool> = { ...base };
     for (const name of subagentNames) {
       const definitionOf = subagents[name] as SubagentDefinition;
       bound[name] = subagentTool({
@@ -281,7 +290,8 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
           get signal() {
             return request.signal;
           },
-          tools: toolsFor(self),
+          // with MCP servers, their tools too (the servers start at the first model call)
+          tools: mcp ? toolsFor(self, await mcp.toolSet(tools, request.signal)) : toolsFor(self),
           report: reporter(self),
           run: self,
         };
@@ -294,7 +304,7 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
       }),
       toolExecutor: stepWorker('toolExecutor', async ({ state }, self, request) => {
         const done = await executeTools(state, {
-          tools: toolsFor(self),
+          tools: mcp ? toolsFor(self, await mcp.callableToolSet(tools, request.signal)) : toolsFor(self),
           hooks: toolHooks,
           get signal() {
             return request.signal;
@@ -321,6 +331,9 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
   };
 
   const agent: Agent = {
+    async close() {
+      await Promise.all([ownMcp?.close(), ...[...children.values()].map((child) => child.close())]);
+    },
     definition,
     budget,
     machine,

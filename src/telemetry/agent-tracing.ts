@@ -15,7 +15,7 @@ const ERROR = 2;
 interface RunSpans {
   readonly name: string;
   /** The caller's execute_tool span, for a subagent; else the context active when the run starts is the parent. */
-  readonly parentSpan: TelemetrySpan | null;
+  readonly parentSpan: () => TelemetrySpan | undefined;
   readonly sessionId: () => string | undefined;
   agent: TelemetrySpan | null;
   context: unknown;
@@ -54,10 +54,11 @@ export class AgentTracing {
 
   /** Traces the executions of `actor` (an agent actor, root or subagent) from its events. */
   follow(actor: AnyActorRef, run: FollowedRun): void {
-    const caller = run.caller && this.runs.get(run.caller.actor);
+    const { caller } = run;
     const spans: RunSpans = {
       name: run.name,
-      parentSpan: (run.caller && caller?.tools.get(run.caller.toolCallId)) ?? null,
+      // read when the run starts: by then the caller's execute_tool span exists, even if its events waited
+      parentSpan: () => caller && this.runs.get(caller.actor)?.tools.get(caller.toolCallId),
       sessionId: () =>
         (actor.getSnapshot() as { context?: { session?: { id?: string } | null } }).context?.session?.id,
       agent: null,
@@ -73,10 +74,14 @@ export class AgentTracing {
       if (!waiting) {
         const queue: Array<[AgentEvent, number]> = [];
         waiting = queue;
-        void this.ready.then(() => {
-          for (const [queued, at] of queue) this.record(spans, queued, at);
-          waiting = null;
-        });
+        this.ready.then(
+          () => {
+            for (const [queued, at] of queue) this.record(spans, queued, at);
+            waiting = null;
+          },
+          // No run awaited the load (the actor was made with createActor): say why it is not traced.
+          (error: Error) => process.emitWarning(error),
+        );
       }
       waiting.push([event, Date.now()]);
     });
@@ -89,6 +94,8 @@ export class AgentTracing {
     return {
       name: driver.name,
       infer: async (state, context) => {
+        // a run whose first events wait for the API: its invoke_agent span is made once it is loaded
+        if (!this.api) await this.ready;
         const run = context.run ? this.runs.get(context.run) : undefined;
         if (!run?.agent || !this.api) return driver.infer(state, context);
         const span = this.options.tracer.startSpan(
@@ -135,7 +142,8 @@ export class AgentTracing {
       case 'execution.started': {
         this.closeRun(run, at);
         const active = api.context.active();
-        run.context = run.parentSpan ? api.trace.setSpan(active, run.parentSpan) : active;
+        const parent = run.parentSpan();
+        run.context = parent ? api.trace.setSpan(active, parent) : active;
         run.error = null;
         run.agent = tracer.startSpan(
           `invoke_agent ${run.name}`,

@@ -286,7 +286,31 @@ describe('OpenTelemetry spans (telemetry: { tracer })', () => {
     actor.send({ type: 'execute' });
     await done;
     await vi.waitFor(() => expect(otel.named('invoke_agent agent')).toHaveLength(1));
-    expect(otel.named('chat')).toHaveLength(0);
+    const [run] = otel.named('invoke_agent agent');
+    const [chat] = otel.named('chat');
+    expect(chat && run && parentOf(chat)).toBe(run && idOf(run));
+  });
+
+  it('ends the run span when the run rests awaiting approval, and traces the decided run anew', async () => {
+    const guarded = { ...add, needsApproval: true };
+    const agent = createAgent({
+      driver: scriptedDriver([
+        { toolCalls: [{ id: 'c1', name: 'add', args: { a: 1, b: 2 } }] },
+        { text: '3' },
+      ]),
+      tools: { add: guarded },
+      telemetry: { tracer: otel.tracer },
+    });
+    const waiting = await agent.execute(ask());
+    expect(
+      otel.named('invoke_agent agent').map((s) => s.attributes['agent_machine.awaiting_approval']),
+    ).toEqual([true]);
+    const done = await agent.decide(waiting, [{ toolCallId: 'c1', type: 'approve' }]);
+    expect(done.status()).toBe(ExecutionStatus.Completed);
+    const runs = otel.named('invoke_agent agent');
+    expect(runs).toHaveLength(2);
+    const [tool] = otel.named('execute_tool add');
+    expect(tool && parentOf(tool)).toBe(runs[1] && idOf(runs[1]));
   });
 
   it('refuses a telemetry option without a tracer', () => {

@@ -79,8 +79,11 @@ interface Sdk {
 
 let sdk: Promise<Sdk> | null = null;
 
-/** Loads the SDK's client parts at first use, so that it stays an optional peer; a failed load is not cached. */
-function loadSdk(): Promise<Sdk> {
+/**
+ * Loads the SDK's client parts at first use, so that it stays an optional peer; a failed load
+ * raises McpDependencyMissingError and is not cached.
+ */
+export function loadMcpSdk(): Promise<Sdk> {
   if (!sdk) {
     const attempt = importSdk();
     sdk = attempt;
@@ -126,7 +129,7 @@ export async function openMcpConnection(
   events: ConnectionEvents,
   signal: AbortSignal,
 ): Promise<McpConnection> {
-  const { Client, StdioClientTransport, StreamableHTTPClientTransport } = await loadSdk();
+  const { Client, StdioClientTransport, StreamableHTTPClientTransport } = await loadMcpSdk();
   let stderr = '';
   let closing = false;
   let lastError: Error | null = null;

@@ -39,7 +39,8 @@ export class McpServers {
     const set: Record<string, Tool> = { ...base };
     this.servers.forEach((server, i) => {
       for (const info of lists[i] ?? []) {
-        const name = `${server.name}_${info.name}`;
+        // Providers accept letters, digits, _ and - in tool names; the server is still called by its own name.
+        const name = `${server.name}_${info.name.replace(/[^A-Za-z0-9_-]/g, '_')}`;
         if (Object.hasOwn(set, name)) throw new McpToolNameConflictError(name);
         set[name] = mcpTool(server, info);
       }

@@ -1,5 +1,6 @@
 import { type Actor, createActor, fromPromise, waitFor } from 'xstate';
 import {
+  loadMcpSdk,
   type McpCallResult,
   type McpConnection,
   type McpToolInfo,
@@ -117,6 +118,8 @@ export class SupervisedMcpServer {
   }
 
   private async connection(signal?: AbortSignal): Promise<McpConnection> {
+    // A missing SDK is the user's install, not the server: said at once, with no restarts.
+    await loadMcpSdk();
     const value = this.actor.getSnapshot().value;
     if (value === 'idle' || value === 'down') this.actor.send({ type: 'use' });
     const snapshot = await waitFor(

@@ -109,7 +109,15 @@ describe('MCP servers as tool sources (mcpServers)', () => {
     expect(state.toolExecutions()[0]?.value()).toBe('5');
     expect(server.starts()).toHaveLength(1);
     const first = m.doGenerateCalls[0];
-    expect(offered(first)).toEqual(['add', 'calc_add', 'calc_pid', 'calc_crash', 'calc_learn', 'calc_fail']);
+    expect(offered(first)).toEqual([
+      'add',
+      'calc_add',
+      'calc_pid',
+      'calc_crash',
+      'calc_learn',
+      'calc_fail',
+      'calc_files_count',
+    ]);
     expect(first?.tools?.find((t) => t.name === 'calc_add')).toMatchObject({
       description: 'Add two numbers',
       inputSchema: {
@@ -224,6 +232,17 @@ describe('MCP servers as tool sources (mcpServers)', () => {
     expect(offered(m.doGenerateCalls[0])).not.toContain('calc_multiply');
     expect(offered(m.doGenerateCalls[1])).toContain('calc_multiply');
     expect(state.toolExecutions()[1]?.value()).toBe('12');
+  });
+
+  it('offers a tool whose name has characters providers refuse under a safe name, and calls it by its own', async () => {
+    const agent = track(
+      createAgent({
+        model: model([{ call: 'calc_files_count' }, { text: 'three' }]),
+        mcpServers: { calc: stdioServer().config },
+      }),
+    );
+    const state = await agent.execute(ask());
+    expect(state.toolExecutions()[0]?.value()).toBe('3');
   });
 
   it("records a tool's error result as a failed call with the tool's text", async () => {

@@ -1,6 +1,7 @@
 import type { LanguageModelV4, LanguageModelV4CallOptions } from '@ai-sdk/provider';
 import type { AgentState } from '../state/agent-state';
 import { AgentMachineError } from '../state/errors';
+import type { ReportEvent } from '../state/loop-events';
 import type { DriverContext } from './driver';
 import { callModel, type ModelCallOptions } from './model-call';
 import type { CollectedResult } from './model-stream';
@@ -34,7 +35,8 @@ export interface AnsweredCall {
 /**
  * One step's model call over a chain of models: the first model is called with its retries; an
  * error it does not recover from (not retryable, or retries run out) hands the same call to the
- * next model. An abort is never handed on. With one model its error is thrown unchanged; when a
+ * next model. An abort is never handed on, nor a streamed answer that failed after some of its
+ * text went out. With one model its error is thrown unchanged; when a
  * chain of several all fail, an AllModelsFailedError lists every model's error.
  *
  * @example
@@ -47,12 +49,25 @@ export async function callModels(
   context: DriverContext,
   options: ModelCallOptions,
 ): Promise<AnsweredCall> {
+  const [only] = models;
+  if (models.length === 1 && only)
+    return { result: await callModel(only, call, state, context, options), model: only };
   const errors: unknown[] = [];
   for (const model of models) {
+    // A streamed answer that failed after its first text delta is not handed on: its text has gone out.
+    let delivered = false;
+    const watched: DriverContext = Object.create(context, {
+      report: {
+        value: (event: ReportEvent) => {
+          delivered = true;
+          context.report(event);
+        },
+      },
+    });
     try {
-      return { result: await callModel(model, call, state, context, options), model };
+      return { result: await callModel(model, call, state, watched, options), model };
     } catch (error) {
-      if (context.signal.aborted || models.length === 1) throw error;
+      if (context.signal.aborted || delivered) throw error;
       errors.push(error);
     }
   }

@@ -1,6 +1,6 @@
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { APICallError, type LanguageModelV4GenerateResult } from '@ai-sdk/provider';
-import { MockLanguageModelV4 } from 'ai/test';
+import { convertArrayToReadableStream, MockLanguageModelV4 } from 'ai/test';
 import { describe, expect, it } from 'vitest';
 import {
   AgentState,
@@ -145,6 +145,59 @@ describe('model fallback (fallbackModels)', () => {
     );
     expect(state.status()).toBe(ExecutionStatus.Stopped);
     expect(backup.doGenerateCalls).toHaveLength(0);
+  });
+
+  it('hands on a stream that fails to open, but not one that failed after its text went out', async () => {
+    const deltas: string[] = [];
+    const cut = new MockLanguageModelV4({
+      modelId: 'cut',
+      doStream: async () => ({
+        stream: convertArrayToReadableStream([
+          { type: 'text-start', id: 't' },
+          { type: 'text-delta', id: 't', delta: 'Hal' },
+          { type: 'error', error: apiError(529, 'Overloaded') },
+        ]),
+      }),
+    });
+    const refused = failing('refused', () => apiError(400, 'refused'));
+    refused.doStream = async () => {
+      throw apiError(400, 'refused');
+    };
+    const backup = new MockLanguageModelV4({
+      modelId: 'backup',
+      doStream: async () => ({
+        stream: convertArrayToReadableStream([
+          { type: 'text-start', id: 't' },
+          { type: 'text-delta', id: 't', delta: 'ok' },
+          { type: 'text-end', id: 't' },
+          { type: 'finish', finishReason: { unified: 'stop', raw: 'stop' }, usage: usage(1, 1) },
+        ]),
+      }),
+    });
+    const onEvent = (event: { type: string; delta?: string }) => {
+      if (event.type === 'text.delta') deltas.push(event.delta ?? '');
+    };
+    const options = { modelOptions: { stream: true, maxRetries: 0 }, fallbackModels: [backup] };
+    const opened = await createAgent({ model: refused, ...options }).execute(
+      AgentState.empty().withUserMessage('hi'),
+      {
+        onEvent,
+      },
+    );
+    expect(opened.finalResponse()).toBe('ok');
+    expect(opened.lastStep()?.model()).toBe('backup');
+
+    deltas.length = 0;
+    const broken = await createAgent({ model: cut, ...options }).execute(
+      AgentState.empty().withUserMessage('hi'),
+      {
+        onEvent,
+      },
+    );
+    expect(broken.status()).toBe(ExecutionStatus.Failed);
+    expect(broken.lastStep()?.errors()[0]?.message).toBe('Overloaded');
+    expect(deltas).toEqual(['Hal']);
+    expect(backup.doStreamCalls).toHaveLength(1);
   });
 
   it('keeps the answering model through serialization', async () => {

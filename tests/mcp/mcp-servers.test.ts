@@ -116,6 +116,7 @@ describe('MCP servers as tool sources (mcpServers)', () => {
       'calc_crash',
       'calc_learn',
       'calc_fail',
+      'calc_hang',
       'calc_files_count',
     ]);
     expect(first?.tools?.find((t) => t.name === 'calc_add')).toMatchObject({
@@ -232,6 +233,33 @@ describe('MCP servers as tool sources (mcpServers)', () => {
     expect(offered(m.doGenerateCalls[0])).not.toContain('calc_multiply');
     expect(offered(m.doGenerateCalls[1])).toContain('calc_multiply');
     expect(state.toolExecutions()[1]?.value()).toBe('12');
+  });
+
+  it('stops a run during a call without taking the server for dead', async () => {
+    const server = stdioServer();
+    // the first execution's model asks for calc_hang, the second's for calc_pid
+    const hangs = model([{ call: 'calc_hang' }]);
+    const pid = model([{ call: 'calc_pid' }, { text: 'ok' }]);
+    let execution = 0;
+    const both = new MockLanguageModelV4({
+      modelId: 'm',
+      doGenerate: (options) => (execution === 0 ? hangs : pid).doGenerate(options),
+    });
+    const agent = track(createAgent({ model: both, mcpServers: { calc: server.config } }));
+    const controller = new AbortController();
+    const stopped = await agent.execute(ask(), {
+      signal: controller.signal,
+      onEvent: (event) => {
+        if (event.type === 'tool.started') controller.abort();
+      },
+    });
+    expect(stopped.status()).toBe(ExecutionStatus.Stopped);
+    expect(stopped.toolExecutions()[0]?.error()?.code).toBe('ABORTED');
+
+    execution = 1;
+    const next = await agent.execute(ask());
+    expect(next.status()).toBe(ExecutionStatus.Completed);
+    expect(server.starts()).toEqual([String(next.toolExecutions()[0]?.value())]);
   });
 
   it('offers a tool whose name has characters providers refuse under a safe name, and calls it by its own', async () => {

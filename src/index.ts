@@ -34,6 +34,7 @@ export {
   parseArgs,
   toPrompt,
 } from './drivers/model-driver';
+export { AllModelsFailedError, type AnsweredCall, callModels } from './drivers/model-fallback';
 export { ModelRetriesExhaustedError, type RetryOptions } from './drivers/model-retries';
 export { ModelStreamError } from './drivers/model-stream';
 export { REACT_TEXT_KEY, type ReActDriverOptions, reactDriver, toReActPrompt } from './drivers/react-driver';
@@ -97,6 +98,23 @@ export {
   traceStates,
   unpackState,
 } from './inspect/index';
+export type { McpCallResult, McpConnection, McpToolInfo } from './mcp/mcp-connection';
+export {
+  McpDependencyMissingError,
+  McpServerError,
+  McpToolError,
+  McpToolNameConflictError,
+} from './mcp/mcp-errors';
+export type {
+  McpHttpServerConfig,
+  McpServerConfig,
+  McpServersConfig,
+  McpStdioServerConfig,
+  McpSupervision,
+} from './mcp/mcp-server-config';
+export { mcpServerMachine } from './mcp/mcp-server-machine';
+export { McpServers } from './mcp/mcp-servers';
+export { SupervisedMcpServer } from './mcp/supervised-mcp-server';
 export * from './persistence/index';
 export type { SubagentDefinition } from './runtime/agent-definition';
 export { type AgentDefinition, InvalidDefinitionError } from './runtime/agent-definition';
@@ -131,6 +149,16 @@ export {
   subagentInputSchema,
   subagentTool,
 } from './subagents/subagent-tool';
+export { AgentTracing, type FollowedRun } from './telemetry/agent-tracing';
+export { genAiMessages } from './telemetry/gen-ai-messages';
+export { type OpenTelemetryApi, TelemetryDependencyMissingError } from './telemetry/open-telemetry-api';
+export type {
+  TelemetryAttributes,
+  TelemetryAttributeValue,
+  TelemetryOptions,
+  TelemetrySpan,
+  TelemetryTracer,
+} from './telemetry/telemetry-options';
 export { createAgentTestModel } from './testing/agent-test-model';
 export { type InvariantInput, invariantViolations } from './testing/invariants';
 export {

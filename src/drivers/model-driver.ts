@@ -16,13 +16,8 @@ import {
   currentToolTraceList,
   type MessageCompiler,
 } from './message-compiler';
-import {
-  callModel,
-  callUsage,
-  llmConfigOptions,
-  type ModelCallOptions,
-  type PricingTable,
-} from './model-call';
+import { callUsage, llmConfigOptions, type ModelCallOptions, type PricingTable } from './model-call';
+import { callModels } from './model-fallback';
 import type { CollectedResult } from './model-stream';
 import { modelSummarizer } from './model-summarizer';
 import { callWithinWindow } from './windowed-model-call';
@@ -38,6 +33,8 @@ export interface ModelDriverOptions extends ModelCallOptions {
   readonly callOptions?: Partial<Omit<LanguageModelV4CallOptions, 'prompt' | 'tools' | 'abortSignal'>>;
   /** Keep every prompt within `maxInputTokens` (see ContextOptions; `createAgent({ context })`). */
   readonly context?: ContextOptions;
+  /** Models that take over a step the model before them failed (see `callModels`). */
+  readonly fallbackModels?: readonly LanguageModelV4[];
 }
 
 /**
@@ -58,6 +55,7 @@ export interface ModelDriverOptions extends ModelCallOptions {
  */
 export function modelDriver(model: LanguageModelV4, options: ModelDriverOptions = {}): Driver {
   const compile = options.compileMessages ?? conversationWithCurrentToolTrace;
+  const models = [model, ...(options.fallbackModels ?? [])];
   const summarize = options.context?.summarize;
   const window =
     options.context &&
@@ -99,13 +97,13 @@ export function modelDriver(model: LanguageModelV4, options: ModelDriverOptions 
         const messages = input instanceof AppendOnlyList ? input.toArray() : input;
         const system = state.systemPrompt();
         const prompt = (fitted: readonly Message[]) => toPrompt(system, fitted);
-        const done = await callWithinWindow(window, model, call, prompt, state, messages, context, options);
+        const done = await callWithinWindow(window, models, call, prompt, state, messages, context, options);
         return done.state.withCurrentStep(
-          toStep(done.result, input, model, options.pricing, done.extraUsage),
+          toStep(done.result, input, done.model, options.pricing, done.extraUsage),
         );
       }
-      const result = await callModel(model, call, state, context, options);
-      return state.withCurrentStep(toStep(result, input, model, options.pricing));
+      const answered = await callModels(models, call, state, context, options);
+      return state.withCurrentStep(toStep(answered.result, input, answered.model, options.pricing));
     },
   };
 }
@@ -207,6 +205,7 @@ function toStep(
       toolCalls,
       finishReason: result.finishReason.unified,
       usage: Usage.add(callUsage(result, model, pricing), extraUsage),
+      model: model.modelId,
     }),
   });
 }

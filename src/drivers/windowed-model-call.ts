@@ -3,16 +3,20 @@ import { contextOverflowOf } from '../context/context-overflow';
 import type { ContextWindow, Fitted } from '../context/context-window';
 import { estimateTextTokens } from '../context/token-estimate';
 import type { AgentState } from '../state/agent-state';
+import { stepEventIds } from '../state/loop-events';
 import type { Message } from '../state/message';
 import { Usage } from '../state/usage';
 import type { DriverContext } from './driver';
-import { callModel, type ModelCallOptions } from './model-call';
+import type { ModelCallOptions } from './model-call';
+import { AllModelsFailedError, callModels } from './model-fallback';
 import type { CollectedResult } from './model-stream';
 
 export interface WindowedCall {
   /** The state the step is recorded on (with a new summary when one was made). */
   readonly state: AgentState;
   readonly result: CollectedResult;
+  /** The model that answered (the first, or a fallback model). */
+  readonly model: LanguageModelV4;
   /** Usage of the summarization calls, added to the step's. */
   readonly extraUsage: Usage;
 }
@@ -25,7 +29,7 @@ export interface WindowedCall {
  */
 export async function callWithinWindow(
   window: ContextWindow,
-  model: LanguageModelV4,
+  models: readonly LanguageModelV4[],
   call: LanguageModelV4CallOptions,
   toPrompt: (messages: readonly Message[]) => LanguageModelV4CallOptions['prompt'],
   state: AgentState,
@@ -42,42 +46,41 @@ export async function callWithinWindow(
   let fitted = await window.fit({ ...request, state });
   report(fitted, state, context);
   let extraUsage = fitted.usage;
-  let result: CollectedResult;
+  let answered: { result: CollectedResult; model: LanguageModelV4 };
   try {
-    result = await callModel(
-      model,
+    answered = await callModels(
+      models,
       { ...call, prompt: toPrompt(fitted.messages) },
       fitted.state,
       context,
       options,
     );
   } catch (error) {
-    const refused = contextOverflowOf(error);
+    // with fallback models, the first model's refusal is the one about this prompt
+    const refused = contextOverflowOf(error instanceof AllModelsFailedError ? error.errors[0] : error);
     if (!refused) throw error;
     fitted = await window.fit({ ...request, state: fitted.state, refused });
     if (!fitted.compaction) throw error;
     report(fitted, state, context);
     extraUsage = Usage.add(extraUsage, fitted.usage);
-    result = await callModel(
-      model,
+    answered = await callModels(
+      models,
       { ...call, prompt: toPrompt(fitted.messages) },
       fitted.state,
       context,
       options,
     );
   }
+  const { result, model } = answered;
   window.observe(context.run, fitted.estimate, result.usage.inputTokens.total ?? 0);
-  return { state: fitted.state, result, extraUsage };
+  return { state: fitted.state, result, model, extraUsage };
 }
 
 function report(fitted: Fitted, state: AgentState, context: DriverContext): void {
   if (!fitted.compaction) return;
   context.report({
     type: 'context.compacted',
-    agentId: state.agentId(),
-    parentAgentId: state.parentAgentId(),
-    executionId: state.executionId() ?? '',
-    stepNumber: state.stepCount() + 1,
+    ...stepEventIds(state),
     ...fitted.compaction,
   });
 }

@@ -74,4 +74,6 @@ export interface Agent {
   inputFor(state: AgentState, budget?: ExecutionBudget, session?: LoopSession): LoopInput;
   /** The XState actor (not started): starts in `pending`; send `execute`, `user.message`, `stop`. */
   createActor(state: AgentState, options?: CreateActorOptions): AgentActor;
+  /** Closes what the agent holds open: its MCP servers (and its subagents'). */
+  close(): Promise<void>;
 }

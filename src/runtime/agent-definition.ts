@@ -5,10 +5,12 @@ import type { ModelDriverOptions } from '../drivers/model-driver';
 import type { ErrorPolicyOptions } from '../hooks/error-policy';
 import type { Hook } from '../hooks/hook';
 import type { ResponseSchema } from '../hooks/structured-output-guard';
+import { MCP_SERVER_NAME, type McpServersConfig, mcpConfigProblem } from '../mcp/mcp-server-config';
 import type { SessionStore } from '../persistence/session-store';
 import { AgentMachineError } from '../state/errors';
 import { ExecutionBudget } from '../state/execution-budget';
 import type { SubagentsConfig } from '../subagents/subagent-definition';
+import type { TelemetryOptions } from '../telemetry/telemetry-options';
 import type { ToolSet } from '../tools/define-tool';
 
 /** Everything that makes an agent. `model` or `driver` is required. */
@@ -17,6 +19,12 @@ export interface AgentDefinition {
   readonly description?: string;
   /** Any AI SDK LanguageModel (v4 specification). */
   readonly model?: LanguageModelV4;
+  /**
+   * Models that take over a step `model` failed (an error that is not retryable, or retries run
+   * out), in order; the step records which model answered (`step.model()`) and its cost uses that
+   * model's pricing. Each gets the same retries.
+   */
+  readonly fallbackModels?: readonly LanguageModelV4[];
   /** Model driver settings (retries, pricing, message compiler) when `model` is given. */
   readonly modelOptions?: ModelDriverOptions;
   /**
@@ -55,6 +63,19 @@ export interface AgentDefinition {
    * `{ task, context? }`. `maxDepth` (default 3) counts the root as depth 0; the root's governs the tree.
    */
   readonly subagents?: SubagentsConfig<SubagentDefinition>;
+  /**
+   * OpenTelemetry spans (`invoke_agent`, `chat`, `execute_tool`) for every run of this agent and
+   * its subagents, sent to `tracer`; needs the optional peer `@opentelemetry/api`. Read from the
+   * root definition only.
+   */
+  readonly telemetry?: TelemetryOptions;
+  /**
+   * MCP servers whose tools the model is offered as `<server>_<tool>`: `{ command, args, env, cwd }`
+   * (stdio) or `{ url }` (Streamable HTTP); needs the optional peer `@modelcontextprotocol/sdk`.
+   * Started at first use, shared by the agent's executions, restarted after they die, closed by
+   * `agent.close()`. A subagent without tools or servers of its own uses its caller's.
+   */
+  readonly mcpServers?: McpServersConfig;
 }
 
 /**
@@ -101,6 +122,25 @@ export function checkDefinition(
       'needs a model: context policies are applied by the model driver (give a model, or modelDriver(model, { context }) as the driver)',
     );
   }
+  if (definition.fallbackModels !== undefined) {
+    if (!Array.isArray(definition.fallbackModels) || !definition.model) {
+      throw new InvalidDefinitionError(at('fallbackModels'), 'must be an array of models beside `model`');
+    }
+    definition.fallbackModels.forEach((fallback, i) => {
+      if (typeof fallback?.doGenerate !== 'function') {
+        throw new InvalidDefinitionError(
+          at(`fallbackModels[${i}]`),
+          'is not an AI SDK LanguageModel (no doGenerate function)',
+        );
+      }
+    });
+  }
+  if (definition.telemetry !== undefined && typeof definition.telemetry?.tracer?.startSpan !== 'function') {
+    throw new InvalidDefinitionError(
+      at('telemetry.tracer'),
+      "must be an OpenTelemetry Tracer (trace.getTracer('my-app') of @opentelemetry/api)",
+    );
+  }
   if (definition.driver && typeof definition.driver.infer !== 'function') {
     throw new InvalidDefinitionError(at('driver'), 'has no infer(state, context) function');
   }
@@ -129,6 +169,15 @@ export function checkDefinition(
       at('store'),
       'must be a SessionStore (load and save), e.g. new SqliteSessionStore(file)',
     );
+  }
+  for (const [name, server] of Object.entries(definition.mcpServers ?? {})) {
+    if (!MCP_SERVER_NAME.test(name))
+      throw new InvalidDefinitionError(
+        at(`mcpServers.${name}`),
+        'must be named with letters, digits, _ and - only',
+      );
+    const problem = mcpConfigProblem(server);
+    if (problem) throw new InvalidDefinitionError(at(`mcpServers.${name}`), problem);
   }
   positive('toolConcurrency', definition.toolConcurrency);
   positive('toolTimeoutMs', definition.toolTimeoutMs);

@@ -3,12 +3,14 @@ import { z } from 'zod';
 import type { Driver } from '../drivers/driver';
 import { modelDriver } from '../drivers/model-driver';
 import type { ResponseSchema } from '../hooks/structured-output-guard';
+import { McpServers } from '../mcp/mcp-servers';
 import { NoSessionStoreError, SessionNotFoundError } from '../persistence/errors';
 import type { ResponseFormat } from '../state/agent-context';
 import { AgentState } from '../state/agent-state';
 import type { ApprovalDecision } from '../state/approval';
 import { ExecutionBudget } from '../state/execution-budget';
 import { DEFAULT_MAX_DEPTH } from '../subagents/subagent-definition';
+import { AgentTracing } from '../telemetry/agent-tracing';
 import type { Agent } from './agent-actor';
 import { type AgentDefinition, checkDefinition } from './agent-definition';
 import { approvalPending, checkEdit } from './approvals';
@@ -31,7 +33,11 @@ export { AgentRuntimeError } from './run-to-outcome';
  */
 export function createAgent(definition: AgentDefinition): Agent {
   checkDefinition(definition);
-  return buildAgent(definition, { depth: 0, maxDepth: definition.subagents?.maxDepth ?? DEFAULT_MAX_DEPTH });
+  return buildAgent(definition, {
+    depth: 0,
+    maxDepth: definition.subagents?.maxDepth ?? DEFAULT_MAX_DEPTH,
+    tracing: definition.telemetry && new AgentTracing(definition.telemetry),
+  });
 }
 
 function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
@@ -40,11 +46,29 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
   const driver: Driver =
     definition.driver ??
     (definition.model
-      ? modelDriver(definition.model, { ...definition.modelOptions, ...contextOf(definition) })
+      ? modelDriver(definition.model, {
+          ...definition.modelOptions,
+          ...contextOf(definition),
+          fallbackModels: definition.fallbackModels ?? definition.modelOptions?.fallbackModels,
+        })
       : (scope.driver as Driver));
-  const tools = definition.tools ?? scope.tools ?? {};
-  const subagents = subagentCalls(definition, scope, { driver, tools }, buildAgent);
-  const { machine, hookStages } = provideLoop(definition, { driver, tools, store, subagents });
+  // Tools and MCP servers go together: a subagent with neither uses its caller's.
+  const ownsTools = definition.tools !== undefined || definition.mcpServers !== undefined;
+  const tools = (ownsTools ? definition.tools : scope.tools) ?? {};
+  const ownMcp = definition.mcpServers && new McpServers(definition.mcpServers);
+  const mcp = ownsTools ? ownMcp : scope.mcp;
+  const { tracing } = scope;
+  const modelId = definition.model?.modelId ?? (definition.driver ? undefined : scope.modelId);
+  const inference = tracing ? tracing.traceDriver(driver, modelId) : driver;
+  const agentName = definition.name ?? 'agent';
+  const subagents = subagentCalls(definition, scope, { driver, tools, tracing, modelId, mcp }, buildAgent);
+  const { machine, hookStages } = provideLoop(definition, {
+    driver: inference,
+    tools,
+    store,
+    subagents,
+    mcp,
+  });
 
   const responseFormat = definition.responseFormat && jsonResponseFormat(definition.responseFormat);
   const prepare = (state: AgentState) => {
@@ -59,6 +83,9 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
   };
 
   const agent: Agent = {
+    async close() {
+      await Promise.all([ownMcp?.close(), ...[...subagents.children()].map((child) => child.close())]);
+    },
     definition,
     budget,
     machine,
@@ -72,11 +99,15 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
     createActor(state, options = {}) {
       const { budget: runBudget, session, reports, ...actorOptions } = options as InternalActorOptions;
       if (session && !store) throw new NoSessionStoreError('A session');
-      const input = { ...agent.inputFor(state, runBudget, session), reports: reports ?? true };
-      return createActor(machine, { input, ...actorOptions });
+      // Spans are made from the run's events: a traced run reports them even with no one listening.
+      const input = { ...agent.inputFor(state, runBudget, session), reports: (reports ?? true) || !!tracing };
+      const actor = createActor(machine, { input, ...actorOptions });
+      tracing?.follow(actor, { name: agentName });
+      return actor;
     },
     async execute(state, options = {}) {
       if (state.approval()) throw approvalPending(state);
+      await tracing?.ready;
       const { signal, sessionId, onEvent, ...actorOptions } = options;
       if (sessionId === undefined)
         return runToOutcome(agent.createActor(state, listened(actorOptions, onEvent)), signal, onEvent);
@@ -96,6 +127,7 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
     },
     async decide(target, decisions, options = {}) {
       const { signal, onEvent, ...actorOptions } = options;
+      await tracing?.ready;
       let stored: { state: AgentState; version: number } | null = null;
       if (typeof target === 'string') {
         if (!store) throw new NoSessionStoreError('decide(sessionId, ...)');
@@ -125,6 +157,7 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
     },
     async resume(sessionId, options = {}) {
       if (!store) throw new NoSessionStoreError('resume(sessionId)');
+      await tracing?.ready;
       const stored = await store.load(sessionId);
       if (!stored) throw new SessionNotFoundError(sessionId);
       const status = stored.state.status();

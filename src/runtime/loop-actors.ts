@@ -17,6 +17,7 @@ import { finishReasonGuard } from '../hooks/finish-reason-guard';
 import type { Hook } from '../hooks/hook';
 import { hooksFor, runStage } from '../hooks/hook-stack';
 import { structuredOutputGuard } from '../hooks/structured-output-guard';
+import type { McpServers } from '../mcp/mcp-servers';
 import { NoSessionStoreError } from '../persistence/errors';
 import type { SessionStore } from '../persistence/session-store';
 import type { AgentState } from '../state/agent-state';
@@ -44,9 +45,11 @@ export function provideLoop(
     readonly tools: ToolSet;
     readonly store: SessionStore | undefined;
     readonly subagents: SubagentCalls;
+    /** MCP servers whose tools join the agent's (they start at the first model call). */
+    readonly mcp: McpServers | undefined;
   },
 ): ProvidedLoop {
-  const { driver, tools, store, subagents } = parts;
+  const { driver, tools, store, subagents, mcp } = parts;
   const userHooks = definition.hooks ?? [];
   const stages: Record<HookStage, Hook[]> = {
     beforeExecution: hooksFor(userHooks, 'beforeExecution'),
@@ -113,7 +116,9 @@ export function provideLoop(
           get signal() {
             return request.signal;
           },
-          tools: subagents.toolsFor(self),
+          tools: mcp
+            ? subagents.toolsFor(self, await mcp.toolSet(tools, request.signal))
+            : subagents.toolsFor(self),
           report: reporter(self),
           run: self,
         };
@@ -126,7 +131,9 @@ export function provideLoop(
       }),
       toolExecutor: stepWorker('toolExecutor', async ({ state }, self, request) => {
         const done = await executeTools(state, {
-          tools: subagents.toolsFor(self),
+          tools: mcp
+            ? subagents.toolsFor(self, await mcp.callableToolSet(tools, request.signal))
+            : subagents.toolsFor(self),
           hooks: toolHooks,
           get signal() {
             return request.signal;

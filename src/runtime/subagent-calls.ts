@@ -6,8 +6,10 @@
 import type { AnyActorRef } from 'xstate';
 import type { LoopContext } from '../../machines/agentLoop';
 import type { Driver } from '../drivers/driver';
+import type { McpServers } from '../mcp/mcp-servers';
 import { ExecutionBudget } from '../state/execution-budget';
 import { subagentTool } from '../subagents/subagent-tool';
+import type { AgentTracing } from '../telemetry/agent-tracing';
 import type { Tool, ToolSet } from '../tools/define-tool';
 import type { Agent, AgentActor } from './agent-actor';
 import type { AgentDefinition, SubagentDefinition } from './agent-definition';
@@ -20,13 +22,19 @@ export interface Scope {
   readonly driver?: Driver;
   readonly tools?: ToolSet;
   readonly subagents?: Readonly<Record<string, SubagentDefinition>>;
+  /** The tree's spans (the root's `telemetry`), and the model id a child inherits with its caller's driver. */
+  readonly tracing?: AgentTracing;
+  readonly modelId?: string;
+  readonly mcp?: McpServers;
 }
 
 export interface SubagentCalls {
-  /** The tools of one tool step: the agent's own, and its subagents bound to the calling actor. */
-  toolsFor(self: AnyActorRef): ToolSet;
+  /** The tools of one tool step: `base` (the agent's own), and its subagents bound to the calling actor. */
+  toolsFor(self: AnyActorRef, base?: ToolSet): ToolSet;
   /** The child agent called `name`, built on first call (a definition may list itself) and reused. */
   childAgent(name: string): Agent;
+  /** The children built so far (to close them with their parent). */
+  children(): Iterable<Agent>;
 }
 
 export type BuildAgent = (definition: AgentDefinition, scope: Scope) => Agent;
@@ -34,10 +42,13 @@ export type BuildAgent = (definition: AgentDefinition, scope: Scope) => Agent;
 export function subagentCalls(
   definition: AgentDefinition,
   scope: Scope,
-  inherited: { readonly driver: Driver; readonly tools: ToolSet },
+  inherited: Pick<Scope, 'tracing' | 'modelId' | 'mcp'> & {
+    readonly driver: Driver;
+    readonly tools: ToolSet;
+  },
   build: BuildAgent,
 ): SubagentCalls {
-  const { driver, tools } = inherited;
+  const { driver, tools, tracing, modelId, mcp } = inherited;
   const subagents = definition.subagents?.agents ?? scope.subagents ?? {};
   const subagentNames = new Set(Object.keys(subagents));
   const children = new Map<string, Agent>();
@@ -50,14 +61,17 @@ export function subagentCalls(
         driver,
         tools,
         subagents,
+        tracing,
+        modelId,
+        mcp,
       });
       children.set(name, child);
     }
     return child;
   };
-  const toolsFor = (self: AnyActorRef): ToolSet => {
-    if (subagentNames.size === 0) return tools;
-    const bound: Record<string, Tool> = { ...tools };
+  const toolsFor = (self: AnyActorRef, base: ToolSet = tools): ToolSet => {
+    if (subagentNames.size === 0) return base;
+    const bound: Record<string, Tool> = { ...base };
     for (const name of subagentNames) {
       const definitionOf = subagents[name] as SubagentDefinition;
       bound[name] = subagentTool({
@@ -76,11 +90,12 @@ export function subagentCalls(
           ];
           if (!child)
             throw new Error(`Subagent '${name}' could not be spawned: its caller is not running tools`);
+          tracing?.follow(child, { name: definitionOf.name ?? name, caller: { actor: self, toolCallId } });
           return awaitOutcome(child, signal).finally(() => self.send({ type: 'subagent.release', id }));
         },
       });
     }
     return bound;
   };
-  return { toolsFor, childAgent };
+  return { toolsFor, childAgent, children: () => children.values() };
 }

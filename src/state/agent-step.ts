@@ -13,6 +13,8 @@ export interface InferenceResponse {
   readonly toolCalls: readonly ToolCall[];
   readonly finishReason: string | null;
   readonly usage: Usage;
+  /** The id of the model that answered (`model.modelId`), when the driver knows it. */
+  readonly model?: string;
 }
 
 export const InferenceResponse = {
@@ -25,6 +27,7 @@ export const InferenceResponse = {
       toolCalls: Object.freeze([...(partial.toolCalls ?? [])]),
       finishReason: partial.finishReason ?? null,
       usage: partial.usage ?? Usage.zero,
+      ...(partial.model !== undefined && { model: partial.model }),
     });
   },
 };
@@ -104,6 +107,10 @@ export class AgentStep {
   }
   finishReason(): string | null {
     return this.props.inferenceResponse.finishReason;
+  }
+  /** The id of the model that answered this step (with `fallbackModels`, the one that took over); null if unknown. */
+  model(): string | null {
+    return this.props.inferenceResponse.model ?? null;
   }
   outputText(): string {
     return this.props.inferenceResponse.text;

@@ -93,6 +93,7 @@ export const inferenceResponseSchema = z.strictObject({
   toolCalls: z.array(toolCallSchema),
   finishReason: z.string().nullable(),
   usage: usageSchema,
+  model: z.string().optional(),
 });
 
 const stepShape = {

@@ -164,6 +164,7 @@ function decodeStep(
       toolCalls: response.toolCalls.map(decodeToolCall),
       finishReason: response.finishReason,
       usage: Usage.of(response.usage),
+      model: response.model,
     }),
     toolExecutions: json.toolExecutions.map(decodeToolExecution),
     errors: json.errors.map(decodeError),

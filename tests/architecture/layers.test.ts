@@ -1,6 +1,7 @@
 /**
  * The house rules of DESIGN.md's layout, checked on the source: folders depend one way
- * (state <- machines, hooks <- tools <- drivers <- subagents, persistence <- runtime <- the rest),
+ * (state <- machines, hooks, context <- tools <- drivers <- subagents, persistence, telemetry, mcp
+ * <- runtime <- the rest),
  * and the chart depends on src/state alone.
  * Type-only imports count: they are dependencies a reader follows too.
  */
@@ -18,16 +19,16 @@ const RANK: Record<string, number> = {
   hooks: 1,
   tools: 2,
   drivers: 3,
-  context: 3,
+  context: 1,
   subagents: 4,
   persistence: 4,
+  telemetry: 4,
+  mcp: 4,
   runtime: 5,
   distributed: 6,
   inspect: 6,
   testing: 6,
   ui: 6,
-  telemetry: 6,
-  mcp: 6,
   'index.ts': 7,
   'cli.ts': 7,
 };

@@ -1,0 +1,217 @@
+import { McpDependencyMissingError } from './mcp-errors';
+import type { McpServerConfig } from './mcp-server-config';
+
+/** A tool as the server lists it. */
+export interface McpToolInfo {
+  readonly name: string;
+  readonly title?: string;
+  readonly description?: string;
+  readonly inputSchema: Record<string, unknown>;
+}
+
+/** A `tools/call` result. */
+export interface McpCallResult {
+  readonly content?: ReadonlyArray<{ readonly type: string; readonly text?: string }>;
+  readonly structuredContent?: unknown;
+  readonly isError?: boolean;
+}
+
+/** One live connection to a server (one process, for stdio). */
+export interface McpConnection {
+  /** The server's tools; after it said its list changed, the list read again. */
+  listTools(): Promise<readonly McpToolInfo[]>;
+  callTool(name: string, args: unknown, signal: AbortSignal): Promise<McpCallResult>;
+  close(): Promise<void>;
+  /** The end of what the server wrote to stderr (stdio servers), for error messages. */
+  stderrTail(): string;
+}
+
+/** What the connection tells its supervisor. */
+export interface ConnectionEvents {
+  /** The server went away (its process exited, the transport closed) without `close()`. */
+  exited(connection: McpConnection, error: Error | null): void;
+  /** The list could not be read again after the server said it changed. */
+  toolsRefreshFailed(connection: McpConnection, error: Error): void;
+}
+
+// The parts of @modelcontextprotocol/sdk used here, declared so its types are not needed by users without MCP.
+interface SdkTransport {
+  onclose?: () => void;
+  readonly stderr?: { on(event: 'data', listener: (chunk: Buffer | string) => void): unknown } | null;
+}
+interface SdkClient {
+  connect(transport: SdkTransport): Promise<void>;
+  listTools(params?: { cursor?: string }): Promise<{ tools: McpToolInfo[]; nextCursor?: string }>;
+  callTool(
+    params: { name: string; arguments?: Record<string, unknown> },
+    schema?: undefined,
+    options?: { signal?: AbortSignal },
+  ): Promise<McpCallResult>;
+  close(): Promise<void>;
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+}
+interface Sdk {
+  Client: new (
+    info: { name: string; version: string },
+    options: {
+      listChanged: {
+        tools: {
+          autoRefresh: boolean;
+          debounceMs: number;
+          onChanged: (error: Error | null, tools: McpToolInfo[] | null) => void;
+        };
+      };
+    },
+  ) => SdkClient;
+  StdioClientTransport: new (params: {
+    command: string;
+    args?: string[];
+    env?: Record<string, string>;
+    cwd?: string;
+    stderr?: 'pipe';
+  }) => SdkTransport;
+  StreamableHTTPClientTransport: new (
+    url: URL,
+    options?: { requestInit?: { headers?: Record<string, string> } },
+  ) => SdkTransport;
+}
+
+let sdk: Promise<Sdk> | null = null;
+
+/**
+ * Loads the SDK's client parts at first use, so that it stays an optional peer; a failed load
+ * raises McpDependencyMissingError and is not cached.
+ */
+export function loadMcpSdk(): Promise<Sdk> {
+  if (!sdk) {
+    const attempt = importSdk();
+    sdk = attempt;
+    attempt.catch(() => {
+      if (sdk === attempt) sdk = null;
+    });
+  }
+  return sdk;
+}
+
+async function importSdk(): Promise<Sdk> {
+  // Variable specifiers keep bundlers from inlining the package or failing without it.
+  const base: string = '@modelcontextprotocol/sdk/client/';
+  try {
+    const [client, stdio, http] = await Promise.all([
+      import(`${base}index.js`),
+      import(`${base}stdio.js`),
+      import(`${base}streamableHttp.js`),
+    ]);
+    return {
+      Client: client.Client,
+      StdioClientTransport: stdio.StdioClientTransport,
+      StreamableHTTPClientTransport: http.StreamableHTTPClientTransport,
+    };
+  } catch (error) {
+    throw new McpDependencyMissingError({ cause: error });
+  }
+}
+
+const STDERR_KEPT = 2_000;
+
+/**
+ * Starts a server (spawns it, for stdio), runs MCP's initialization and reads its tool list. A
+ * connection whose start was abandoned (`signal` aborted: the agent was closed meanwhile) is
+ * closed again and the start rejects.
+ *
+ * @example
+ * const connection = await openMcpConnection('files', { command: 'npx', args: ['mcp-files'] }, events, signal);
+ */
+export async function openMcpConnection(
+  name: string,
+  config: McpServerConfig,
+  events: ConnectionEvents,
+  signal: AbortSignal,
+): Promise<McpConnection> {
+  const { Client, StdioClientTransport, StreamableHTTPClientTransport } = await loadMcpSdk();
+  let stderr = '';
+  let closing = false;
+  let lastError: Error | null = null;
+  const transport =
+    'command' in config
+      ? new StdioClientTransport({
+          command: config.command,
+          args: config.args ? [...config.args] : undefined,
+          env: config.env ? { ...config.env } : undefined,
+          cwd: config.cwd,
+          stderr: 'pipe',
+        })
+      : new StreamableHTTPClientTransport(new URL(config.url), {
+          requestInit: config.headers ? { headers: { ...config.headers } } : undefined,
+        });
+  transport.stderr?.on('data', (chunk) => {
+    stderr = (stderr + String(chunk)).slice(-STDERR_KEPT);
+  });
+  let tools: readonly McpToolInfo[] = [];
+  let refreshing: Promise<void> | null = null;
+  // The list is read again by us, not by the SDK: the notification arrives before the answer to
+  // the call that changed the list, so marking the list stale here makes the next model call wait
+  // for the new one.
+  const refresh = () => {
+    refreshing = listAllTools(client).then(
+      (listed) => {
+        tools = listed;
+      },
+      (error: Error) => events.toolsRefreshFailed(connection, error),
+    );
+  };
+  const client = new Client(
+    { name: 'agent-machine', version: '1' },
+    { listChanged: { tools: { autoRefresh: false, debounceMs: 0, onChanged: refresh } } },
+  );
+  const connection: McpConnection = {
+    listTools: async () => {
+      await refreshing;
+      return tools;
+    },
+    callTool: (tool, args, callSignal) =>
+      client.callTool({ name: tool, arguments: args as Record<string, unknown> }, undefined, {
+        signal: callSignal,
+      }),
+    close: async () => {
+      closing = true;
+      await client.close();
+    },
+    stderrTail: () => stderr.trim(),
+  };
+  client.onerror = (error) => {
+    lastError = error;
+  };
+  client.onclose = () => {
+    if (!closing) events.exited(connection, lastError);
+  };
+  try {
+    await client.connect(transport);
+    tools = await listAllTools(client);
+  } catch (error) {
+    closing = true;
+    // The start's own error is the one to report; a failure to close what never opened adds nothing.
+    await client.close().catch(() => undefined);
+    const detail = stderr.trim() ? ` (stderr: ${stderr.trim()})` : '';
+    throw new Error(`MCP server '${name}' did not start: ${(error as Error).message}${detail}`, {
+      cause: error,
+    });
+  }
+  if (signal.aborted) {
+    await connection.close();
+    throw new Error(`MCP server '${name}' was closed while it started`);
+  }
+  return connection;
+}
+
+async function listAllTools(client: SdkClient): Promise<McpToolInfo[]> {
+  const tools: McpToolInfo[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await client.listTools(cursor ? { cursor } : undefined);
+    tools.push(...page.tools);
+    cursor = page.nextCursor;
+  } while (cursor);
+  return tools;
+}

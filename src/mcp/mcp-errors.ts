@@ -1,0 +1,50 @@
+import { AgentMachineError } from '../state/errors';
+
+/** `@modelcontextprotocol/sdk` is not installed: it is an optional peer, needed only with `mcpServers`. */
+export class McpDependencyMissingError extends AgentMachineError {
+  constructor(options?: { cause?: unknown }) {
+    super(
+      'MCP_DEPENDENCY_MISSING',
+      'createAgent({ mcpServers }) needs the optional package "@modelcontextprotocol/sdk", which is not ' +
+        'installed (or could not be loaded). Run `npm install @modelcontextprotocol/sdk`.',
+      options,
+    );
+  }
+}
+
+/**
+ * An MCP server failed: it could not start, it died (or became unreachable) during a call, it was
+ * restarted too often, or the agent was closed. `server` names it; `code` says which:
+ * `MCP_SERVER_START_FAILED`, `MCP_SERVER_EXITED`, `MCP_SERVER_GAVE_UP`, `MCP_SERVER_CLOSED`.
+ */
+export class McpServerError extends AgentMachineError {
+  constructor(
+    code: 'MCP_SERVER_START_FAILED' | 'MCP_SERVER_EXITED' | 'MCP_SERVER_GAVE_UP' | 'MCP_SERVER_CLOSED',
+    readonly server: string,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(code, message, options);
+  }
+}
+
+/** An MCP tool answered with an error result (`isError: true`): the message is the tool's own text. */
+export class McpToolError extends AgentMachineError {
+  constructor(
+    readonly server: string,
+    readonly tool: string,
+    message: string,
+  ) {
+    super('MCP_TOOL_ERROR', `MCP tool '${tool}' of server '${server}' failed: ${message}`);
+  }
+}
+
+/** Two tools would be offered to the model under one name (`<server>_<tool>`, or a tool of the agent's own). */
+export class McpToolNameConflictError extends AgentMachineError {
+  constructor(readonly toolName: string) {
+    super(
+      'MCP_TOOL_NAME_CONFLICT',
+      `Two tools are named '${toolName}' (MCP tools are offered as <server>_<tool>): rename the agent's tool or the server's key in mcpServers`,
+    );
+  }
+}

@@ -10,6 +10,17 @@ export {
 export * from './distributed/index';
 export type { Driver, DriverContext } from './drivers/driver';
 export {
+  type FileData,
+  type JSONValue,
+  type LanguageModel,
+  type ModelCallSettings,
+  type PromptMessage,
+  type ProviderMetadata,
+  type ProviderTool,
+  type ToolChoice,
+  UnsupportedModelError,
+} from './drivers/language-model';
+export {
   allMessages,
   conversationWithCurrentToolTrace,
   type MessageCompiler,

@@ -1,14 +1,17 @@
-import type {
-  LanguageModelV4,
-  LanguageModelV4CallOptions,
-  LanguageModelV4FunctionTool,
-  LanguageModelV4Message,
-} from '@ai-sdk/provider';
 import { AgentStep, InferenceResponse } from '../state/agent-step';
 import { AppendOnlyList } from '../state/append-only-list';
 import { Message, type ToolCall } from '../state/message';
 import { inputJsonSchema, type ToolSet, toolDescription } from '../tools/define-tool';
 import type { Driver } from './driver';
+import {
+  type CallableModel,
+  type CallOptions,
+  callable,
+  type FunctionTool,
+  type LanguageModel,
+  type ModelCallSettings,
+  type PromptMessage,
+} from './language-model';
 import {
   conversationWithCurrentToolTrace,
   currentToolTraceList,
@@ -30,8 +33,11 @@ export interface ModelDriverOptions extends ModelCallOptions {
   /** Prices by model id (`model.modelId`): each step's cost is computed from its usage. */
   readonly pricing?: PricingTable;
   readonly compileMessages?: MessageCompiler;
-  /** Call options passed through to every model call (temperature, maxOutputTokens, ...). */
-  readonly callOptions?: Partial<Omit<LanguageModelV4CallOptions, 'prompt' | 'tools' | 'abortSignal'>>;
+  /**
+   * Call settings passed through to every model call (temperature, maxOutputTokens, toolChoice,
+   * providerOptions, ...); the state's `llmConfig` overrides them.
+   */
+  readonly callOptions?: ModelCallSettings;
 }
 
 /**
@@ -50,9 +56,10 @@ export interface ModelDriverOptions extends ModelCallOptions {
  * });
  * createAgent({ driver, tools: { add } });
  */
-export function modelDriver(model: LanguageModelV4, options: ModelDriverOptions = {}): Driver {
+export function modelDriver(languageModel: LanguageModel, options: ModelDriverOptions = {}): Driver {
+  const model = callable(languageModel);
   const compile = options.compileMessages ?? conversationWithCurrentToolTrace;
-  const schemaCache = new WeakMap<ToolSet, Promise<LanguageModelV4FunctionTool[]>>();
+  const schemaCache = new WeakMap<ToolSet, Promise<FunctionTool[]>>();
   const toolsFor = (tools: ToolSet) => {
     let cached = schemaCache.get(tools);
     if (!cached) {
@@ -67,7 +74,7 @@ export function modelDriver(model: LanguageModelV4, options: ModelDriverOptions 
       // the default compilation, incrementally and shared with the conversation; else the user's
       const input =
         (compile === conversationWithCurrentToolTrace && currentToolTraceList(state)) || compile(state);
-      const call: LanguageModelV4CallOptions = {
+      const call: CallOptions = {
         ...options.callOptions,
         ...llmConfigOptions(state),
         prompt:
@@ -77,7 +84,8 @@ export function modelDriver(model: LanguageModelV4, options: ModelDriverOptions 
         abortSignal: context.signal,
       };
       const tools = await toolsFor(context.tools);
-      if (tools.length) Object.assign(call, { tools, toolChoice: { type: 'auto' } });
+      if (tools.length) call.tools = tools;
+      if (tools.length && !call.toolChoice) call.toolChoice = { type: 'auto' };
       const format = state.responseFormat();
       if (format.type === 'json')
         call.responseFormat = { type: 'json', schema: format.schema as never, name: format.name };
@@ -87,13 +95,13 @@ export function modelDriver(model: LanguageModelV4, options: ModelDriverOptions 
   };
 }
 
-async function describeTools(tools: ToolSet): Promise<LanguageModelV4FunctionTool[]> {
+async function describeTools(tools: ToolSet): Promise<FunctionTool[]> {
   return Promise.all(
     Object.entries(tools).map(async ([name, tool]) => ({
       type: 'function' as const,
       name,
       description: toolDescription(tool),
-      inputSchema: (await inputJsonSchema(tool.inputSchema)) as LanguageModelV4FunctionTool['inputSchema'],
+      inputSchema: await inputJsonSchema(tool.inputSchema),
     })),
   );
 }
@@ -105,7 +113,7 @@ async function describeTools(tools: ToolSet): Promise<LanguageModelV4FunctionToo
  * toPrompt('You add numbers.', [Message.user('2 + 3?')]);
  * // [{ role: 'system', content: 'You add numbers.' }, { role: 'user', content: [{ type: 'text', text: '2 + 3?' }] }]
  */
-export function toPrompt(systemPrompt: string, messages: readonly Message[]): LanguageModelV4Message[] {
+export function toPrompt(systemPrompt: string, messages: readonly Message[]): PromptMessage[] {
   const converted = messages.map(toPromptMessage);
   return systemPrompt ? [{ role: 'system', content: systemPrompt }, ...converted] : converted;
 }
@@ -119,11 +127,11 @@ function runPrompt(
   systemPrompt: string,
   messages: AppendOnlyList<Message>,
   run: object | undefined,
-): LanguageModelV4Message[] {
+): PromptMessage[] {
   if (!run) return toPrompt(systemPrompt, messages.toArray());
   const cached = prompts.get(run);
   const from = cached?.source.isPrefixOf(messages) ? cached.source.size : 0;
-  let converted = cached && from > 0 ? cached.converted : AppendOnlyList.empty<LanguageModelV4Message>();
+  let converted = cached && from > 0 ? cached.converted : AppendOnlyList.empty<PromptMessage>();
   for (let i = from; i < messages.size; i++)
     converted = converted.append(toPromptMessage(messages.at(i) as Message));
   prompts.set(run, { source: messages, converted });
@@ -133,14 +141,14 @@ function runPrompt(
 
 const prompts = new WeakMap<
   object,
-  { source: AppendOnlyList<Message>; converted: AppendOnlyList<LanguageModelV4Message> }
+  { source: AppendOnlyList<Message>; converted: AppendOnlyList<PromptMessage> }
 >();
 
-function toPromptMessage(m: Message): LanguageModelV4Message {
+function toPromptMessage(m: Message): PromptMessage {
   if (m.role === 'system') return { role: 'system', content: m.content };
   if (m.role === 'user') return { role: 'user', content: [{ type: 'text', text: m.content }] };
   if (m.role === 'assistant') {
-    const content: Extract<LanguageModelV4Message, { role: 'assistant' }>['content'] = [];
+    const content: Extract<PromptMessage, { role: 'assistant' }>['content'] = [];
     if (m.content) content.push({ type: 'text', text: m.content });
     for (const c of m.toolCalls ?? [])
       content.push({ type: 'tool-call', toolCallId: c.id, toolName: c.name, input: c.args });
@@ -162,7 +170,7 @@ function toPromptMessage(m: Message): LanguageModelV4Message {
 function toStep(
   result: CollectedResult,
   input: readonly Message[] | AppendOnlyList<Message>,
-  model: LanguageModelV4,
+  model: CallableModel,
   pricing: PricingTable | undefined,
 ): AgentStep {
   let text = '';

@@ -1,10 +1,5 @@
-import type {
-  LanguageModelV4Content,
-  LanguageModelV4GenerateResult,
-  LanguageModelV4StreamPart,
-  LanguageModelV4StreamResult,
-} from '@ai-sdk/provider';
 import { AgentMachineError } from '../state/errors';
+import type { GenerateResult, ModelContent, StreamPart, StreamResult } from './language-model';
 
 /**
  * A model stream that failed part-way: an `error` part carrying plain data (an OpenAI-compatible
@@ -19,7 +14,7 @@ export class ModelStreamError extends AgentMachineError {
 }
 
 /** What a streamed call adds up to: the same fields a `doGenerate` result has. */
-export type CollectedResult = Pick<LanguageModelV4GenerateResult, 'content' | 'finishReason' | 'usage'>;
+export type CollectedResult = Pick<GenerateResult, 'content' | 'finishReason' | 'usage'>;
 
 /**
  * Reads a `doStream` result to its end, calling `onTextDelta` for each text delta, and returns the
@@ -32,14 +27,14 @@ export type CollectedResult = Pick<LanguageModelV4GenerateResult, 'content' | 'f
  * const result = await collectStream(await model.doStream(call), (delta) => process.stdout.write(delta));
  */
 export async function collectStream(
-  result: LanguageModelV4StreamResult,
+  result: StreamResult,
   onTextDelta: (delta: string) => void,
 ): Promise<CollectedResult> {
   const reader = result.stream.getReader();
-  const content: LanguageModelV4Content[] = [];
+  const content: ModelContent[] = [];
   // Text parts are joined per block id, in the order their blocks started, as doGenerate returns them.
   const texts = new Map<string, { type: 'text'; text: string }>();
-  let finish: Extract<LanguageModelV4StreamPart, { type: 'finish' }> | undefined;
+  let finish: Extract<StreamPart, { type: 'finish' }> | undefined;
   try {
     for (;;) {
       const { done, value: part } = await reader.read();

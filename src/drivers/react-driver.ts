@@ -1,4 +1,3 @@
-import type { LanguageModelV4, LanguageModelV4CallOptions, LanguageModelV4Message } from '@ai-sdk/provider';
 import { AgentError } from '../state/agent-error';
 import type { AgentState } from '../state/agent-state';
 import { AgentStep, InferenceResponse } from '../state/agent-step';
@@ -6,6 +5,7 @@ import { newId } from '../state/ids';
 import { Message, type ToolCall } from '../state/message';
 import { inputJsonSchema, type ToolSet, toolDescription } from '../tools/define-tool';
 import type { Driver } from './driver';
+import { type CallOptions, callable, type LanguageModel, type PromptMessage } from './language-model';
 import { conversationWithCurrentToolTrace } from './message-compiler';
 import { callModel, callUsage, llmConfigOptions } from './model-call';
 import type { ModelDriverOptions } from './model-driver';
@@ -45,7 +45,8 @@ export interface ReActDriverOptions extends ModelDriverOptions {
  * const done = await agent.execute(AgentState.empty().withUserMessage('What is 2 + 3?'));
  * done.finalResponse(); // '5', from "Final Answer: 5"
  */
-export function reactDriver(model: LanguageModelV4, options: ReActDriverOptions = {}): Driver {
+export function reactDriver(languageModel: LanguageModel, options: ReActDriverOptions = {}): Driver {
+  const model = callable(languageModel);
   const compile = options.compileMessages ?? conversationWithCurrentToolTrace;
   const instructions = options.instructions ?? reactInstructions;
   const instructionCache = new WeakMap<ToolSet, Promise<string>>();
@@ -65,7 +66,7 @@ export function reactDriver(model: LanguageModelV4, options: ReActDriverOptions 
         .filter(Boolean)
         .join('\n\n');
       const callOptions = { ...options.callOptions, ...llmConfigOptions(state) };
-      const call: LanguageModelV4CallOptions = {
+      const call: CallOptions = {
         ...callOptions,
         stopSequences: [...(callOptions.stopSequences ?? []), OBSERVATION_STOP],
         prompt: toReActPrompt(system, input),
@@ -144,8 +145,8 @@ async function describeTools(tools: ToolSet): Promise<ReActToolDescription[]> {
  * //   text: 'Thought: ...\nAction: add\nAction Input: {"a":2,"b":3}' }] },
  * //  { role: 'user', content: [{ type: 'text', text: 'Observation: 5' }] }]
  */
-export function toReActPrompt(systemPrompt: string, messages: readonly Message[]): LanguageModelV4Message[] {
-  const prompt: LanguageModelV4Message[] = [];
+export function toReActPrompt(systemPrompt: string, messages: readonly Message[]): PromptMessage[] {
+  const prompt: PromptMessage[] = [];
   if (systemPrompt) prompt.push({ role: 'system', content: systemPrompt });
   const text = (value: string) => [{ type: 'text' as const, text: value }];
   for (const m of messages) {

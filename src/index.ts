@@ -101,6 +101,7 @@ export {
 export * from './persistence/index';
 export type { SubagentDefinition } from './runtime/agent-definition';
 export { type AgentDefinition, InvalidDefinitionError } from './runtime/agent-definition';
+export { ChatTurnConflictError } from './runtime/chat-turn-conflict-error';
 export {
   type Agent,
   type AgentActor,

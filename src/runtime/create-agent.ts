@@ -24,11 +24,11 @@ import { finishReasonGuard } from '../hooks/finish-reason-guard';
 import type { Hook, StageName } from '../hooks/hook';
 import { hooksFor, runStage } from '../hooks/hook-stack';
 import { type ResponseSchema, structuredOutputGuard } from '../hooks/structured-output-guard';
-import { NoSessionStoreError, SessionNotFoundError } from '../persistence/errors';
+import { NoSessionStoreError, SessionConflictError, SessionNotFoundError } from '../persistence/errors';
 import type { ResponseFormat } from '../state/agent-context';
 import { AgentState } from '../state/agent-state';
 import { type ApprovalDecision, ApprovalError } from '../state/approval';
-import { AgentMachineError } from '../state/errors';
+import { AgentMachineError, InvalidArgumentError } from '../state/errors';
 import { ExecutionBudget } from '../state/execution-budget';
 import type { AgentEvent, ReportEvent } from '../state/loop-events';
 import { DEFAULT_MAX_DEPTH } from '../subagents/subagent-definition';
@@ -36,6 +36,8 @@ import { subagentTool } from '../subagents/subagent-tool';
 import { type Tool, type ToolSet, validateInput } from '../tools/define-tool';
 import { executeTools } from '../tools/tool-executor';
 import { type AgentDefinition, checkDefinition, type SubagentDefinition } from './agent-definition';
+import { ChatTurnConflictError } from './chat-turn-conflict-error';
+import { forwardSubagentEvents, listenToRun } from './run-events';
 import { stepWorker } from './step-worker';
 
 export type AgentActor = Actor<typeof agentLoop>;
@@ -217,6 +219,7 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
           ];
           if (!child)
             throw new Error(`Subagent '${name}' could not be spawned: its caller is not running tools`);
+          forwardSubagentEvents(self, child);
           return awaitOutcome(child, signal).finally(() => self.send({ type: 'subagent.release', id }));
         },
       });
@@ -318,6 +321,7 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
       return createActor(machine, { input, ...actorOptions });
     },
     async execute(state, options = {}) {
+      if (typeof (state as Partial<AgentState> | null)?.approval !== 'function') throw notAState(state);
       if (state.approval()) throw approvalPending(state);
       const { signal, sessionId, onEvent, ...actorOptions } = options;
       if (sessionId === undefined)
@@ -363,7 +367,12 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
       const stored = await store.load(sessionId);
       const state = stored?.state ?? AgentState.empty();
       if (state.approval()) throw approvalPending(state);
-      return agent.execute(state.withUserMessage(text), { ...options, sessionId });
+      return agent.execute(state.withUserMessage(text), { ...options, sessionId }).catch((error: unknown) => {
+        // Thrown (not recorded) only by the save that starts the turn: another turn saved first.
+        if (error instanceof SessionConflictError)
+          throw new ChatTurnConflictError(sessionId, { cause: error });
+        throw error;
+      });
     },
     async resume(sessionId, options = {}) {
       if (!store) throw new NoSessionStoreError('resume(sessionId)');
@@ -384,6 +393,15 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
 }
 
 const noSignal = new AbortController().signal;
+
+function notAState(value: unknown): InvalidArgumentError {
+  const given =
+    typeof value === 'string' ? `the string ${JSON.stringify(value.slice(0, 40))}` : String(value);
+  return new InvalidArgumentError(
+    'execute(state)',
+    `got ${given}; pass an AgentState: agent.execute(AgentState.empty().withUserMessage('...'))`,
+  );
+}
 
 function jsonResponseFormat(schema: ResponseSchema): ResponseFormat {
   if (!(schema instanceof z.ZodType)) return { type: 'json' };
@@ -480,7 +498,7 @@ function runToOutcome(
   signal: AbortSignal | undefined,
   onEvent?: (event: AgentEvent) => void,
 ): Promise<AgentState> {
-  if (onEvent) actor.on('*', (event) => onEvent(event as AgentEvent));
+  if (onEvent) listenToRun(actor, onEvent);
   const outcome = awaitOutcome(actor, signal);
   actor.start();
   return outcome.finally(() => actor.stop());

@@ -15,7 +15,6 @@ export {
   type LanguageModel,
   type ModelCallSettings,
   type PromptMessage,
-  type ProviderMetadata,
   type ProviderTool,
   type ToolChoice,
   UnsupportedModelError,

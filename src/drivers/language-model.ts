@@ -7,6 +7,7 @@
  */
 
 import { AgentMachineError } from '../state/errors';
+import type { ProviderMetadata } from '../state/message';
 
 /**
  * Any AI SDK language model: specification v3 (AI SDK 6, `LanguageModelV3`) or v4 (AI SDK 7,
@@ -31,8 +32,6 @@ export type JSONValue =
   | boolean
   | { readonly [key: string]: JSONValue | undefined }
   | readonly JSONValue[];
-/** Provider-specific data, by provider name: what a model returns (`providerMetadata`) and is sent (`providerOptions`). */
-export type ProviderMetadata = Readonly<Record<string, Readonly<Record<string, JSONValue | undefined>>>>;
 
 /** How the model may use the tools: any (`auto`), none, at least one (`required`), or one named tool. */
 export type ToolChoice =

@@ -1,7 +1,8 @@
 import { AgentStep, InferenceResponse } from '../state/agent-step';
 import { AppendOnlyList } from '../state/append-only-list';
-import { Message, type ToolCall } from '../state/message';
+import type { Message } from '../state/message';
 import { inputJsonSchema, type ToolSet, toolDescription } from '../tools/define-tool';
+import { assistantOutput } from './assistant-output';
 import type { Driver } from './driver';
 import {
   type CallableModel,
@@ -11,6 +12,7 @@ import {
   type LanguageModel,
   type ModelCallSettings,
   type PromptMessage,
+  type ProviderTool,
 } from './language-model';
 import {
   conversationWithCurrentToolTrace,
@@ -25,7 +27,10 @@ import {
   type PricingTable,
 } from './model-call';
 import type { CollectedResult } from './model-stream';
+import { toPromptMessage } from './prompt-message';
+import { activeToolSet, type PrepareStep, providerTool, stepModel } from './step-settings';
 
+export { parseArgs } from './assistant-output';
 export type { ModelPrice, PricingTable } from './model-call';
 
 /** Options of the model and ReAct drivers: retries and `stream` (ModelCallOptions), and these. */
@@ -38,6 +43,10 @@ export interface ModelDriverOptions extends ModelCallOptions {
    * providerOptions, ...); the state's `llmConfig` overrides them.
    */
   readonly callOptions?: ModelCallSettings;
+  /** Chooses the model, tool choice or tools of each step from its state (the AI SDK's `prepareStep`). */
+  readonly prepareStep?: PrepareStep;
+  /** Models a state may switch to: `llmConfig.model` (set by a hook or the caller) names one by key. */
+  readonly models?: Readonly<Record<string, LanguageModel>>;
 }
 
 /**
@@ -57,9 +66,9 @@ export interface ModelDriverOptions extends ModelCallOptions {
  * createAgent({ driver, tools: { add } });
  */
 export function modelDriver(languageModel: LanguageModel, options: ModelDriverOptions = {}): Driver {
-  const model = callable(languageModel);
+  const defaultModel = callable(languageModel);
   const compile = options.compileMessages ?? conversationWithCurrentToolTrace;
-  const schemaCache = new WeakMap<ToolSet, Promise<FunctionTool[]>>();
+  const schemaCache = new WeakMap<ToolSet, Promise<Array<FunctionTool | ProviderTool>>>();
   const toolsFor = (tools: ToolSet) => {
     let cached = schemaCache.get(tools);
     if (!cached) {
@@ -69,21 +78,26 @@ export function modelDriver(languageModel: LanguageModel, options: ModelDriverOp
     return cached;
   };
   return {
-    name: `model:${model.provider}/${model.modelId}`,
+    name: `model:${defaultModel.provider}/${defaultModel.modelId}`,
     async infer(state, context) {
+      const chosen = await options.prepareStep?.(state);
+      const chosenModel = stepModel(state, chosen, options.models);
+      const model = chosenModel ? callable(chosenModel) : defaultModel;
       // the default compilation, incrementally and shared with the conversation; else the user's
       const input =
         (compile === conversationWithCurrentToolTrace && currentToolTraceList(state)) || compile(state);
+      const version = model.specificationVersion;
       const call: CallOptions = {
         ...options.callOptions,
         ...llmConfigOptions(state),
+        ...(chosen?.toolChoice && { toolChoice: chosen.toolChoice }),
         prompt:
           input instanceof AppendOnlyList
-            ? runPrompt(state.systemPrompt(), input, context.run)
-            : toPrompt(state.systemPrompt(), input),
+            ? runPrompt(state.systemPrompt(), input, context.run, version)
+            : toPrompt(state.systemPrompt(), input, version),
         abortSignal: context.signal,
       };
-      const tools = await toolsFor(context.tools);
+      const tools = await toolsFor(activeToolSet(context.tools, chosen));
       if (tools.length) call.tools = tools;
       if (tools.length && !call.toolChoice) call.toolChoice = { type: 'auto' };
       const format = state.responseFormat();
@@ -95,14 +109,17 @@ export function modelDriver(languageModel: LanguageModel, options: ModelDriverOp
   };
 }
 
-async function describeTools(tools: ToolSet): Promise<FunctionTool[]> {
+async function describeTools(tools: ToolSet): Promise<Array<FunctionTool | ProviderTool>> {
   return Promise.all(
-    Object.entries(tools).map(async ([name, tool]) => ({
-      type: 'function' as const,
-      name,
-      description: toolDescription(tool),
-      inputSchema: await inputJsonSchema(tool.inputSchema),
-    })),
+    Object.entries(tools).map(
+      async ([name, tool]) =>
+        providerTool(name, tool) ?? {
+          type: 'function' as const,
+          name,
+          description: toolDescription(tool),
+          inputSchema: await inputJsonSchema(tool.inputSchema),
+        },
+    ),
   );
 }
 
@@ -113,8 +130,12 @@ async function describeTools(tools: ToolSet): Promise<FunctionTool[]> {
  * toPrompt('You add numbers.', [Message.user('2 + 3?')]);
  * // [{ role: 'system', content: 'You add numbers.' }, { role: 'user', content: [{ type: 'text', text: '2 + 3?' }] }]
  */
-export function toPrompt(systemPrompt: string, messages: readonly Message[]): PromptMessage[] {
-  const converted = messages.map(toPromptMessage);
+export function toPrompt(
+  systemPrompt: string,
+  messages: readonly Message[],
+  version: CallableModel['specificationVersion'] = 'v4',
+): PromptMessage[] {
+  const converted = messages.map((m) => toPromptMessage(m, version));
   return systemPrompt ? [{ role: 'system', content: systemPrompt }, ...converted] : converted;
 }
 
@@ -127,45 +148,29 @@ function runPrompt(
   systemPrompt: string,
   messages: AppendOnlyList<Message>,
   run: object | undefined,
+  version: CallableModel['specificationVersion'],
 ): PromptMessage[] {
-  if (!run) return toPrompt(systemPrompt, messages.toArray());
+  if (!run) return toPrompt(systemPrompt, messages.toArray(), version);
   const cached = prompts.get(run);
-  const from = cached?.source.isPrefixOf(messages) ? cached.source.size : 0;
-  let converted = cached && from > 0 ? cached.converted : AppendOnlyList.empty<PromptMessage>();
+  // A step on a model of the other specification (a per-step model) converts the whole conversation.
+  const reuse = cached?.version === version && cached.source.isPrefixOf(messages);
+  const from = reuse ? cached.source.size : 0;
+  let converted = reuse && from > 0 ? cached.converted : AppendOnlyList.empty<PromptMessage>();
   for (let i = from; i < messages.size; i++)
-    converted = converted.append(toPromptMessage(messages.at(i) as Message));
-  prompts.set(run, { source: messages, converted });
+    converted = converted.append(toPromptMessage(messages.at(i) as Message, version));
+  prompts.set(run, { source: messages, converted, version });
   const prompt = converted.toArray();
   return systemPrompt ? [{ role: 'system', content: systemPrompt }, ...prompt] : [...prompt];
 }
 
 const prompts = new WeakMap<
   object,
-  { source: AppendOnlyList<Message>; converted: AppendOnlyList<PromptMessage> }
->();
-
-function toPromptMessage(m: Message): PromptMessage {
-  if (m.role === 'system') return { role: 'system', content: m.content };
-  if (m.role === 'user') return { role: 'user', content: [{ type: 'text', text: m.content }] };
-  if (m.role === 'assistant') {
-    const content: Extract<PromptMessage, { role: 'assistant' }>['content'] = [];
-    if (m.content) content.push({ type: 'text', text: m.content });
-    for (const c of m.toolCalls ?? [])
-      content.push({ type: 'tool-call', toolCallId: c.id, toolName: c.name, input: c.args });
-    return { role: 'assistant', content };
+  {
+    source: AppendOnlyList<Message>;
+    converted: AppendOnlyList<PromptMessage>;
+    version: CallableModel['specificationVersion'];
   }
-  return {
-    role: 'tool',
-    content: [
-      {
-        type: 'tool-result',
-        toolCallId: m.toolCallId ?? '',
-        toolName: m.toolName ?? '',
-        output: m.isError ? { type: 'error-text', value: m.content } : { type: 'text', value: m.content },
-      },
-    ],
-  };
-}
+>();
 
 function toStep(
   result: CollectedResult,
@@ -173,19 +178,10 @@ function toStep(
   model: CallableModel,
   pricing: PricingTable | undefined,
 ): AgentStep {
-  let text = '';
-  const toolCalls: ToolCall[] = [];
-  for (const part of result.content) {
-    if (part.type === 'text') text += part.text;
-    else if (part.type === 'tool-call') {
-      toolCalls.push(
-        Object.freeze({ id: part.toolCallId, name: part.toolName, args: parseArgs(part.input) }),
-      );
-    }
-  }
+  const { text, toolCalls, message } = assistantOutput(result.content);
   return AgentStep.of({
     inputMessages: input,
-    outputMessages: [Message.assistant(text, toolCalls)],
+    outputMessages: [message],
     inferenceResponse: InferenceResponse.of({
       text,
       toolCalls,
@@ -193,22 +189,4 @@ function toStep(
       usage: callUsage(result, model, pricing),
     }),
   });
-}
-
-/**
- * Tool arguments arrive as JSON text. Text that does not parse is kept as it is (a string), so
- * the tool executor can tell the model its arguments were not valid JSON. `__proto__` keys are
- * dropped: they have no meaning in arguments and are refused in stored states.
- *
- * @example
- * parseArgs('{"a":1}'); // { a: 1 }
- * parseArgs('{"a":1');  // '{"a":1' (reported by the tool executor as not valid JSON)
- */
-export function parseArgs(input: string): unknown {
-  if (input.trim() === '') return {};
-  try {
-    return JSON.parse(input, (key, value) => (key === '__proto__' ? undefined : value));
-  } catch {
-    return input;
-  }
 }

@@ -1,4 +1,5 @@
 import { AgentMachineError } from '../state/errors';
+import type { ProviderMetadata } from '../state/message';
 import type { GenerateResult, ModelContent, StreamPart, StreamResult } from './language-model';
 
 /**
@@ -32,8 +33,9 @@ export async function collectStream(
 ): Promise<CollectedResult> {
   const reader = result.stream.getReader();
   const content: ModelContent[] = [];
-  // Text parts are joined per block id, in the order their blocks started, as doGenerate returns them.
-  const texts = new Map<string, { type: 'text'; text: string }>();
+  // Text and reasoning parts are joined per block id, in the order their blocks started, as
+  // doGenerate returns them; provider metadata (a reasoning signature) may come on any of a block's parts.
+  const blocks = new Map<string, Block>();
   let finish: Extract<StreamPart, { type: 'finish' }> | undefined;
   try {
     for (;;) {
@@ -41,14 +43,23 @@ export async function collectStream(
       if (done) break;
       switch (part.type) {
         case 'text-start':
-          textBlock(part.id);
+        case 'text-end':
+          block('text', part);
           break;
         case 'text-delta':
-          if (part.delta === '') break;
-          textBlock(part.id).text += part.delta;
-          onTextDelta(part.delta);
+          block('text', part).text += part.delta;
+          if (part.delta !== '') onTextDelta(part.delta);
+          break;
+        case 'reasoning-start':
+        case 'reasoning-end':
+          block('reasoning', part);
+          break;
+        case 'reasoning-delta':
+          block('reasoning', part).text += part.delta;
           break;
         case 'tool-call':
+        case 'tool-result':
+        case 'file':
           content.push(part);
           break;
         case 'finish':
@@ -59,7 +70,7 @@ export async function collectStream(
           if (part.error instanceof Error) throw part.error;
           throw new ModelStreamError(errorMessage(part.error), { cause: part.error });
         default:
-          // Reasoning, sources, metadata and raw chunks are not part of a recorded step.
+          // Sources, tool input deltas, response metadata and raw chunks are not part of a recorded step.
           break;
       }
     }
@@ -72,20 +83,32 @@ export async function collectStream(
   }
   if (!finish) throw new ModelStreamError('The model stream ended without a finish part');
   return {
-    content: content.filter((part) => part.type !== 'text' || part.text !== ''),
+    content: content.filter((part) => part.type !== 'text' || part.text !== '' || part.providerMetadata),
     finishReason: finish.finishReason,
     usage: finish.usage,
   };
 
-  function textBlock(id: string) {
-    let block = texts.get(id);
-    if (!block) {
-      block = { type: 'text', text: '' };
-      texts.set(id, block);
-      content.push(block);
+  function block(type: Block['type'], part: { id: string; providerMetadata?: ProviderMetadata }): Block {
+    const key = `${type}:${part.id}`;
+    let found = blocks.get(key);
+    if (!found) {
+      found = { type, text: '' };
+      blocks.set(key, found);
+      content.push(found);
     }
-    return block;
+    if (part.providerMetadata)
+      found.providerMetadata = mergeMetadata(found.providerMetadata, part.providerMetadata);
+    return found;
   }
+}
+
+type Block = { type: 'text' | 'reasoning'; text: string; providerMetadata?: ProviderMetadata };
+
+function mergeMetadata(into: ProviderMetadata | undefined, from: ProviderMetadata): ProviderMetadata {
+  const merged: Record<string, Record<string, unknown>> = { ...into };
+  for (const [provider, values] of Object.entries(from))
+    merged[provider] = { ...merged[provider], ...values };
+  return merged;
 }
 
 function errorMessage(error: unknown): string {

@@ -11,7 +11,15 @@ export { ExecutionContinuation } from './execution-continuation';
 export { ExecutionState } from './execution-state';
 export { ExecutionStatus, isTerminalStatus } from './execution-status';
 export { newId } from './ids';
-export { Message, type MessageInput, type MessageRole, type ToolCall } from './message';
+export {
+  type ContentPart,
+  Message,
+  type MessageInput,
+  type MessageRole,
+  type ProviderMetadata,
+  type ToolCall,
+  textOf,
+} from './message';
 export { type AgentStateJSON, agentStateSchema, FORMAT_VERSION } from './schemas';
 export { StepExecution } from './step-execution';
 export { failsTheRun, StopReason, stopReasonPriority, wasForceStopped } from './stop-reason';

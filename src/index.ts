@@ -50,6 +50,7 @@ export {
   type ScriptStep,
   scriptedDriver,
 } from './drivers/scripted-driver';
+export type { PrepareStep, StepSettings } from './drivers/step-settings';
 export { BUDGET_GUARD, budgetSignal } from './hooks/budget-guards';
 export { consecutiveErrorSteps, type ErrorPolicyOptions, errorPolicy } from './hooks/error-policy';
 export { finishReasonGuard } from './hooks/finish-reason-guard';

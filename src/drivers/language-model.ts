@@ -30,8 +30,8 @@ export type JSONValue =
   | string
   | number
   | boolean
-  | { readonly [key: string]: JSONValue | undefined }
-  | readonly JSONValue[];
+  | { [key: string]: JSONValue | undefined }
+  | JSONValue[];
 
 /** How the model may use the tools: any (`auto`), none, at least one (`required`), or one named tool. */
 export type ToolChoice =
@@ -147,7 +147,7 @@ export type ModelContent =
       type: 'tool-result';
       toolCallId: string;
       toolName: string;
-      result: JSONValue;
+      result: unknown;
       isError?: boolean;
       preliminary?: boolean;
     } & WithMetadata)

@@ -74,7 +74,7 @@ function promptPart(part: ContentPart, version: Version): AssistantPart {
       return {
         type: 'file',
         mediaType: part.mediaType,
-        data: promptFileData(version, fileData(part.data)),
+        data: promptFileData(version, modelData(part.data)),
         ...(part.filename !== undefined && { filename: part.filename }),
         ...options,
       };
@@ -107,12 +107,19 @@ function providerOptions(metadata: ProviderMetadata | undefined) {
   return metadata ? { providerOptions: metadata as PromptMessage['providerOptions'] } : {};
 }
 
-/** Stored file data (base64 text or a URL's text) as a model takes it: a URL object, or the base64 text. */
-export function fileData(data: string): URL | string {
-  if (/^(https?|data):/i.test(data)) {
+/**
+ * Stored file data (base64 text, or a URL's text) as a model takes it: an http(s) URL as a URL
+ * (the provider may fetch it or pass it on), a base64 `data:` URL as its base64 text (as the AI SDK
+ * does: providers do not take data URLs), anything else as the base64 text it is.
+ */
+function modelData(data: string): URL | string {
+  const inline = /^data:[^,]*;base64,/i.exec(data);
+  if (inline) return data.slice(inline[0].length);
+  if (/^https?:\/\//i.test(data)) {
     try {
       return new URL(data);
     } catch {
+      // Not a valid URL after all: sent as the text it is, for the provider to refuse or read.
       return data;
     }
   }

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { InvalidArgumentError } from './errors';
 import type { contentPartSchema, providerMetadataSchema } from './schemas';
 
 /** Provider-specific data by provider name: returned by a model, sent back to it as provider options. */
@@ -82,4 +83,24 @@ export function textOf(parts: readonly ContentPart[]): string {
   let text = '';
   for (const part of parts) if (part.type === 'text') text += part.text;
   return text;
+}
+
+/**
+ * Refuses what is not a Message before it enters a conversation: an AI SDK ModelMessage (content
+ * parts, no metadata) is turned into Messages by `messagesFromModelMessages` / `fromModelMessages`.
+ */
+export function assertMessages(messages: readonly unknown[]): void {
+  messages.forEach((m, index) => {
+    const message = m as Partial<Message> | null;
+    if (
+      typeof message?.content === 'string' &&
+      typeof message.metadata === 'object' &&
+      message.metadata !== null
+    )
+      return;
+    throw new InvalidArgumentError(
+      `messages[${index}]`,
+      'is not a Message (build one with Message.user(...) / Message.of(...); for AI SDK ModelMessages use fromModelMessages(messages) or messagesFromModelMessages(messages))',
+    );
+  });
 }

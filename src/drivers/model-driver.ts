@@ -28,7 +28,7 @@ import {
 } from './model-call';
 import type { CollectedResult } from './model-stream';
 import { toPromptMessage } from './prompt-message';
-import { activeToolSet, type PrepareStep, providerTool, stepModel } from './step-settings';
+import { activeTools, type PrepareStep, providerTool, stepModel } from './step-settings';
 
 export { parseArgs } from './assistant-output';
 export type { ModelPrice, PricingTable } from './model-call';
@@ -97,7 +97,7 @@ export function modelDriver(languageModel: LanguageModel, options: ModelDriverOp
             : toPrompt(state.systemPrompt(), input, version),
         abortSignal: context.signal,
       };
-      const tools = await toolsFor(activeToolSet(context.tools, chosen));
+      const tools = activeTools(await toolsFor(context.tools), chosen);
       if (tools.length) call.tools = tools;
       if (tools.length && !call.toolChoice) call.toolChoice = { type: 'auto' };
       const format = state.responseFormat();

@@ -1,5 +1,5 @@
 import type { AgentState } from '../state/agent-state';
-import type { Tool, ToolSet } from '../tools/define-tool';
+import type { Tool } from '../tools/define-tool';
 import type { LanguageModel, ProviderTool, ToolChoice } from './language-model';
 
 /** What `prepareStep` may choose for one step; what it leaves out stays as configured. */
@@ -52,8 +52,11 @@ export function providerTool(name: string, tool: Tool): ProviderTool | null {
 }
 
 /** The tools offered in a step: all of them, or the `activeTools` of the step's settings. */
-export function activeToolSet(tools: ToolSet, chosen: StepSettings | undefined): ToolSet {
+export function activeTools<T extends { readonly name: string }>(
+  tools: T[],
+  chosen: StepSettings | undefined,
+): T[] {
   if (!chosen?.activeTools) return tools;
   const active = new Set(chosen.activeTools);
-  return Object.fromEntries(Object.entries(tools).filter(([name]) => active.has(name)));
+  return tools.filter((tool) => active.has(tool.name));
 }

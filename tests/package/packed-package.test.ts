@@ -6,7 +6,8 @@
  * as they are); the installs use npm's cache. The one slow test of the suite: real installs.
  */
 import { execFile } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -76,9 +77,10 @@ beforeAll(async () => {
   );
 }, 2 * INSTALL_TIMEOUT_MS);
 
-afterAll(() => {
-  if (work) rmSync(work, { recursive: true, force: true });
-});
+afterAll(async () => {
+  // Two projects' node_modules: slow to delete on a loaded machine.
+  if (work) await rm(work, { recursive: true, force: true });
+}, INSTALL_TIMEOUT_MS);
 
 describe.each(majors)('the packed package with ai@$ai', (major) => {
   const project = () => projects.get(major.spec) as string;

@@ -191,6 +191,47 @@ describe.each(majors)('messages as rich as the model: $name', (major) => {
       ],
     });
   });
+
+  it('records streamed provider-executed calls, their results and files without running anything', async () => {
+    const model = major.streaming([
+      [
+        {
+          type: 'tool-call',
+          toolCallId: 'ex1',
+          toolName: 'code_execution',
+          input: '{"code":"1+1"}',
+          providerExecuted: true,
+        },
+        { type: 'tool-result', toolCallId: 'ex1', toolName: 'code_execution', result: { stdout: '2' } },
+        {
+          type: 'file',
+          mediaType: 'image/png',
+          data: major.spec === 'v3' ? 'iVBORw==' : { type: 'data', data: 'iVBORw==' },
+        },
+        { type: 'text-start', id: 't' },
+        { type: 'text-delta', id: 't', delta: 'Two.' },
+        { type: 'text-end', id: 't' },
+        { type: 'finish', finishReason: stop, usage },
+      ],
+    ]);
+    const state = await createAgent({ model, modelOptions: { stream: true } }).execute(
+      AgentState.empty().withUserMessage('1 + 1?'),
+    );
+    expect(state.status()).toBe(ExecutionStatus.Completed);
+    expect(state.messages()[1]?.toolCalls).toBeUndefined();
+    expect(state.messages()[1]?.parts).toEqual([
+      {
+        type: 'tool-call',
+        toolCallId: 'ex1',
+        toolName: 'code_execution',
+        input: { code: '1+1' },
+        providerExecuted: true,
+      },
+      { type: 'tool-result', toolCallId: 'ex1', toolName: 'code_execution', output: { stdout: '2' } },
+      { type: 'file', mediaType: 'image/png', data: 'iVBORw==' },
+      { type: 'text', text: 'Two.' },
+    ]);
+  });
 });
 
 describe('per-step settings', () => {

@@ -84,7 +84,7 @@ export function assistantOutput(content: readonly ModelContent[]): AssistantOutp
     ? Message.of({
         role: 'assistant',
         content: text,
-        parts: Object.freeze(parts),
+        parts,
         ...(toolCalls.length > 0 && { toolCalls }),
       })
     : Message.assistant(text, toolCalls);

@@ -50,7 +50,10 @@ export type MessageInput = Omit<Message, 'metadata'> & { metadata?: Record<strin
 
 export const Message = {
   of(input: MessageInput): Message {
-    return Object.freeze({ ...input, metadata: Object.freeze({ ...(input.metadata ?? {}) }) });
+    const parts = input.parts && {
+      parts: Object.freeze(input.parts.map((part) => Object.freeze({ ...part }))),
+    };
+    return Object.freeze({ ...input, ...parts, metadata: Object.freeze({ ...(input.metadata ?? {}) }) });
   },
   /**
    * A user message: text, or parts (text, images, files).
@@ -60,7 +63,7 @@ export const Message = {
    */
   user(content: string | readonly ContentPart[]): Message {
     if (typeof content === 'string') return Message.of({ role: 'user', content });
-    return Message.of({ role: 'user', content: textOf(content), parts: Object.freeze([...content]) });
+    return Message.of({ role: 'user', content: textOf(content), parts: content });
   },
   assistant(content: string, toolCalls?: readonly ToolCall[]): Message {
     return Message.of(

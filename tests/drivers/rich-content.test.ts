@@ -2,7 +2,14 @@ import { MockLanguageModelV4, convertArrayToReadableStream as streamV4 } from 'a
 import { MockLanguageModelV3, convertArrayToReadableStream as streamV3 } from 'ai6/test';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { AgentState, createAgent, defineTool, ExecutionStatus, type Hook } from '../../src/index';
+import {
+  AgentState,
+  createAgent,
+  defineTool,
+  ExecutionStatus,
+  type Hook,
+  reactDriver,
+} from '../../src/index';
 import { add } from '../support/agents';
 
 const usage = {
@@ -77,6 +84,23 @@ describe.each(majors)('messages as rich as the model: $name', (major) => {
         ],
       },
     ]);
+  });
+
+  it("sends a user message's image to a ReAct model too", async () => {
+    const model = major.generating([answer([{ type: 'text', text: 'Final Answer: a cat' }])]);
+    const state = AgentState.empty().withUserMessage([
+      { type: 'text', text: 'What is this?' },
+      { type: 'file', mediaType: 'image/png', data: 'iVBORw0KGgo=' },
+    ]);
+    const done = await createAgent({ driver: reactDriver(model) }).execute(state);
+    expect(done.finalResponse()).toBe('a cat');
+    expect(model.doGenerateCalls[0]?.prompt.at(-1)).toEqual({
+      role: 'user',
+      content: [
+        { type: 'text', text: 'What is this?' },
+        { type: 'file', mediaType: 'image/png', data: major.fileData('iVBORw0KGgo=') },
+      ],
+    });
   });
 
   it('keeps reasoning with its signature and tool-call metadata, and sends them back on the next call', async () => {

@@ -82,6 +82,10 @@ function fromModelMessage(m: ModelMessageInput, path: string): Message[] {
   if (typeof content === 'string') return [Message.of({ role, content, ...options })];
   if (!Array.isArray(content))
     throw new InvalidArgumentError(`${path}.content`, 'is neither text nor an array of parts');
+  content.forEach((part: unknown, i: number) => {
+    if (typeof part !== 'object' || part === null)
+      throw new InvalidArgumentError(`${path}.content[${i}]`, 'is not a part ({ type, ... })');
+  });
   if (role === 'tool') return content.flatMap((part, i) => toolResultMessage(part, `${path}.content[${i}]`));
   const parts: ContentPart[] = [];
   const toolCalls: ToolCall[] = [];

@@ -200,5 +200,12 @@ describe('AgentState from and to the AI SDK messages', () => {
     expect(() => fromModelMessages(reference)).toThrow(InvalidArgumentError);
     expect(() => fromModelMessages(reference)).toThrow(/messages\[0\]\.content\[0\]\.data/);
     expect(() => fromModelMessages([{ role: 'developer', content: 'x' }])).toThrow(/messages\[0\]\.role/);
+    expect(() => fromModelMessages([{ role: 'user', content: [null] }])).toThrow(
+      /messages\[0\]\.content\[0\]/,
+    );
+    expect(() => fromModelMessages([{ role: 'user', content: 42 }])).toThrow(/messages\[0\]\.content/);
+    expect(() =>
+      fromModelMessages([{ role: 'tool', content: [{ type: 'tool-result', output: {} }] }]),
+    ).toThrow(/output/);
   });
 });

@@ -127,12 +127,15 @@ function fromModelMessage(m: ModelMessageInput, path: string): Message[] {
         }
         return;
       case 'tool-result': {
+        // A provider-executed tool's result: its JSON kept as JSON, so it goes back as it came.
         const { text, isError } = outputText(part.output, at);
+        const output = part.output as { type?: unknown; value?: unknown };
+        const json = output.type === 'json' || output.type === 'error-json';
         parts.push({
           type: 'tool-result',
           toolCallId: String(part.toolCallId),
           toolName: String(part.toolName),
-          output: text,
+          output: json ? output.value : text,
           ...(isError && { isError }),
           ...metadata,
         });

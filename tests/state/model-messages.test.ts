@@ -113,7 +113,47 @@ describe('AgentState from and to the AI SDK messages', () => {
   });
 
   it('round-trips: fromModelMessages(toModelMessages(state)) holds the same conversation', () => {
-    const state = fromModelMessages(conversation);
+    const state = fromModelMessages([
+      ...conversation,
+      {
+        role: 'assistant',
+        content: [
+          {
+            type: 'tool-call',
+            toolCallId: 'w1',
+            toolName: 'web_search',
+            input: { q: 'x' },
+            providerExecuted: true,
+          },
+          {
+            type: 'tool-result',
+            toolCallId: 'w1',
+            toolName: 'web_search',
+            output: { type: 'json', value: { hits: 1 } },
+          },
+          { type: 'text', text: 'Found it.', providerOptions: { openai: { itemId: 'i1' } } },
+        ],
+      },
+    ]);
+    expect(toModelMessages(state).at(-1)).toEqual({
+      role: 'assistant',
+      content: [
+        {
+          type: 'tool-call',
+          toolCallId: 'w1',
+          toolName: 'web_search',
+          input: { q: 'x' },
+          providerExecuted: true,
+        },
+        {
+          type: 'tool-result',
+          toolCallId: 'w1',
+          toolName: 'web_search',
+          output: { type: 'json', value: { hits: 1 } },
+        },
+        { type: 'text', text: 'Found it.', providerOptions: { openai: { itemId: 'i1' } } },
+      ],
+    });
     const again = fromModelMessages(toModelMessages(state)).withSystemPrompt(state.systemPrompt());
     expect(again.systemPrompt()).toBe(state.systemPrompt());
     expect(again.messages()).toEqual(state.messages());

@@ -8,4 +8,6 @@ export default defineConfig({
   sourcemap: true,
   clean: true,
   target: 'node20',
+  // Class names are API (error names, `_AgentStopError` recorded in states): minified names must not leak.
+  keepNames: true,
 });

@@ -21,6 +21,16 @@ export { estimateMessageTokens, estimateTextTokens } from './context/token-estim
 export * from './distributed/index';
 export type { Driver, DriverContext } from './drivers/driver';
 export {
+  type FileData,
+  type JSONValue,
+  type LanguageModel,
+  type ModelCallSettings,
+  type PromptMessage,
+  type ProviderTool,
+  type ToolChoice,
+  UnsupportedModelError,
+} from './drivers/language-model';
+export {
   allMessages,
   conversationWithCurrentToolTrace,
   type MessageCompiler,
@@ -52,6 +62,7 @@ export {
   type ScriptStep,
   scriptedDriver,
 } from './drivers/scripted-driver';
+export type { PrepareStep, StepSettings } from './drivers/step-settings';
 export { consecutiveErrorSteps, type ErrorPolicyOptions, errorPolicy } from './hooks/error-policy';
 export { finishReasonGuard } from './hooks/finish-reason-guard';
 export type {
@@ -118,6 +129,7 @@ export { SupervisedMcpServer } from './mcp/supervised-mcp-server';
 export * from './persistence/index';
 export type { SubagentDefinition } from './runtime/agent-definition';
 export { type AgentDefinition, InvalidDefinitionError } from './runtime/agent-definition';
+export { ChatTurnConflictError } from './runtime/chat-turn-conflict-error';
 export {
   type Agent,
   type AgentActor,

@@ -1,4 +1,3 @@
-import type { LanguageModelV4 } from '@ai-sdk/provider';
 import type { AgentState } from '../state/agent-state';
 import { AgentMachineError } from '../state/errors';
 import type { Message } from '../state/message';
@@ -31,7 +30,17 @@ export interface ContextOptions {
    * `summary` section; its calls' usage is added to the step's, offers no tools, and counts
    * against the budget.
    */
-  readonly summarize?: boolean | LanguageModelV4;
+  readonly summarize?: boolean | SummaryModel;
+}
+
+/**
+ * A language model of AI SDK 6 or 7 (LanguageModelV3 or V4), as far as a context option needs to
+ * know it; the model driver calls it (src/drivers/language-model.ts).
+ */
+export interface SummaryModel {
+  readonly specificationVersion: string;
+  readonly provider: string;
+  readonly modelId: string;
 }
 
 /** What one compaction did, as the `context.compacted` event reports it. */

@@ -14,7 +14,8 @@ import {
   type ResumeJobData,
 } from './agent-job';
 import { AgentJobFailedError, AgentJobTimeoutError, InvalidJobPayloadError } from './errors';
-import { bullmqConnection, closeRedis, loadBullmq, openRedis, type RedisConnection } from './redis-modules';
+import { bullmqConnection, closeRedis, loadBullmq, openRedis } from './redis-modules';
+import type { JobOptions, RedisConnection } from './redis-types';
 
 export interface AgentClientOptions {
   /** Where Redis is: ioredis options, or a client to duplicate. */
@@ -29,7 +30,7 @@ export interface AgentClientOptions {
    * version conflict, an unknown error; bad input fails at once), completed jobs kept for a day
    * (at most 10,000), failed jobs for a week.
    */
-  readonly jobOptions?: JobsOptions;
+  readonly jobOptions?: JobOptions;
   /** Where errors of progress listeners and of the event stream go. Default: console.error. */
   readonly onError?: (error: Error) => void;
 }
@@ -56,7 +57,7 @@ export interface EnqueueOptions {
   /** Called with each step the job's run records (BullMQ progress), from the first step on. */
   readonly onProgress?: (progress: AgentStepProgress) => void;
   /** BullMQ options for this job (delay, priority, attempts, ...). */
-  readonly job?: JobsOptions;
+  readonly job?: JobOptions;
 }
 
 /** A finished job: the session's final state, and where it ran. */
@@ -136,7 +137,8 @@ export async function createAgentClient(options: AgentClientOptions): Promise<Ag
   const queue: Queue = new bull.Queue(queueName, {
     connection,
     ...prefix,
-    defaultJobOptions: { ...DEFAULT_JOB_OPTIONS, ...options.jobOptions },
+    // The public JobOptions type is structural (redis-types.ts); what is passed is BullMQ's own.
+    defaultJobOptions: { ...DEFAULT_JOB_OPTIONS, ...(options.jobOptions as JobsOptions) },
   });
   queue.on('error', onError);
   // Each job.finished() in progress listens on the queue and the event stream: no fixed limit.
@@ -197,7 +199,7 @@ export async function createAgentClient(options: AgentClientOptions): Promise<Ag
     const unsubscribe = enqueueOptions.onProgress ? subscribe(jobId, enqueueOptions.onProgress) : null;
     let job: Job;
     try {
-      job = await queue.add(name, data, { ...enqueueOptions.job, jobId });
+      job = await queue.add(name, data, { ...(enqueueOptions.job as JobsOptions), jobId });
     } catch (error) {
       unsubscribe?.();
       throw error;

@@ -18,14 +18,8 @@ import {
   parseAgentJob,
 } from './agent-job';
 import { SessionBusyError, UnknownAgentError } from './errors';
-import {
-  type BullMQModule,
-  bullmqConnection,
-  closeRedis,
-  loadBullmq,
-  openRedis,
-  type RedisConnection,
-} from './redis-modules';
+import { type BullMQModule, bullmqConnection, closeRedis, loadBullmq, openRedis } from './redis-modules';
+import type { RedisConnection } from './redis-types';
 import { RunStore } from './run-store';
 import { DEFAULT_SESSION_LOCK_TTL_MS, type SessionLock, SessionLocks } from './session-lock';
 

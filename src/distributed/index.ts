@@ -25,12 +25,18 @@ export {
 } from './agent-job';
 export { type AgentWorker, type AgentWorkerOptions, createAgentWorker } from './agent-worker';
 export * from './errors';
-export type { RedisConnection } from './redis-modules';
 export {
   DEFAULT_SESSION_KEY_PREFIX,
   RedisSessionStore,
   type RedisSessionStoreOptions,
 } from './redis-session-store';
+export type {
+  JobOptions,
+  RedisClient,
+  RedisConnection,
+  RedisConnectionOptions,
+  RedisLockCommands,
+} from './redis-types';
 export {
   DEFAULT_SESSION_LOCK_PREFIX,
   DEFAULT_SESSION_LOCK_TTL_MS,

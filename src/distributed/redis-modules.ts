@@ -1,14 +1,7 @@
 import type * as BullMQ from 'bullmq';
 import type { Redis, RedisOptions } from 'ioredis';
 import { DistributedDependencyMissingError } from './errors';
-
-/**
- * Where Redis is: ioredis connection options (`{ host, port, db, password, ... }`) or a connected
- * ioredis client. A client is never used directly: each part of agent-machine opens its own
- * connection with `client.duplicate()` and closes it when it closes, so the caller's client stays
- * the caller's.
- */
-export type RedisConnection = RedisOptions | Redis;
+import type { RedisConnection } from './redis-types';
 
 export type BullMQModule = typeof BullMQ;
 type RedisConstructor = new (options: RedisOptions) => Redis;
@@ -62,6 +55,7 @@ export async function importModule<T>(name: string): Promise<T> {
   }
 }
 
+// The public types are structural (redis-types.ts); what is passed is ioredis's own.
 function isClient(connection: RedisConnection): connection is Redis {
   return typeof (connection as Redis).duplicate === 'function';
 }
@@ -73,7 +67,7 @@ function isClient(connection: RedisConnection): connection is Redis {
 export async function openRedis(connection: RedisConnection, overrides: RedisOptions = {}): Promise<Redis> {
   if (isClient(connection)) return connection.duplicate(overrides);
   const Redis = await loadIoredis();
-  return new Redis({ ...connection, ...overrides });
+  return new Redis({ ...(connection as RedisOptions), ...overrides });
 }
 
 /**
@@ -81,7 +75,7 @@ export async function openRedis(connection: RedisConnection, overrides: RedisOpt
  * connections), never the caller's client, whose lifetime is the caller's.
  */
 export function bullmqConnection(connection: RedisConnection): BullMQ.ConnectionOptions {
-  const options = isClient(connection) ? connection.options : connection;
+  const options = isClient(connection) ? connection.options : (connection as RedisOptions);
   // BullMQ's blocking commands must not be cut short by a retry limit.
   return { ...options, maxRetriesPerRequest: null } as BullMQ.ConnectionOptions;
 }

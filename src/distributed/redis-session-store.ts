@@ -11,7 +11,8 @@ import type { LoadedSession, SessionStore } from '../persistence/session-store';
 import { assertExpectedVersion, assertState } from '../persistence/store-arguments';
 import type { AgentState } from '../state/agent-state';
 import { InvalidArgumentError } from '../state/errors';
-import { closeRedis, openRedis, type RedisConnection } from './redis-modules';
+import { closeRedis, openRedis } from './redis-modules';
+import type { RedisConnection } from './redis-types';
 
 /** The prefix of the store's keys when none is given. */
 export const DEFAULT_SESSION_KEY_PREFIX = 'agent-machine:';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
 import { InvalidArgumentError } from '../state/errors';
 import { SessionLockLostError } from './errors';
+import type { RedisLockCommands } from './redis-types';
 
 /** KEYS: the lock; ARGV: the token, the TTL in ms. 1 when the lock is still ours (and extended). */
 const RENEW_SCRIPT = `
@@ -45,7 +45,7 @@ export class SessionLocks {
   readonly ttlMs: number;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisLockCommands,
     private readonly options: SessionLocksOptions = {},
   ) {
     this.prefix = options.prefix ?? DEFAULT_SESSION_LOCK_PREFIX;
@@ -82,7 +82,7 @@ export class SessionLock {
   private readonly lostListeners: ((error: SessionLockLostError) => void)[] = [];
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisLockCommands,
     readonly sessionId: string,
     readonly key: string,
     readonly token: string,

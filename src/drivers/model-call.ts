@@ -1,8 +1,8 @@
-import type { LanguageModelV4, LanguageModelV4CallOptions } from '@ai-sdk/provider';
 import type { AgentState } from '../state/agent-state';
 import { stepEventIds } from '../state/loop-events';
 import { Usage } from '../state/usage';
 import type { DriverContext } from './driver';
+import type { CallableModel, CallOptions, ModelCallSettings } from './language-model';
 import { type RetryOptions, withRetries } from './model-retries';
 import { type CollectedResult, collectStream } from './model-stream';
 
@@ -30,8 +30,8 @@ export interface ModelCallOptions extends RetryOptions {
  * const result = await callModel(model, call, state, context, { stream: true, maxRetries: 2 });
  */
 export async function callModel(
-  model: LanguageModelV4,
-  call: LanguageModelV4CallOptions,
+  model: CallableModel,
+  call: CallOptions,
   state: AgentState,
   context: DriverContext,
   options: ModelCallOptions,
@@ -48,7 +48,7 @@ export async function callModel(
  * @example
  * callUsage(result, model, { 'gpt-4o-mini': { inputPerMillion: 0.15, outputPerMillion: 0.6 } });
  */
-export function callUsage(result: CollectedResult, model: LanguageModelV4, pricing?: PricingTable): Usage {
+export function callUsage(result: CollectedResult, model: CallableModel, pricing?: PricingTable): Usage {
   const inputTokens = result.usage.inputTokens.total ?? 0;
   const outputTokens = result.usage.outputTokens.total ?? 0;
   const price = pricing?.[model.modelId];
@@ -59,9 +59,9 @@ export function callUsage(result: CollectedResult, model: LanguageModelV4, prici
 }
 
 /** The state's `llmConfig` as call options (its `model` field names the model, not an option). */
-export function llmConfigOptions(state: AgentState): Partial<LanguageModelV4CallOptions> {
+export function llmConfigOptions(state: AgentState): ModelCallSettings {
   const config = state.llmConfig();
   if (!config) return {};
   const { model: _model, ...rest } = config as Record<string, unknown>;
-  return rest as Partial<LanguageModelV4CallOptions>;
+  return rest as ModelCallSettings;
 }

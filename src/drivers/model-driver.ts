@@ -1,16 +1,21 @@
-import type {
-  LanguageModelV4,
-  LanguageModelV4CallOptions,
-  LanguageModelV4FunctionTool,
-  LanguageModelV4Message,
-} from '@ai-sdk/provider';
 import { type ContextOptions, ContextWindow } from '../context/context-window';
 import { AgentStep, InferenceResponse } from '../state/agent-step';
 import { AppendOnlyList } from '../state/append-only-list';
-import { Message, type ToolCall } from '../state/message';
+import type { Message } from '../state/message';
 import { Usage } from '../state/usage';
 import { inputJsonSchema, type ToolSet, toolDescription } from '../tools/define-tool';
+import { assistantOutput } from './assistant-output';
 import type { Driver } from './driver';
+import {
+  type CallableModel,
+  type CallOptions,
+  callable,
+  type FunctionTool,
+  type LanguageModel,
+  type ModelCallSettings,
+  type PromptMessage,
+  type ProviderTool,
+} from './language-model';
 import {
   conversationWithCurrentToolTrace,
   currentToolTraceList,
@@ -20,8 +25,11 @@ import { callUsage, llmConfigOptions, type ModelCallOptions, type PricingTable }
 import { callModels } from './model-fallback';
 import type { CollectedResult } from './model-stream';
 import { modelSummarizer } from './model-summarizer';
+import { toPromptMessage } from './prompt-message';
+import { activeTools, type PrepareStep, providerTool, stepModel } from './step-settings';
 import { callWithinWindow } from './windowed-model-call';
 
+export { parseArgs } from './assistant-output';
 export type { ModelPrice, PricingTable } from './model-call';
 
 /** Options of the model and ReAct drivers: retries and `stream` (ModelCallOptions), and these. */
@@ -29,12 +37,19 @@ export interface ModelDriverOptions extends ModelCallOptions {
   /** Prices by model id (`model.modelId`): each step's cost is computed from its usage. */
   readonly pricing?: PricingTable;
   readonly compileMessages?: MessageCompiler;
-  /** Call options passed through to every model call (temperature, maxOutputTokens, ...). */
-  readonly callOptions?: Partial<Omit<LanguageModelV4CallOptions, 'prompt' | 'tools' | 'abortSignal'>>;
+  /**
+   * Call settings passed through to every model call (temperature, maxOutputTokens, toolChoice,
+   * providerOptions, ...); the state's `llmConfig` overrides them.
+   */
+  readonly callOptions?: ModelCallSettings;
+  /** Chooses the model, tool choice or tools of each step from its state (the AI SDK's `prepareStep`). */
+  readonly prepareStep?: PrepareStep;
+  /** Models a state may switch to: `llmConfig.model` (set by a hook or the caller) names one by key. */
+  readonly models?: Readonly<Record<string, LanguageModel>>;
   /** Keep every prompt within `maxInputTokens` (see ContextOptions; `createAgent({ context })`). */
   readonly context?: ContextOptions;
   /** Models that take over a step the model before them failed (see `callModels`). */
-  readonly fallbackModels?: readonly LanguageModelV4[];
+  readonly fallbackModels?: readonly LanguageModel[];
 }
 
 /**
@@ -53,17 +68,21 @@ export interface ModelDriverOptions extends ModelCallOptions {
  * });
  * createAgent({ driver, tools: { add } });
  */
-export function modelDriver(model: LanguageModelV4, options: ModelDriverOptions = {}): Driver {
+export function modelDriver(languageModel: LanguageModel, options: ModelDriverOptions = {}): Driver {
+  const defaultModel = callable(languageModel);
   const compile = options.compileMessages ?? conversationWithCurrentToolTrace;
-  const models = [model, ...(options.fallbackModels ?? [])];
+  const fallbacks = (options.fallbackModels ?? []).map(callable);
   const summarize = options.context?.summarize;
   const window =
     options.context &&
     new ContextWindow(
       options.context,
-      summarize ? modelSummarizer(summarize === true ? model : summarize, options) : null,
+      // anything but true or a model is refused by ContextWindow, naming `summarize`
+      summarize === true || (typeof summarize === 'object' && summarize !== null)
+        ? modelSummarizer(summarize === true ? languageModel : (summarize as LanguageModel), options)
+        : null,
     );
-  const schemaCache = new WeakMap<ToolSet, Promise<LanguageModelV4FunctionTool[]>>();
+  const schemaCache = new WeakMap<ToolSet, Promise<Array<FunctionTool | ProviderTool>>>();
   const toolsFor = (tools: ToolSet) => {
     let cached = schemaCache.get(tools);
     if (!cached) {
@@ -73,22 +92,29 @@ export function modelDriver(model: LanguageModelV4, options: ModelDriverOptions 
     return cached;
   };
   return {
-    name: `model:${model.provider}/${model.modelId}`,
+    name: `model:${defaultModel.provider}/${defaultModel.modelId}`,
     async infer(state, context) {
+      const chosen = await options.prepareStep?.(state);
+      const chosenModel = stepModel(state, chosen, options.models);
+      const model = chosenModel ? callable(chosenModel) : defaultModel;
+      const models = [model, ...fallbacks];
       // the default compilation, incrementally and shared with the conversation; else the user's
       const input =
         (compile === conversationWithCurrentToolTrace && currentToolTraceList(state)) || compile(state);
-      const call: LanguageModelV4CallOptions = {
+      const version = model.specificationVersion;
+      const call: CallOptions = {
         ...options.callOptions,
         ...llmConfigOptions(state),
+        ...(chosen?.toolChoice && { toolChoice: chosen.toolChoice }),
         prompt:
           input instanceof AppendOnlyList
-            ? runPrompt(state.systemPrompt(), input, context.run)
-            : toPrompt(state.systemPrompt(), input),
+            ? runPrompt(state.systemPrompt(), input, context.run, version)
+            : toPrompt(state.systemPrompt(), input, version),
         abortSignal: context.signal,
       };
-      const tools = await toolsFor(context.tools);
-      if (tools.length) Object.assign(call, { tools, toolChoice: { type: 'auto' } });
+      const tools = activeTools(await toolsFor(context.tools), chosen);
+      if (tools.length) call.tools = tools;
+      if (tools.length && !call.toolChoice) call.toolChoice = { type: 'auto' };
       const format = state.responseFormat();
       if (format.type === 'json')
         call.responseFormat = { type: 'json', schema: format.schema as never, name: format.name };
@@ -96,7 +122,7 @@ export function modelDriver(model: LanguageModelV4, options: ModelDriverOptions 
       if (window) {
         const messages = input instanceof AppendOnlyList ? input.toArray() : input;
         const system = state.systemPrompt();
-        const prompt = (fitted: readonly Message[]) => toPrompt(system, fitted);
+        const prompt = (fitted: readonly Message[]) => toPrompt(system, fitted, version);
         const done = await callWithinWindow(window, models, call, prompt, state, messages, context, options);
         return done.state.withCurrentStep(
           toStep(done.result, input, done.model, options.pricing, done.extraUsage),
@@ -108,14 +134,17 @@ export function modelDriver(model: LanguageModelV4, options: ModelDriverOptions 
   };
 }
 
-async function describeTools(tools: ToolSet): Promise<LanguageModelV4FunctionTool[]> {
+async function describeTools(tools: ToolSet): Promise<Array<FunctionTool | ProviderTool>> {
   return Promise.all(
-    Object.entries(tools).map(async ([name, tool]) => ({
-      type: 'function' as const,
-      name,
-      description: toolDescription(tool),
-      inputSchema: (await inputJsonSchema(tool.inputSchema)) as LanguageModelV4FunctionTool['inputSchema'],
-    })),
+    Object.entries(tools).map(
+      async ([name, tool]) =>
+        providerTool(name, tool) ?? {
+          type: 'function' as const,
+          name,
+          description: toolDescription(tool),
+          inputSchema: await inputJsonSchema(tool.inputSchema),
+        },
+    ),
   );
 }
 
@@ -126,8 +155,12 @@ async function describeTools(tools: ToolSet): Promise<LanguageModelV4FunctionToo
  * toPrompt('You add numbers.', [Message.user('2 + 3?')]);
  * // [{ role: 'system', content: 'You add numbers.' }, { role: 'user', content: [{ type: 'text', text: '2 + 3?' }] }]
  */
-export function toPrompt(systemPrompt: string, messages: readonly Message[]): LanguageModelV4Message[] {
-  const converted = messages.map(toPromptMessage);
+export function toPrompt(
+  systemPrompt: string,
+  messages: readonly Message[],
+  version: CallableModel['specificationVersion'] = 'v4',
+): PromptMessage[] {
+  const converted = messages.map((m) => toPromptMessage(m, version));
   return systemPrompt ? [{ role: 'system', content: systemPrompt }, ...converted] : converted;
 }
 
@@ -140,66 +173,41 @@ function runPrompt(
   systemPrompt: string,
   messages: AppendOnlyList<Message>,
   run: object | undefined,
-): LanguageModelV4Message[] {
-  if (!run) return toPrompt(systemPrompt, messages.toArray());
+  version: CallableModel['specificationVersion'],
+): PromptMessage[] {
+  if (!run) return toPrompt(systemPrompt, messages.toArray(), version);
   const cached = prompts.get(run);
-  const from = cached?.source.isPrefixOf(messages) ? cached.source.size : 0;
-  let converted = cached && from > 0 ? cached.converted : AppendOnlyList.empty<LanguageModelV4Message>();
+  // A step on a model of the other specification (a per-step model) converts the whole conversation.
+  const reuse = cached?.version === version && cached.source.isPrefixOf(messages);
+  const from = reuse ? cached.source.size : 0;
+  let converted = reuse && from > 0 ? cached.converted : AppendOnlyList.empty<PromptMessage>();
   for (let i = from; i < messages.size; i++)
-    converted = converted.append(toPromptMessage(messages.at(i) as Message));
-  prompts.set(run, { source: messages, converted });
+    converted = converted.append(toPromptMessage(messages.at(i) as Message, version));
+  prompts.set(run, { source: messages, converted, version });
   const prompt = converted.toArray();
   return systemPrompt ? [{ role: 'system', content: systemPrompt }, ...prompt] : [...prompt];
 }
 
 const prompts = new WeakMap<
   object,
-  { source: AppendOnlyList<Message>; converted: AppendOnlyList<LanguageModelV4Message> }
->();
-
-function toPromptMessage(m: Message): LanguageModelV4Message {
-  if (m.role === 'system') return { role: 'system', content: m.content };
-  if (m.role === 'user') return { role: 'user', content: [{ type: 'text', text: m.content }] };
-  if (m.role === 'assistant') {
-    const content: Extract<LanguageModelV4Message, { role: 'assistant' }>['content'] = [];
-    if (m.content) content.push({ type: 'text', text: m.content });
-    for (const c of m.toolCalls ?? [])
-      content.push({ type: 'tool-call', toolCallId: c.id, toolName: c.name, input: c.args });
-    return { role: 'assistant', content };
+  {
+    source: AppendOnlyList<Message>;
+    converted: AppendOnlyList<PromptMessage>;
+    version: CallableModel['specificationVersion'];
   }
-  return {
-    role: 'tool',
-    content: [
-      {
-        type: 'tool-result',
-        toolCallId: m.toolCallId ?? '',
-        toolName: m.toolName ?? '',
-        output: m.isError ? { type: 'error-text', value: m.content } : { type: 'text', value: m.content },
-      },
-    ],
-  };
-}
+>();
 
 function toStep(
   result: CollectedResult,
   input: readonly Message[] | AppendOnlyList<Message>,
-  model: LanguageModelV4,
+  model: CallableModel,
   pricing: PricingTable | undefined,
   extraUsage: Usage = Usage.zero,
 ): AgentStep {
-  let text = '';
-  const toolCalls: ToolCall[] = [];
-  for (const part of result.content) {
-    if (part.type === 'text') text += part.text;
-    else if (part.type === 'tool-call') {
-      toolCalls.push(
-        Object.freeze({ id: part.toolCallId, name: part.toolName, args: parseArgs(part.input) }),
-      );
-    }
-  }
+  const { text, toolCalls, message } = assistantOutput(result.content);
   return AgentStep.of({
     inputMessages: input,
-    outputMessages: [Message.assistant(text, toolCalls)],
+    outputMessages: [message],
     inferenceResponse: InferenceResponse.of({
       text,
       toolCalls,
@@ -208,26 +216,4 @@ function toStep(
       model: model.modelId,
     }),
   });
-}
-
-/**
- * Tool arguments arrive as JSON text. Text that does not parse is kept as it is (a string), so
- * the tool executor can tell the model its arguments were not valid JSON; a JSON string is kept as
- * its JSON text too, which does parse, so the model is told it sent a string where an object was
- * expected. An own `__proto__` key is kept as data, as `JSON.parse` makes it.
- *
- * @example
- * parseArgs('{"a":1}'); // { a: 1 }
- * parseArgs('{"a":1');  // '{"a":1' (reported by the tool executor as not valid JSON)
- * parseArgs('"a"');     // '"a"' (reported as "expected object, received string")
- */
-export function parseArgs(input: string): unknown {
-  if (input.trim() === '') return {};
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(input);
-  } catch {
-    return input;
-  }
-  return typeof parsed === 'string' ? input : parsed;
 }

@@ -1,8 +1,8 @@
-import type { LanguageModelV4, LanguageModelV4CallOptions } from '@ai-sdk/provider';
 import type { AgentState } from '../state/agent-state';
 import { AgentMachineError } from '../state/errors';
 import type { ReportEvent } from '../state/loop-events';
 import type { DriverContext } from './driver';
+import type { CallableModel, CallOptions } from './language-model';
 import { callModel, type ModelCallOptions } from './model-call';
 import type { CollectedResult } from './model-stream';
 
@@ -13,7 +13,7 @@ import type { CollectedResult } from './model-stream';
 export class AllModelsFailedError extends AgentMachineError {
   readonly errors: readonly unknown[];
 
-  constructor(models: readonly LanguageModelV4[], errors: readonly unknown[]) {
+  constructor(models: readonly CallableModel[], errors: readonly unknown[]) {
     const each = models.map(
       (model, i) => `${modelName(model)}: ${(errors[i] as Error)?.message ?? String(errors[i])}`,
     );
@@ -29,7 +29,7 @@ export class AllModelsFailedError extends AgentMachineError {
 /** A model call's result and the model that gave it. */
 export interface AnsweredCall {
   readonly result: CollectedResult;
-  readonly model: LanguageModelV4;
+  readonly model: CallableModel;
 }
 
 /**
@@ -43,8 +43,8 @@ export interface AnsweredCall {
  * const { result, model } = await callModels([primary, backup], call, state, context, { maxRetries: 2 });
  */
 export async function callModels(
-  models: readonly LanguageModelV4[],
-  call: LanguageModelV4CallOptions,
+  models: readonly CallableModel[],
+  call: CallOptions,
   state: AgentState,
   context: DriverContext,
   options: ModelCallOptions,
@@ -74,6 +74,6 @@ export async function callModels(
   throw new AllModelsFailedError(models, errors);
 }
 
-function modelName(model: LanguageModelV4): string {
+function modelName(model: CallableModel): string {
   return `${model.provider}/${model.modelId}`;
 }

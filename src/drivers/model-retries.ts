@@ -1,5 +1,5 @@
-import { APICallError } from '@ai-sdk/provider';
 import { abortableDelay } from './abortable-delay';
+import { type APICallErrorLike, isAPICallError, markAsAPICallError } from './api-call-error';
 
 export interface RetryOptions {
   /** Retries of a retryable model error (429, 5xx, network), with exponential backoff. Default 2. */
@@ -9,32 +9,39 @@ export interface RetryOptions {
 }
 
 /**
- * A retryable provider error that was still failing after every attempt. It is the provider's
- * last APICallError (same name, status code, headers, body and `isRetryable`), with the number of
+ * A retryable provider error that was still failing after every attempt. It carries the provider's
+ * last APICallError's fields (name `AI_APICallError`, status code, headers, body, `isRetryable`) and
+ * is recognised by the AI SDK's `APICallError.isInstance` (AI SDK 6 and 7), with the number of
  * attempts added to its message, so the error recorded on the step says both what the provider
  * said and how often it was asked: `Rate limit exceeded (failed after 3 attempts)`.
  * `errors` holds each attempt's error; `cause` is the last one.
  */
-export class ModelRetriesExhaustedError extends APICallError {
+export class ModelRetriesExhaustedError extends Error implements APICallErrorLike {
+  readonly url: string;
+  readonly requestBodyValues: unknown;
+  readonly statusCode: number | undefined;
+  readonly responseHeaders: Record<string, string> | undefined;
+  readonly responseBody: string | undefined;
+  readonly isRetryable: boolean;
+  readonly data: unknown;
   readonly attempts: number;
-  readonly errors: readonly APICallError[];
+  readonly errors: readonly APICallErrorLike[];
 
-  constructor(errors: readonly APICallError[]) {
+  constructor(errors: readonly APICallErrorLike[]) {
     const last = errors[errors.length - 1];
     if (!last) throw new TypeError('ModelRetriesExhaustedError needs at least one error');
-    super({
-      message: `${last.message} (failed after ${errors.length} attempts)`,
-      url: last.url,
-      requestBodyValues: last.requestBodyValues,
-      statusCode: last.statusCode,
-      responseHeaders: last.responseHeaders,
-      responseBody: last.responseBody,
-      isRetryable: last.isRetryable,
-      data: last.data,
-      cause: last,
-    });
+    super(`${last.message} (failed after ${errors.length} attempts)`, { cause: last });
+    this.name = 'AI_APICallError';
+    this.url = last.url;
+    this.requestBodyValues = last.requestBodyValues;
+    this.statusCode = last.statusCode;
+    this.responseHeaders = last.responseHeaders;
+    this.responseBody = last.responseBody;
+    this.isRetryable = last.isRetryable;
+    this.data = last.data;
     this.attempts = errors.length;
     this.errors = Object.freeze([...errors]);
+    markAsAPICallError(this);
   }
 }
 
@@ -52,12 +59,12 @@ export async function withRetries<T>(
   options: RetryOptions = {},
 ): Promise<T> {
   const maxRetries = options.maxRetries ?? 2;
-  const failures: APICallError[] = [];
+  const failures: APICallErrorLike[] = [];
   for (let attempt = 0; ; attempt++) {
     try {
       return await call();
     } catch (error) {
-      if (!APICallError.isInstance(error) || !error.isRetryable || signal.aborted) throw error;
+      if (!isAPICallError(error) || !error.isRetryable || signal.aborted) throw error;
       failures.push(error);
       if (attempt >= maxRetries) throw maxRetries === 0 ? error : new ModelRetriesExhaustedError(failures);
       await abortableDelay(retryDelay(error, attempt, options.retryDelayMs ?? 1000), signal);
@@ -65,7 +72,7 @@ export async function withRetries<T>(
   }
 }
 
-function retryDelay(error: APICallError, attempt: number, base: number): number {
+function retryDelay(error: APICallErrorLike, attempt: number, base: number): number {
   const headers = error.responseHeaders ?? {};
   const ms = Number(headers['retry-after-ms']);
   if (headers['retry-after-ms'] !== undefined && Number.isFinite(ms) && ms >= 0 && ms <= 60_000) return ms;

@@ -1,10 +1,6 @@
-import type {
-  LanguageModelV4Content,
-  LanguageModelV4GenerateResult,
-  LanguageModelV4StreamPart,
-  LanguageModelV4StreamResult,
-} from '@ai-sdk/provider';
 import { AgentMachineError } from '../state/errors';
+import type { ProviderMetadata } from '../state/message';
+import type { GenerateResult, ModelContent, StreamPart, StreamResult } from './language-model';
 
 /**
  * A model stream that failed part-way: an `error` part carrying plain data (an OpenAI-compatible
@@ -19,7 +15,7 @@ export class ModelStreamError extends AgentMachineError {
 }
 
 /** What a streamed call adds up to: the same fields a `doGenerate` result has. */
-export type CollectedResult = Pick<LanguageModelV4GenerateResult, 'content' | 'finishReason' | 'usage'>;
+export type CollectedResult = Pick<GenerateResult, 'content' | 'finishReason' | 'usage'>;
 
 /**
  * Reads a `doStream` result to its end, calling `onTextDelta` for each text delta, and returns the
@@ -32,28 +28,38 @@ export type CollectedResult = Pick<LanguageModelV4GenerateResult, 'content' | 'f
  * const result = await collectStream(await model.doStream(call), (delta) => process.stdout.write(delta));
  */
 export async function collectStream(
-  result: LanguageModelV4StreamResult,
+  result: StreamResult,
   onTextDelta: (delta: string) => void,
 ): Promise<CollectedResult> {
   const reader = result.stream.getReader();
-  const content: LanguageModelV4Content[] = [];
-  // Text parts are joined per block id, in the order their blocks started, as doGenerate returns them.
-  const texts = new Map<string, { type: 'text'; text: string }>();
-  let finish: Extract<LanguageModelV4StreamPart, { type: 'finish' }> | undefined;
+  const content: ModelContent[] = [];
+  // Text and reasoning parts are joined per block id, in the order their blocks started, as
+  // doGenerate returns them; provider metadata (a reasoning signature) may come on any of a block's parts.
+  const blocks = new Map<string, Block>();
+  let finish: Extract<StreamPart, { type: 'finish' }> | undefined;
   try {
     for (;;) {
       const { done, value: part } = await reader.read();
       if (done) break;
       switch (part.type) {
         case 'text-start':
-          textBlock(part.id);
+        case 'text-end':
+          block('text', part);
           break;
         case 'text-delta':
-          if (part.delta === '') break;
-          textBlock(part.id).text += part.delta;
-          onTextDelta(part.delta);
+          block('text', part).text += part.delta;
+          if (part.delta !== '') onTextDelta(part.delta);
+          break;
+        case 'reasoning-start':
+        case 'reasoning-end':
+          block('reasoning', part);
+          break;
+        case 'reasoning-delta':
+          block('reasoning', part).text += part.delta;
           break;
         case 'tool-call':
+        case 'tool-result':
+        case 'file':
           content.push(part);
           break;
         case 'finish':
@@ -64,7 +70,7 @@ export async function collectStream(
           if (part.error instanceof Error) throw part.error;
           throw new ModelStreamError(errorMessage(part.error), { cause: part.error });
         default:
-          // Reasoning, sources, metadata and raw chunks are not part of a recorded step.
+          // Sources, tool input deltas, response metadata and raw chunks are not part of a recorded step.
           break;
       }
     }
@@ -77,20 +83,32 @@ export async function collectStream(
   }
   if (!finish) throw new ModelStreamError('The model stream ended without a finish part');
   return {
-    content: content.filter((part) => part.type !== 'text' || part.text !== ''),
+    content: content.filter((part) => part.type !== 'text' || part.text !== '' || part.providerMetadata),
     finishReason: finish.finishReason,
     usage: finish.usage,
   };
 
-  function textBlock(id: string) {
-    let block = texts.get(id);
-    if (!block) {
-      block = { type: 'text', text: '' };
-      texts.set(id, block);
-      content.push(block);
+  function block(type: Block['type'], part: { id: string; providerMetadata?: ProviderMetadata }): Block {
+    const key = `${type}:${part.id}`;
+    let found = blocks.get(key);
+    if (!found) {
+      found = { type, text: '' };
+      blocks.set(key, found);
+      content.push(found);
     }
-    return block;
+    if (part.providerMetadata)
+      found.providerMetadata = mergeMetadata(found.providerMetadata, part.providerMetadata);
+    return found;
   }
+}
+
+type Block = { type: 'text' | 'reasoning'; text: string; providerMetadata?: ProviderMetadata };
+
+function mergeMetadata(into: ProviderMetadata | undefined, from: ProviderMetadata): ProviderMetadata {
+  const merged: Record<string, Record<string, unknown>> = { ...into };
+  for (const [provider, values] of Object.entries(from))
+    merged[provider] = { ...merged[provider], ...values };
+  return merged;
 }
 
 function errorMessage(error: unknown): string {

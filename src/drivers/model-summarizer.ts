@@ -1,5 +1,5 @@
-import type { LanguageModelV4 } from '@ai-sdk/provider';
 import type { Summarizer } from '../context/context-summary';
+import { callable, type LanguageModel } from './language-model';
 import { callUsage, type PricingTable } from './model-call';
 import { type RetryOptions, withRetries } from './model-retries';
 
@@ -12,9 +12,10 @@ import { type RetryOptions, withRetries } from './model-retries';
  * await summarize({ instructions: 'Summarize.', text: transcript }, signal); // { text, usage }
  */
 export function modelSummarizer(
-  model: LanguageModelV4,
+  languageModel: LanguageModel,
   options: RetryOptions & { readonly pricing?: PricingTable },
 ): Summarizer {
+  const model = callable(languageModel);
   return async ({ instructions, text }, signal) => {
     const result = await withRetries(
       () =>

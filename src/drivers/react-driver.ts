@@ -1,4 +1,3 @@
-import type { LanguageModelV4, LanguageModelV4CallOptions, LanguageModelV4Message } from '@ai-sdk/provider';
 import { AgentError } from '../state/agent-error';
 import type { AgentState } from '../state/agent-state';
 import { AgentStep, InferenceResponse } from '../state/agent-step';
@@ -6,9 +5,17 @@ import { newId } from '../state/ids';
 import { Message, type ToolCall } from '../state/message';
 import { inputJsonSchema, type ToolSet, toolDescription } from '../tools/define-tool';
 import type { Driver } from './driver';
+import {
+  type CallableModel,
+  type CallOptions,
+  callable,
+  type LanguageModel,
+  type PromptMessage,
+} from './language-model';
 import { conversationWithCurrentToolTrace } from './message-compiler';
 import { callModel, callUsage, llmConfigOptions } from './model-call';
 import type { ModelDriverOptions } from './model-driver';
+import { toPromptMessage } from './prompt-message';
 import {
   OBSERVATION_STOP,
   parseReActReply,
@@ -45,7 +52,8 @@ export interface ReActDriverOptions extends ModelDriverOptions {
  * const done = await agent.execute(AgentState.empty().withUserMessage('What is 2 + 3?'));
  * done.finalResponse(); // '5', from "Final Answer: 5"
  */
-export function reactDriver(model: LanguageModelV4, options: ReActDriverOptions = {}): Driver {
+export function reactDriver(languageModel: LanguageModel, options: ReActDriverOptions = {}): Driver {
+  const model = callable(languageModel);
   const compile = options.compileMessages ?? conversationWithCurrentToolTrace;
   const instructions = options.instructions ?? reactInstructions;
   const instructionCache = new WeakMap<ToolSet, Promise<string>>();
@@ -65,10 +73,10 @@ export function reactDriver(model: LanguageModelV4, options: ReActDriverOptions 
         .filter(Boolean)
         .join('\n\n');
       const callOptions = { ...options.callOptions, ...llmConfigOptions(state) };
-      const call: LanguageModelV4CallOptions = {
+      const call: CallOptions = {
         ...callOptions,
         stopSequences: [...(callOptions.stopSequences ?? []), OBSERVATION_STOP],
-        prompt: toReActPrompt(system, input),
+        prompt: toReActPrompt(system, input, model.specificationVersion),
         abortSignal: context.signal,
       };
       const result = await callModel(model, call, state, context, options);
@@ -136,7 +144,8 @@ async function describeTools(tools: ToolSet): Promise<ReActToolDescription[]> {
 /**
  * The conversation for a model without a tool role: tool results become user messages
  * `Observation: <result>`, and assistant messages are the model's own protocol text (tool calls
- * made through another driver are written out as `Action:` / `Action Input:` lines).
+ * made through another driver are written out as `Action:` / `Action Input:` lines). A user
+ * message's images and files go with it, in the form of the model's specification (`version`).
  *
  * @example
  * toReActPrompt('You add numbers.', state.messages());
@@ -144,13 +153,18 @@ async function describeTools(tools: ToolSet): Promise<ReActToolDescription[]> {
  * //   text: 'Thought: ...\nAction: add\nAction Input: {"a":2,"b":3}' }] },
  * //  { role: 'user', content: [{ type: 'text', text: 'Observation: 5' }] }]
  */
-export function toReActPrompt(systemPrompt: string, messages: readonly Message[]): LanguageModelV4Message[] {
-  const prompt: LanguageModelV4Message[] = [];
+export function toReActPrompt(
+  systemPrompt: string,
+  messages: readonly Message[],
+  version: CallableModel['specificationVersion'] = 'v4',
+): PromptMessage[] {
+  const prompt: PromptMessage[] = [];
   if (systemPrompt) prompt.push({ role: 'system', content: systemPrompt });
   const text = (value: string) => [{ type: 'text' as const, text: value }];
   for (const m of messages) {
     if (m.role === 'system') prompt.push({ role: 'system', content: m.content });
-    else if (m.role === 'user') prompt.push({ role: 'user', content: text(m.content) });
+    else if (m.role === 'user')
+      prompt.push(m.parts ? toPromptMessage(m, version) : { role: 'user', content: text(m.content) });
     else if (m.role === 'tool') prompt.push({ role: 'user', content: text(`Observation: ${m.content}`) });
     else prompt.push({ role: 'assistant', content: text(assistantText(m)) });
   }

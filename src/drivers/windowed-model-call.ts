@@ -1,4 +1,3 @@
-import type { LanguageModelV4, LanguageModelV4CallOptions } from '@ai-sdk/provider';
 import { contextOverflowOf } from '../context/context-overflow';
 import type { ContextWindow, Fitted } from '../context/context-window';
 import { estimateTextTokens } from '../context/token-estimate';
@@ -7,6 +6,7 @@ import { stepEventIds } from '../state/loop-events';
 import type { Message } from '../state/message';
 import { Usage } from '../state/usage';
 import type { DriverContext } from './driver';
+import type { CallableModel, CallOptions } from './language-model';
 import type { ModelCallOptions } from './model-call';
 import { AllModelsFailedError, callModels } from './model-fallback';
 import type { CollectedResult } from './model-stream';
@@ -16,7 +16,7 @@ export interface WindowedCall {
   readonly state: AgentState;
   readonly result: CollectedResult;
   /** The model that answered (the first, or a fallback model). */
-  readonly model: LanguageModelV4;
+  readonly model: CallableModel;
   /** Usage of the summarization calls, added to the step's. */
   readonly extraUsage: Usage;
 }
@@ -29,9 +29,9 @@ export interface WindowedCall {
  */
 export async function callWithinWindow(
   window: ContextWindow,
-  models: readonly LanguageModelV4[],
-  call: LanguageModelV4CallOptions,
-  toPrompt: (messages: readonly Message[]) => LanguageModelV4CallOptions['prompt'],
+  models: readonly CallableModel[],
+  call: CallOptions,
+  toPrompt: (messages: readonly Message[]) => CallOptions['prompt'],
   state: AgentState,
   messages: readonly Message[],
   context: DriverContext,
@@ -46,7 +46,7 @@ export async function callWithinWindow(
   let fitted = await window.fit({ ...request, state });
   report(fitted, state, context);
   let extraUsage = fitted.usage;
-  let answered: { result: CollectedResult; model: LanguageModelV4 };
+  let answered: { result: CollectedResult; model: CallableModel };
   try {
     answered = await callModels(
       models,
@@ -88,7 +88,7 @@ function report(fitted: Fitted, state: AgentState, context: DriverContext): void
 const toolEstimates = new WeakMap<object, number>();
 
 /** System prompt and tool schemas: sent with every call, counted once per tool list. */
-function fixedEstimate(systemPrompt: string, tools: LanguageModelV4CallOptions['tools']): number {
+function fixedEstimate(systemPrompt: string, tools: CallOptions['tools']): number {
   let tokens = estimateTextTokens(systemPrompt);
   if (tools) {
     let estimate = toolEstimates.get(tools);

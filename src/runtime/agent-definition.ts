@@ -1,6 +1,6 @@
-import type { LanguageModelV4 } from '@ai-sdk/provider';
 import type { ContextOptions } from '../context/context-window';
 import type { Driver } from '../drivers/driver';
+import type { LanguageModel } from '../drivers/language-model';
 import type { ModelDriverOptions } from '../drivers/model-driver';
 import type { ErrorPolicyOptions } from '../hooks/error-policy';
 import type { Hook } from '../hooks/hook';
@@ -17,14 +17,14 @@ import type { ToolSet } from '../tools/define-tool';
 export interface AgentDefinition {
   readonly name?: string;
   readonly description?: string;
-  /** Any AI SDK LanguageModel (v4 specification). */
-  readonly model?: LanguageModelV4;
+  /** Any AI SDK language model: AI SDK 6 (LanguageModelV3) or AI SDK 7 (LanguageModelV4). */
+  readonly model?: LanguageModel;
   /**
    * Models that take over a step `model` failed (an error that is not retryable, or retries run
    * out), in order; the step records which model answered (`step.model()`) and its cost uses that
    * model's pricing. Each gets the same retries.
    */
-  readonly fallbackModels?: readonly LanguageModelV4[];
+  readonly fallbackModels?: readonly LanguageModel[];
   /** Model driver settings (retries, pricing, message compiler) when `model` is given. */
   readonly modelOptions?: ModelDriverOptions;
   /**
@@ -115,6 +115,13 @@ export function checkDefinition(
   }
   if (definition.model && typeof definition.model.doGenerate !== 'function') {
     throw new InvalidDefinitionError(at('model'), 'is not an AI SDK LanguageModel (no doGenerate function)');
+  }
+  const version = (definition.model as { specificationVersion?: unknown } | undefined)?.specificationVersion;
+  if (definition.model && version !== 'v3' && version !== 'v4') {
+    throw new InvalidDefinitionError(
+      at('model'),
+      `has specificationVersion ${JSON.stringify(version) ?? 'undefined'}: pass an AI SDK 6 (LanguageModelV3) or AI SDK 7 (LanguageModelV4) language model`,
+    );
   }
   if (definition.context !== undefined && !definition.model) {
     throw new InvalidDefinitionError(

@@ -4,16 +4,18 @@ import type { Driver } from '../drivers/driver';
 import { modelDriver } from '../drivers/model-driver';
 import type { ResponseSchema } from '../hooks/structured-output-guard';
 import { McpServers } from '../mcp/mcp-servers';
-import { NoSessionStoreError, SessionNotFoundError } from '../persistence/errors';
+import { NoSessionStoreError, SessionConflictError, SessionNotFoundError } from '../persistence/errors';
 import type { ResponseFormat } from '../state/agent-context';
 import { AgentState } from '../state/agent-state';
 import type { ApprovalDecision } from '../state/approval';
+import { InvalidArgumentError } from '../state/errors';
 import { ExecutionBudget } from '../state/execution-budget';
 import { DEFAULT_MAX_DEPTH } from '../subagents/subagent-definition';
 import { AgentTracing } from '../telemetry/agent-tracing';
 import type { Agent } from './agent-actor';
 import { type AgentDefinition, checkDefinition } from './agent-definition';
 import { approvalPending, checkEdit } from './approvals';
+import { ChatTurnConflictError } from './chat-turn-conflict-error';
 import { provideLoop } from './loop-actors';
 import { type InternalActorOptions, listened, runToOutcome } from './run-to-outcome';
 import { type Scope, subagentCalls } from './subagent-calls';
@@ -106,6 +108,7 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
       return actor;
     },
     async execute(state, options = {}) {
+      if (typeof (state as Partial<AgentState> | null)?.approval !== 'function') throw notAState(state);
       if (state.approval()) throw approvalPending(state);
       await tracing?.ready;
       const { signal, sessionId, onEvent, ...actorOptions } = options;
@@ -153,7 +156,12 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
       const stored = await store.load(sessionId);
       const state = stored?.state ?? AgentState.empty();
       if (state.approval()) throw approvalPending(state);
-      return agent.execute(state.withUserMessage(text), { ...options, sessionId });
+      return agent.execute(state.withUserMessage(text), { ...options, sessionId }).catch((error: unknown) => {
+        // Thrown (not recorded) only by the save that starts the turn: another turn saved first.
+        if (error instanceof SessionConflictError)
+          throw new ChatTurnConflictError(sessionId, { cause: error });
+        throw error;
+      });
     },
     async resume(sessionId, options = {}) {
       if (!store) throw new NoSessionStoreError('resume(sessionId)');
@@ -172,6 +180,15 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
     },
   };
   return agent;
+}
+
+function notAState(value: unknown): InvalidArgumentError {
+  const given =
+    typeof value === 'string' ? `the string ${JSON.stringify(value.slice(0, 40))}` : String(value);
+  return new InvalidArgumentError(
+    'execute(state)',
+    `got ${given}; pass an AgentState: agent.execute(AgentState.empty().withUserMessage('...'))`,
+  );
 }
 
 const contextOf = (definition: AgentDefinition) =>

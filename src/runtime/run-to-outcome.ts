@@ -4,6 +4,7 @@ import type { AgentState } from '../state/agent-state';
 import { AgentMachineError } from '../state/errors';
 import type { AgentEvent } from '../state/loop-events';
 import type { AgentActor, CreateActorOptions } from './agent-actor';
+import { listenToRun } from './run-events';
 
 /** An actor error the run could not record (a bug, or a hook returning something else). */
 export class AgentRuntimeError extends AgentMachineError {
@@ -35,7 +36,7 @@ export function runToOutcome(
   signal: AbortSignal | undefined,
   onEvent?: (event: AgentEvent) => void,
 ): Promise<AgentState> {
-  if (onEvent) actor.on('*', (event) => onEvent(event as AgentEvent));
+  if (onEvent) listenToRun(actor, onEvent);
   const outcome = awaitOutcome(actor, signal);
   actor.start();
   return outcome.finally(() => actor.stop());

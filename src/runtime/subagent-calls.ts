@@ -13,6 +13,7 @@ import type { AgentTracing } from '../telemetry/agent-tracing';
 import type { Tool, ToolSet } from '../tools/define-tool';
 import type { Agent, AgentActor } from './agent-actor';
 import type { AgentDefinition, SubagentDefinition } from './agent-definition';
+import { forwardSubagentEvents } from './run-events';
 import { awaitOutcome } from './run-to-outcome';
 
 /** Where an agent sits in a tree of agents, and what it inherits from its caller. */
@@ -91,6 +92,7 @@ export function subagentCalls(
           if (!child)
             throw new Error(`Subagent '${name}' could not be spawned: its caller is not running tools`);
           tracing?.follow(child, { name: definitionOf.name ?? name, caller: { actor: self, toolCallId } });
+          forwardSubagentEvents(self, child);
           return awaitOutcome(child, signal).finally(() => self.send({ type: 'subagent.release', id }));
         },
       });

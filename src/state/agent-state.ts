@@ -7,7 +7,7 @@ import { type ApprovalDecision, ApprovalError, ApprovalRequest, type PendingAppr
 import { ExecutionState } from './execution-state';
 import { ExecutionStatus, isTerminalStatus } from './execution-status';
 import { newId } from './ids';
-import { Message } from './message';
+import { assertMessages, type ContentPart, Message } from './message';
 import { decodeAgentState, encodeAgentState } from './serialization';
 import type { StepExecution } from './step-execution';
 import { failsTheRun, StopReason, wasForceStopped } from './stop-reason';
@@ -251,10 +251,12 @@ export class AgentState {
   withSystemPrompt(systemPrompt: string): AgentState {
     return this.withContext(this.props.context.withSystemPrompt(systemPrompt));
   }
-  withUserMessage(text: string): AgentState {
-    return this.withMessages([Message.user(text)]);
+  /** Adds a user message: text, or parts (text, images, files; see `Message.user`). */
+  withUserMessage(content: string | readonly ContentPart[]): AgentState {
+    return this.withMessages([Message.user(content)]);
   }
   withMessages(messages: readonly Message[], section?: string): AgentState {
+    assertMessages(messages);
     return this.withContext(this.props.context.withMessages(messages, section));
   }
   withMetadata(key: string, value: unknown): AgentState {

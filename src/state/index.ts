@@ -13,10 +13,26 @@ export { ExecutionStatus, isTerminalStatus } from './execution-status';
 export { newId } from './ids';
 export { InvalidUsageError } from './inference-admission';
 export { MAX_VALUE_DEPTH, toJsonValue, UnsavableValueError, ValueTooDeepError } from './json-value';
-export { Message, type MessageInput, type MessageRole, type ToolCall } from './message';
+export {
+  type ContentPart,
+  Message,
+  type MessageInput,
+  type MessageRole,
+  type ProviderMetadata,
+  type ToolCall,
+  textOf,
+} from './message';
+export {
+  fromModelMessages,
+  type ModelMessage,
+  type ModelMessageInput,
+  messagesFromModelMessages,
+  toModelMessages,
+} from './model-messages';
 export { type AgentStateJSON, agentStateSchema, FORMAT_VERSION } from './schemas';
 export { StepExecution } from './step-execution';
 export { failsTheRun, StopReason, stopReasonPriority, wasForceStopped } from './stop-reason';
 export { StopSignal } from './stop-signal';
 export { ToolExecution } from './tool-execution';
+export { toUIMessages, type UIMessage, type UIMessagePart } from './ui-messages';
 export { Usage } from './usage';

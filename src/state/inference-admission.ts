@@ -49,8 +49,16 @@ export function admitInference(state: AgentState): AgentState {
     if (typeof id !== 'string' || id === '' || id === '__proto__' || seen.has(id)) id = `call_${newId()}`;
     seen.add(id);
     let args: unknown;
+    let metadata: Pick<ToolCall, 'providerMetadata'> = {};
     try {
       args = toJsonValue(call.args, `The arguments of tool call '${id}' (${call.name})`);
+      // what the provider attached to the call is sent back with it: stored like any run-time value
+      if (call.providerMetadata !== undefined) {
+        const what = `The provider metadata of tool call '${id}' (${call.name})`;
+        metadata = {
+          providerMetadata: toJsonValue(call.providerMetadata, what) as ToolCall['providerMetadata'],
+        };
+      }
     } catch (error) {
       args = null;
       const refused = AgentError.from(error);
@@ -61,7 +69,7 @@ export function admitInference(state: AgentState): AgentState {
         }),
       );
     }
-    replaced.set(call, Object.freeze({ id, name: String(call.name), args }));
+    replaced.set(call, Object.freeze({ id, name: String(call.name), args, ...metadata }));
   }
   const calls = response.toolCalls.map((call) => replaced.get(call) as ToolCall);
   const messages = step.outputMessages().map((message) =>

@@ -1,8 +1,24 @@
-/** A tool call the model asked for. `args` is the parsed input; `rawArgs` the text when it did not parse. */
+import type { z } from 'zod';
+import { InvalidArgumentError } from './errors';
+import type { contentPartSchema, providerMetadataSchema } from './schemas';
+
+/** Provider-specific data by provider name: returned by a model, sent back to it as provider options. */
+export type ProviderMetadata = z.infer<typeof providerMetadataSchema>;
+
+/**
+ * One part of a message's content: text, reasoning (with the provider's signature in
+ * `providerMetadata`), a file or image (`data`: base64 text or a URL), or a call to a tool the
+ * provider runs itself and its result (`providerExecuted`).
+ */
+export type ContentPart = z.infer<typeof contentPartSchema>;
+
+/** A tool call the model asked for. `args` is the parsed input (the text itself when it did not parse). */
 export interface ToolCall {
   readonly id: string;
   readonly name: string;
   readonly args: unknown;
+  /** What the provider attached to the call (sent back with it). */
+  readonly providerMetadata?: ProviderMetadata;
 }
 
 export type MessageRole = 'system' | 'user' | 'assistant' | 'tool';
@@ -11,6 +27,11 @@ export type MessageRole = 'system' | 'user' | 'assistant' | 'tool';
  * One message of the conversation. Assistant messages may carry tool calls; tool messages answer
  * one call (`toolCallId`) and say whether the result is an error. `metadata` holds the tags of
  * seed 000 (`step_id`, `execution_id`, `agent_id`, `is_trace`, `tool_execution_id`).
+ *
+ * `content` is always the message's text. A message with more than text (images and files,
+ * reasoning, provider-executed tools, provider metadata on its parts) also has `parts`, its whole
+ * content in order, which is what a model is sent; an assistant message's own tool calls stay in
+ * `toolCalls`, sent after its parts.
  */
 export interface Message {
   readonly role: MessageRole;
@@ -19,6 +40,9 @@ export interface Message {
   readonly toolCallId?: string;
   readonly toolName?: string;
   readonly isError?: boolean;
+  readonly parts?: readonly ContentPart[];
+  /** Provider options of the whole message (the AI SDK's message-level `providerOptions`). */
+  readonly providerMetadata?: ProviderMetadata;
   readonly metadata: Readonly<Record<string, unknown>>;
 }
 
@@ -26,10 +50,20 @@ export type MessageInput = Omit<Message, 'metadata'> & { metadata?: Record<strin
 
 export const Message = {
   of(input: MessageInput): Message {
-    return Object.freeze({ ...input, metadata: Object.freeze({ ...(input.metadata ?? {}) }) });
+    const parts = input.parts && {
+      parts: Object.freeze(input.parts.map((part) => Object.freeze({ ...part }))),
+    };
+    return Object.freeze({ ...input, ...parts, metadata: Object.freeze({ ...(input.metadata ?? {}) }) });
   },
-  user(content: string): Message {
-    return Message.of({ role: 'user', content });
+  /**
+   * A user message: text, or parts (text, images, files).
+   *
+   * @example
+   * Message.user([{ type: 'text', text: 'What is this?' }, { type: 'file', mediaType: 'image/png', data: base64 }]);
+   */
+  user(content: string | readonly ContentPart[]): Message {
+    if (typeof content === 'string') return Message.of({ role: 'user', content });
+    return Message.of({ role: 'user', content: textOf(content), parts: content });
   },
   assistant(content: string, toolCalls?: readonly ToolCall[]): Message {
     return Message.of(
@@ -46,3 +80,30 @@ export const Message = {
     return Object.freeze({ ...message, metadata: Object.freeze({ ...message.metadata, ...metadata }) });
   },
 };
+
+/** The text of some content parts: their text parts, joined. */
+export function textOf(parts: readonly ContentPart[]): string {
+  let text = '';
+  for (const part of parts) if (part.type === 'text') text += part.text;
+  return text;
+}
+
+/**
+ * Refuses what is not a Message before it enters a conversation: an AI SDK ModelMessage (content
+ * parts, no metadata) is turned into Messages by `messagesFromModelMessages` / `fromModelMessages`.
+ */
+export function assertMessages(messages: readonly unknown[]): void {
+  messages.forEach((m, index) => {
+    const message = m as Partial<Message> | null;
+    if (
+      typeof message?.content === 'string' &&
+      typeof message.metadata === 'object' &&
+      message.metadata !== null
+    )
+      return;
+    throw new InvalidArgumentError(
+      `messages[${index}]`,
+      'is not a Message (build one with Message.user(...) / Message.of(...); for AI SDK ModelMessages use fromModelMessages(messages) or messagesFromModelMessages(messages))',
+    );
+  });
+}

@@ -44,11 +44,48 @@ export const agentErrorSchema = z.strictObject({
   details: jsonRecordSchema.nullable(),
 });
 
+/** Provider-specific data by provider name (a reasoning signature, a cache hint, ...). */
+export const providerMetadataSchema = z.record(z.string(), jsonRecordSchema);
+
 export const toolCallSchema = z.strictObject({
   id: z.string(),
   name: z.string(),
   args: jsonValueSchema,
+  providerMetadata: providerMetadataSchema.optional(),
 });
+
+const partMetadata = { providerMetadata: providerMetadataSchema.optional() };
+/**
+ * One part of a message's content, as the AI SDK's ModelMessage has them. File data is base64 text
+ * or a URL (`https://...`, `data:...`), so that a state stays JSON.
+ */
+export const contentPartSchema = z.discriminatedUnion('type', [
+  z.strictObject({ type: z.literal('text'), text: z.string(), ...partMetadata }),
+  z.strictObject({ type: z.literal('reasoning'), text: z.string(), ...partMetadata }),
+  z.strictObject({
+    type: z.literal('file'),
+    mediaType: z.string(),
+    data: z.string(),
+    filename: z.string().optional(),
+    ...partMetadata,
+  }),
+  z.strictObject({
+    type: z.literal('tool-call'),
+    toolCallId: z.string(),
+    toolName: z.string(),
+    input: jsonValueSchema,
+    providerExecuted: z.boolean().optional(),
+    ...partMetadata,
+  }),
+  z.strictObject({
+    type: z.literal('tool-result'),
+    toolCallId: z.string(),
+    toolName: z.string(),
+    output: jsonValueSchema,
+    isError: z.boolean().optional(),
+    ...partMetadata,
+  }),
+]);
 
 export const messageSchema = z.strictObject({
   role: z.enum(['system', 'user', 'assistant', 'tool']),
@@ -57,6 +94,8 @@ export const messageSchema = z.strictObject({
   toolCallId: z.string().optional(),
   toolName: z.string().optional(),
   isError: z.boolean().optional(),
+  parts: z.array(contentPartSchema).optional(),
+  providerMetadata: providerMetadataSchema.optional(),
   metadata: jsonRecordSchema,
 });
 

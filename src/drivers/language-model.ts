@@ -1,0 +1,238 @@
+/**
+ * The part of an AI SDK language model the drivers call, written out here instead of imported from
+ * `@ai-sdk/provider`: AI SDK 6 models are specification v3 (`@ai-sdk/provider` 3, Node 20), AI SDK 7
+ * models are v4 (`@ai-sdk/provider` 4, which needs Node 22), and the library takes both without a
+ * runtime dependency on either. The two specifications agree on everything the drivers use except
+ * how file data is written (see `promptFileData`).
+ */
+
+import { AgentMachineError } from '../state/errors';
+import type { ProviderMetadata } from '../state/message';
+
+/**
+ * Any AI SDK language model: specification v3 (AI SDK 6, `LanguageModelV3`) or v4 (AI SDK 7,
+ * `LanguageModelV4`). The drivers choose the call format by `specificationVersion` at run time.
+ *
+ * @example
+ * modelDriver(createOpenAICompatible({ name: 'local', baseURL }).chatModel('m')); // either major
+ */
+export interface LanguageModel {
+  readonly specificationVersion: 'v3' | 'v4';
+  readonly provider: string;
+  readonly modelId: string;
+  // `never` parameters: each specification's own call options are accepted; the drivers build them.
+  doGenerate(options: never): PromiseLike<unknown>;
+  doStream(options: never): PromiseLike<unknown>;
+}
+
+export type JSONValue =
+  | null
+  | string
+  | number
+  | boolean
+  | { [key: string]: JSONValue | undefined }
+  | JSONValue[];
+
+/** How the model may use the tools: any (`auto`), none, at least one (`required`), or one named tool. */
+export type ToolChoice =
+  | { readonly type: 'auto' }
+  | { readonly type: 'none' }
+  | { readonly type: 'required' }
+  | { readonly type: 'tool'; readonly toolName: string };
+
+/** Call settings both specifications take (temperature, maxOutputTokens, provider options, ...). */
+export interface ModelCallSettings {
+  readonly maxOutputTokens?: number;
+  readonly temperature?: number;
+  readonly stopSequences?: string[];
+  readonly topP?: number;
+  readonly topK?: number;
+  readonly presencePenalty?: number;
+  readonly frequencyPenalty?: number;
+  readonly seed?: number;
+  readonly toolChoice?: ToolChoice;
+  readonly headers?: Record<string, string | undefined>;
+  readonly providerOptions?: ProviderMetadata;
+  /** v4 only (AI SDK 7): the reasoning effort. */
+  readonly reasoning?: 'provider-default' | 'none' | 'minimal' | 'low' | 'medium' | 'high' | 'xhigh' | 'max';
+}
+
+/** File data as the drivers hold it: bytes, base64 text, or a URL. */
+export type FileData = Uint8Array | string | URL;
+
+type WithOptions = { providerOptions?: ProviderMetadata };
+export type PromptTextPart = { type: 'text'; text: string } & WithOptions;
+/** v3 file data is the bytes, base64 text or URL; v4 wraps it. */
+export type PromptFileData =
+  | FileData
+  | { type: 'data'; data: Uint8Array | string }
+  | { type: 'url'; url: URL };
+export type PromptFilePart = {
+  type: 'file';
+  data: PromptFileData;
+  mediaType: string;
+  filename?: string;
+} & WithOptions;
+export type PromptReasoningPart = { type: 'reasoning'; text: string } & WithOptions;
+export type PromptToolCallPart = {
+  type: 'tool-call';
+  toolCallId: string;
+  toolName: string;
+  input: unknown;
+  providerExecuted?: boolean;
+} & WithOptions;
+export type PromptToolResultPart = {
+  type: 'tool-result';
+  toolCallId: string;
+  toolName: string;
+  output: { type: 'text' | 'error-text'; value: string } | { type: 'json' | 'error-json'; value: JSONValue };
+} & WithOptions;
+
+/** A prompt message in the shape both specifications share (file data is converted per call). */
+export type PromptMessage = (
+  | { role: 'system'; content: string }
+  | { role: 'user'; content: Array<PromptTextPart | PromptFilePart> }
+  | {
+      role: 'assistant';
+      content: Array<
+        PromptTextPart | PromptFilePart | PromptReasoningPart | PromptToolCallPart | PromptToolResultPart
+      >;
+    }
+  | { role: 'tool'; content: PromptToolResultPart[] }
+) &
+  WithOptions;
+
+export interface FunctionTool {
+  type: 'function';
+  name: string;
+  description?: string;
+  inputSchema: unknown;
+}
+/** A tool the provider defines and may run itself (a provider's web search, code execution, ...). */
+export interface ProviderTool {
+  type: 'provider';
+  id: `${string}.${string}`;
+  name: string;
+  args: Record<string, unknown>;
+}
+
+export type CallOptions = { -readonly [K in keyof ModelCallSettings]: ModelCallSettings[K] } & {
+  prompt: PromptMessage[];
+  tools?: Array<FunctionTool | ProviderTool>;
+  responseFormat?: { type: 'text' } | { type: 'json'; schema?: unknown; name?: string; description?: string };
+  abortSignal?: AbortSignal;
+};
+
+type WithMetadata = { providerMetadata?: ProviderMetadata };
+/** v3 writes file data as bytes/base64; v4 as `{ type: 'data', data }` or `{ type: 'url', url }`. */
+type ResultFileData =
+  | Uint8Array
+  | string
+  | { type: 'data'; data: Uint8Array | string }
+  | { type: 'url'; url: URL };
+
+/** The content parts the drivers read; others (sources, approvals, custom parts) are passed over. */
+export type ModelContent =
+  | ({ type: 'text'; text: string } & WithMetadata)
+  | ({ type: 'reasoning'; text: string } & WithMetadata)
+  | ({ type: 'file'; mediaType: string; data: ResultFileData } & WithMetadata)
+  | ({
+      type: 'tool-call';
+      toolCallId: string;
+      toolName: string;
+      input: string;
+      providerExecuted?: boolean;
+    } & WithMetadata)
+  | ({
+      type: 'tool-result';
+      toolCallId: string;
+      toolName: string;
+      result: unknown;
+      isError?: boolean;
+      preliminary?: boolean;
+    } & WithMetadata)
+  | ({ type: 'source' | 'tool-approval-request' | 'custom' | 'reasoning-file' } & WithMetadata);
+
+export interface ModelUsage {
+  inputTokens: { total: number | undefined };
+  outputTokens: { total: number | undefined };
+}
+
+export interface GenerateResult {
+  content: ModelContent[];
+  finishReason: { unified: string; raw?: string | undefined };
+  usage: ModelUsage;
+  providerMetadata?: ProviderMetadata;
+}
+
+type Block = { id: string } & WithMetadata;
+export type StreamPart =
+  | ({ type: 'text-start' | 'text-end' | 'reasoning-start' | 'reasoning-end' } & Block)
+  | ({ type: 'text-delta' | 'reasoning-delta'; delta: string } & Block)
+  | ModelContent
+  | ({ type: 'finish'; usage: ModelUsage; finishReason: GenerateResult['finishReason'] } & WithMetadata)
+  | { type: 'error'; error: unknown }
+  | {
+      type:
+        | 'tool-input-start'
+        | 'tool-input-delta'
+        | 'tool-input-end'
+        | 'stream-start'
+        | 'response-metadata'
+        | 'raw'
+        | 'ping';
+    };
+
+export interface StreamResult {
+  stream: ReadableStream<StreamPart>;
+}
+
+/** The model as the drivers call it: the options they build and the results they read. */
+export interface CallableModel {
+  readonly specificationVersion: 'v3' | 'v4';
+  readonly provider: string;
+  readonly modelId: string;
+  doGenerate(options: CallOptions): PromiseLike<GenerateResult>;
+  doStream(options: CallOptions): PromiseLike<StreamResult>;
+}
+
+/**
+ * The model with the call surface the drivers use. Both specifications take the same options and
+ * return the same result shapes for what the drivers read; only file data differs, handled by
+ * `promptFileData` on the way in and `fileData` on the way out.
+ */
+export function callable(model: LanguageModel): CallableModel {
+  const version = (model as { specificationVersion?: unknown }).specificationVersion;
+  if (version !== 'v3' && version !== 'v4') throw new UnsupportedModelError(model, version);
+  return model as unknown as CallableModel;
+}
+
+/**
+ * File data of a prompt part in the form of the model's specification: v4 writes it as
+ * `{ type: 'data', data }` or `{ type: 'url', url }`, v3 as the bytes, base64 text or URL itself.
+ */
+export function promptFileData(
+  version: CallableModel['specificationVersion'],
+  data: FileData,
+): PromptFileData {
+  if (version === 'v3') return data;
+  return data instanceof URL ? { type: 'url', url: data } : { type: 'data', data };
+}
+
+/** A file part's data from either specification, as bytes, base64 text or a URL. */
+export function fileData(data: ResultFileData): FileData {
+  if (typeof data === 'string' || data instanceof Uint8Array) return data;
+  return data.type === 'url' ? data.url : data.data;
+}
+
+/** An object that is not an AI SDK language model of specification v3 or v4. */
+export class UnsupportedModelError extends AgentMachineError {
+  constructor(model: unknown, version: unknown) {
+    const name = (model as { modelId?: unknown } | null)?.modelId;
+    super(
+      'UNSUPPORTED_MODEL',
+      `Model ${typeof name === 'string' ? `"${name}" ` : ''}has specificationVersion ${JSON.stringify(version) ?? 'undefined'}: ` +
+        'pass an AI SDK 6 (LanguageModelV3) or AI SDK 7 (LanguageModelV4) language model, such as `openai("gpt-4o")`',
+    );
+  }
+}

@@ -1,0 +1,329 @@
+import { AgentState } from './agent-state';
+import { InvalidArgumentError } from './errors';
+import { type ContentPart, Message, type ProviderMetadata, type ToolCall, textOf } from './message';
+
+/**
+ * The AI SDK's `ModelMessage` (AI SDK 6 and 7), as far as a conversation holds it: what
+ * `toModelMessages` returns is assignable to the AI SDK's own type, and `fromModelMessages` takes it.
+ */
+export type ModelMessage =
+  | { role: 'system'; content: string; providerOptions?: ProviderOptions }
+  | { role: 'user'; content: string | Array<TextPart | FilePart>; providerOptions?: ProviderOptions }
+  | {
+      role: 'assistant';
+      content: string | Array<TextPart | FilePart | ReasoningPart | ToolCallPart | ToolResultPart>;
+      providerOptions?: ProviderOptions;
+    }
+  | { role: 'tool'; content: ToolResultPart[]; providerOptions?: ProviderOptions };
+
+type JSON = null | string | number | boolean | { [key: string]: JSON | undefined } | JSON[];
+type ProviderOptions = Record<string, { [key: string]: JSON | undefined }>;
+type WithOptions = { providerOptions?: ProviderOptions };
+type TextPart = { type: 'text'; text: string } & WithOptions;
+type ReasoningPart = { type: 'reasoning'; text: string } & WithOptions;
+type FilePart = { type: 'file'; data: string | URL; mediaType: string; filename?: string } & WithOptions;
+type ToolCallPart = {
+  type: 'tool-call';
+  toolCallId: string;
+  toolName: string;
+  input: unknown;
+  providerExecuted?: boolean;
+} & WithOptions;
+type ToolResultPart = {
+  type: 'tool-result';
+  toolCallId: string;
+  toolName: string;
+  output: { type: 'text' | 'error-text'; value: string } | { type: 'json' | 'error-json'; value: JSON };
+} & WithOptions;
+
+/** A message in any AI SDK ModelMessage form (either major, any part), as `fromModelMessages` reads it. */
+export interface ModelMessageInput {
+  readonly role: string;
+  readonly content: unknown;
+  readonly providerOptions?: unknown;
+}
+
+/**
+ * A state whose conversation is these AI SDK messages: the leading system messages become its
+ * system prompt, the rest its messages (see `messagesFromModelMessages`).
+ *
+ * @example
+ * const state = fromModelMessages([{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Hi' }]);
+ * await agent.execute(state);
+ */
+export function fromModelMessages(messages: readonly ModelMessageInput[]): AgentState {
+  let leading = 0;
+  while (messages[leading]?.role === 'system' && typeof messages[leading]?.content === 'string') leading++;
+  const system = messages.slice(0, leading).map((m) => m.content as string);
+  const state = AgentState.empty().withMessages(messagesFromModelMessages(messages.slice(leading)));
+  return system.length ? state.withSystemPrompt(system.join('\n\n')) : state;
+}
+
+/**
+ * The AI SDK's messages as this library's: text stays text; images and files, reasoning (its
+ * signature in `providerOptions`), provider-executed tools and provider options become parts and
+ * provider metadata; each tool result becomes one tool message. The AI SDK's approval request and
+ * response parts are left out (the library records approvals on its own steps). File data becomes
+ * base64 text or a URL; a provider file reference cannot be stored and is refused.
+ */
+export function messagesFromModelMessages(messages: readonly ModelMessageInput[]): Message[] {
+  return messages.flatMap((m, index) => fromModelMessage(m, `messages[${index}]`));
+}
+
+function fromModelMessage(m: ModelMessageInput, path: string): Message[] {
+  const options = metadataOf(m.providerOptions);
+  const { role, content } = m;
+  if (role === 'system') return [Message.of({ role: 'system', content: String(content), ...options })];
+  if (role !== 'user' && role !== 'assistant' && role !== 'tool')
+    throw new InvalidArgumentError(
+      `${path}.role`,
+      `${JSON.stringify(role)} is not system, user, assistant or tool`,
+    );
+  if (typeof content === 'string') return [Message.of({ role, content, ...options })];
+  if (!Array.isArray(content))
+    throw new InvalidArgumentError(`${path}.content`, 'is neither text nor an array of parts');
+  content.forEach((part: unknown, i: number) => {
+    if (typeof part !== 'object' || part === null)
+      throw new InvalidArgumentError(`${path}.content[${i}]`, 'is not a part ({ type, ... })');
+  });
+  if (role === 'tool') return content.flatMap((part, i) => toolResultMessage(part, `${path}.content[${i}]`));
+  const parts: ContentPart[] = [];
+  const toolCalls: ToolCall[] = [];
+  let rich = options.providerMetadata !== undefined;
+  content.forEach((part: Record<string, unknown>, i: number) => {
+    const at = `${path}.content[${i}]`;
+    const metadata = metadataOf(part.providerOptions);
+    if (metadata.providerMetadata) rich = true;
+    switch (part.type) {
+      case 'text':
+        parts.push({ type: 'text', text: String(part.text), ...metadata });
+        return;
+      case 'reasoning':
+        parts.push({ type: 'reasoning', text: String(part.text), ...metadata });
+        rich = true;
+        return;
+      case 'image':
+      case 'file': {
+        const data = storedData(part.type === 'image' ? part.image : part.data, at);
+        const mediaType = typeof part.mediaType === 'string' ? part.mediaType : 'image/*';
+        const filename = typeof part.filename === 'string' ? { filename: part.filename } : {};
+        parts.push({ type: 'file', mediaType, data, ...filename, ...metadata });
+        rich = true;
+        return;
+      }
+      case 'tool-call':
+        if (part.providerExecuted === true) {
+          parts.push({ ...callIds(part), input: part.input, providerExecuted: true, ...metadata });
+          rich = true;
+        } else {
+          toolCalls.push(
+            Object.freeze({
+              id: String(part.toolCallId),
+              name: String(part.toolName),
+              args: part.input,
+              ...metadata,
+            }),
+          );
+        }
+        return;
+      case 'tool-result': {
+        // A provider-executed tool's result: its JSON kept as JSON, so it goes back as it came.
+        const { text, isError } = outputText(part.output, at);
+        const output = part.output as { type?: unknown; value?: unknown };
+        const json = output.type === 'json' || output.type === 'error-json';
+        parts.push({
+          type: 'tool-result',
+          toolCallId: String(part.toolCallId),
+          toolName: String(part.toolName),
+          output: json ? output.value : text,
+          ...(isError && { isError }),
+          ...metadata,
+        });
+        rich = true;
+        return;
+      }
+      case 'tool-approval-request':
+      case 'tool-approval-response':
+        return;
+      default:
+        throw new InvalidArgumentError(
+          `${at}.type`,
+          `${JSON.stringify(part.type)} is not a part this library can hold`,
+        );
+    }
+  });
+  const text = textOf(parts);
+  const calls = toolCalls.length ? { toolCalls } : {};
+  return [
+    Message.of(
+      rich ? { role, content: text, parts, ...calls, ...options } : { role, content: text, ...calls },
+    ),
+  ];
+}
+
+function callIds(part: Record<string, unknown>) {
+  return { type: 'tool-call' as const, toolCallId: String(part.toolCallId), toolName: String(part.toolName) };
+}
+
+function toolResultMessage(part: Record<string, unknown>, path: string): Message[] {
+  if (part.type === 'tool-approval-response') return [];
+  if (part.type !== 'tool-result')
+    throw new InvalidArgumentError(`${path}.type`, 'a tool message holds tool-result parts');
+  const { text, isError } = outputText(part.output, path);
+  const call = { id: String(part.toolCallId), name: String(part.toolName) };
+  return [Message.toolResult(call, text, isError)];
+}
+
+/** A tool result's output (any of the AI SDK's forms) as the text a tool message holds. */
+function outputText(output: unknown, path: string): { text: string; isError: boolean } {
+  const o = output as { type?: unknown; value?: unknown; reason?: unknown } | null;
+  switch (o?.type) {
+    case 'text':
+      return { text: String(o.value), isError: false };
+    case 'error-text':
+      return { text: String(o.value), isError: true };
+    case 'json':
+      return { text: JSON.stringify(o.value), isError: false };
+    case 'error-json':
+      return { text: JSON.stringify(o.value), isError: true };
+    case 'execution-denied':
+      return { text: typeof o.reason === 'string' ? o.reason : 'The tool call was denied.', isError: true };
+    case 'content': {
+      const items = Array.isArray(o.value) ? (o.value as Array<{ type?: unknown; text?: unknown }>) : [];
+      return {
+        text: items.map((item) => (item.type === 'text' ? String(item.text) : '')).join(''),
+        isError: false,
+      };
+    }
+    default:
+      throw new InvalidArgumentError(
+        `${path}.output`,
+        'is not an AI SDK tool result output ({ type, value })',
+      );
+  }
+}
+
+/** File data in any AI SDK form as a state stores it: base64 text or a URL's text. */
+function storedData(data: unknown, path: string): string {
+  if (typeof data === 'string') return data;
+  if (data instanceof URL) return data.href;
+  if (data instanceof Uint8Array)
+    return Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('base64');
+  if (data instanceof ArrayBuffer) return Buffer.from(data).toString('base64');
+  const wrapped = data as { type?: unknown; data?: unknown; url?: unknown; text?: unknown } | null;
+  if (wrapped?.type === 'data') return storedData(wrapped.data, path);
+  if (wrapped?.type === 'url') return storedData(wrapped.url, path);
+  if (wrapped?.type === 'text' && typeof wrapped.text === 'string')
+    return Buffer.from(wrapped.text).toString('base64');
+  throw new InvalidArgumentError(
+    `${path}.data`,
+    'is a provider file reference or an unknown form; pass the bytes, base64 text or a URL',
+  );
+}
+
+function metadataOf(options: unknown): { providerMetadata?: ProviderMetadata } {
+  if (typeof options !== 'object' || options === null || Object.keys(options).length === 0) return {};
+  return { providerMetadata: options as ProviderMetadata };
+}
+
+/**
+ * A conversation in the AI SDK's ModelMessage form, to continue it with `generateText` or
+ * `streamText`: a state's messages (traces of earlier executions included); consecutive tool
+ * results make one tool message, as the AI SDK writes them. The system prompt is not among them
+ * (AI SDK 7 refuses system messages there): pass `state.systemPrompt()` as `instructions`
+ * (AI SDK 7) or `system` (AI SDK 6).
+ *
+ * @example
+ * const { text } = await generateText({ model, instructions: state.systemPrompt(), messages: toModelMessages(state) });
+ */
+export function toModelMessages(source: AgentState | readonly Message[]): ModelMessage[] {
+  const out: ModelMessage[] = [];
+  for (const m of source instanceof AgentState ? source.messages() : source) {
+    const options = optionsOf(m.providerMetadata);
+    if (m.role === 'system') out.push({ role: 'system', content: m.content, ...options });
+    else if (m.role === 'user') {
+      const content = m.parts
+        ? m.parts.flatMap((p) =>
+            p.type === 'text' || p.type === 'file' ? [modelPart(p) as TextPart | FilePart] : [],
+          )
+        : m.content;
+      out.push({ role: 'user', content, ...options });
+    } else if (m.role === 'assistant') {
+      const calls: ToolCallPart[] = (m.toolCalls ?? []).map((c) => ({
+        type: 'tool-call',
+        toolCallId: c.id,
+        toolName: c.name,
+        input: c.args,
+        ...optionsOf(c.providerMetadata),
+      }));
+      if (!m.parts && calls.length === 0) out.push({ role: 'assistant', content: m.content, ...options });
+      else {
+        const parts = m.parts
+          ? m.parts.map(modelPart)
+          : m.content
+            ? [{ type: 'text' as const, text: m.content }]
+            : [];
+        out.push({ role: 'assistant', content: [...parts, ...calls], ...options });
+      }
+    } else {
+      const result: ToolResultPart = {
+        type: 'tool-result',
+        toolCallId: m.toolCallId ?? '',
+        toolName: m.toolName ?? '',
+        output: { type: m.isError ? 'error-text' : 'text', value: m.content },
+      };
+      const last = out[out.length - 1];
+      if (last?.role === 'tool' && !m.providerMetadata) last.content.push(result);
+      else out.push({ role: 'tool', content: [result], ...options });
+    }
+  }
+  return out;
+}
+
+function modelPart(part: ContentPart): TextPart | FilePart | ReasoningPart | ToolCallPart | ToolResultPart {
+  const options = optionsOf(part.providerMetadata);
+  switch (part.type) {
+    case 'text':
+    case 'reasoning':
+      return { type: part.type, text: part.text, ...options };
+    case 'file':
+      return {
+        type: 'file',
+        data: modelFileData(part.data),
+        mediaType: part.mediaType,
+        ...(part.filename !== undefined && { filename: part.filename }),
+        ...options,
+      };
+    case 'tool-call':
+      return {
+        type: 'tool-call',
+        toolCallId: part.toolCallId,
+        toolName: part.toolName,
+        input: part.input,
+        ...(part.providerExecuted !== undefined && { providerExecuted: part.providerExecuted }),
+        ...options,
+      };
+    case 'tool-result': {
+      const value = part.output as JSON;
+      const output =
+        typeof value === 'string'
+          ? { type: part.isError ? ('error-text' as const) : ('text' as const), value }
+          : { type: part.isError ? ('error-json' as const) : ('json' as const), value };
+      return {
+        type: 'tool-result',
+        toolCallId: part.toolCallId,
+        toolName: part.toolName,
+        output,
+        ...options,
+      };
+    }
+  }
+}
+
+function modelFileData(data: string): string | URL {
+  return /^https?:/i.test(data) ? new URL(data) : data;
+}
+
+function optionsOf(metadata: ProviderMetadata | undefined): WithOptions {
+  return metadata ? { providerOptions: metadata as ProviderOptions } : {};
+}

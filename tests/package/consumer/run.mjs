@@ -1,0 +1,34 @@
+// An ES module project using the packed library with the AI SDK it installed (6 or 7), against the
+// OpenAI-compatible server at BASE_URL. Prints what it saw as JSON.
+import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
+import { AgentState, AgentStopError, createAgent, InvalidDefinitionError } from 'agent-machine';
+import { jsonSchema, tool } from 'ai';
+
+const model = createOpenAICompatible({ name: 'local', baseURL: process.env.BASE_URL }).chatModel('m');
+const add = tool({
+  description: 'Add two numbers',
+  inputSchema: jsonSchema({
+    type: 'object',
+    properties: { a: { type: 'number' }, b: { type: 'number' } },
+    required: ['a', 'b'],
+  }),
+  execute: async ({ a, b }) => a + b,
+});
+const deltas = [];
+const runs = [];
+for (const stream of [false, true]) {
+  const agent = createAgent({ model, tools: { add }, modelOptions: { stream } });
+  const state = await agent.execute(AgentState.empty().withUserMessage('2 + 3?'), {
+    onEvent: (event) => event.type === 'text.delta' && deltas.push(event.delta),
+  });
+  runs.push({ status: state.status(), answer: state.finalResponse(), steps: state.stepCount() });
+}
+console.log(
+  JSON.stringify({
+    specificationVersion: model.specificationVersion,
+    runs,
+    streamed: deltas.join(''),
+    errorName: new InvalidDefinitionError('model', 'is missing').name,
+    stopErrorClass: AgentStopError.name,
+  }),
+);

@@ -124,6 +124,7 @@ export {
   PROBE_TOOL,
 } from './testing/agent-test-model';
 export { type InvariantInput, invariantViolations } from './testing/invariants';
+export * from './ui/index';
 export {
   type ApprovalCheckOptions,
   defineTool,

@@ -35,6 +35,7 @@ import { DEFAULT_MAX_DEPTH } from '../subagents/subagent-definition';
 import { subagentTool } from '../subagents/subagent-tool';
 import { type Tool, type ToolSet, validateInput } from '../tools/define-tool';
 import { executeTools } from '../tools/tool-executor';
+import { AgentStream, alongside } from '../ui/agent-stream';
 import { type AgentDefinition, checkDefinition, type SubagentDefinition } from './agent-definition';
 import { stepWorker } from './step-worker';
 
@@ -87,6 +88,11 @@ export interface Agent {
   readonly depth: number;
   /** Runs one execution of `state` and resolves with the final state. */
   execute(state: AgentState, options?: ExecuteOptions): Promise<AgentState>;
+  /**
+   * Runs one execution of `state` like `execute`, as a stream: its events as they happen, the final
+   * state as `stream.state`, and the AI SDK's UI message stream (`toUIMessageStreamResponse()`).
+   */
+  stream(state: AgentState, options?: ExecuteOptions): AgentStream;
   /**
    * One turn of a stored conversation: loads the session (or starts it), adds the user's message
    * and runs the next execution, checkpointing under `sessionId`. A session waiting for approval
@@ -336,6 +342,8 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
         onEvent,
       );
     },
+    stream: (state, options = {}) =>
+      new AgentStream((listen) => agent.execute(state, { ...options, inspect: alongside(options.inspect, listen) })),
     async decide(target, decisions, options = {}) {
       const { signal, onEvent, ...actorOptions } = options;
       let stored: { state: AgentState; version: number } | null = null;

@@ -124,7 +124,6 @@ export {
   PROBE_TOOL,
 } from './testing/agent-test-model';
 export { type InvariantInput, invariantViolations } from './testing/invariants';
-export * from './ui/index';
 export {
   type ApprovalCheckOptions,
   defineTool,
@@ -135,3 +134,4 @@ export {
   toolDescription,
 } from './tools/define-tool';
 export { executeTools, ToolTimeoutError, toolResultMessage } from './tools/tool-executor';
+export * from './ui/index';

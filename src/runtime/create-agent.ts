@@ -343,7 +343,9 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
       );
     },
     stream: (state, options = {}) =>
-      new AgentStream((listen) => agent.execute(state, { ...options, inspect: alongside(options.inspect, listen) })),
+      new AgentStream((listen) =>
+        agent.execute(state, { ...options, inspect: alongside(options.inspect, listen) }),
+      ),
     async decide(target, decisions, options = {}) {
       const { signal, onEvent, ...actorOptions } = options;
       let stored: { state: AgentState; version: number } | null = null;

@@ -89,7 +89,7 @@ export class AgentStream implements AsyncIterable<AgentEvent> {
   /** The run as UI message stream chunks (the AI SDK's protocol), from its beginning. */
   toUIMessageStream(options: UIStreamReadOptions = {}): ReadableStream<UIMessageChunk> {
     const mapper = createUIChunkMapper(options, this.continuation);
-    let prefix = options.replay ? [...(this.continuation?.prefix ?? [])] : [];
+    const prefix = options.replay ? [...(this.continuation?.prefix ?? [])] : [];
     let next = 0;
     return new ReadableStream<UIMessageChunk>({
       pull: async (controller) => {

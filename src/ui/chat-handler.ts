@@ -57,7 +57,11 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
     const chat = parseChatRequest(await readText(request, maxBodyBytes));
     const chatId = assertSessionId(chat.chatId);
     if (running.has(chatId)) {
-      throw new ChatRequestError(409, 'SESSION_BUSY', `Chat "${chatId}" is still answering; wait for it to finish.`);
+      throw new ChatRequestError(
+        409,
+        'SESSION_BUSY',
+        `Chat "${chatId}" is still answering; wait for it to finish.`,
+      );
     }
     running.set(chatId, null);
     let stream: AgentStream;
@@ -95,14 +99,18 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
   }
 
   function startDecisions(chatId: string, state: AgentState | null, decisions: readonly ChatDecision[]) {
-    if (!state) throw new ChatRequestError(404, 'SESSION_NOT_FOUND', `No chat "${chatId}" to approve calls in.`);
+    if (!state)
+      throw new ChatRequestError(404, 'SESSION_NOT_FOUND', `No chat "${chatId}" to approve calls in.`);
     const inputs = decisions.map(({ toolCallId, approved, reason }) => ({
       toolCallId,
-      ...((approved ? { type: 'approve' } : { type: 'reject', ...(reason ? { reason } : {}) }) as ApprovalDecision),
+      ...((approved
+        ? { type: 'approve' }
+        : { type: 'reject', ...(reason ? { reason } : {}) }) as ApprovalDecision),
     }));
     let decided = state;
     try {
-      for (const { toolCallId, ...decision } of inputs) decided = decided.withApprovalDecision(toolCallId, decision);
+      for (const { toolCallId, ...decision } of inputs)
+        decided = decided.withApprovalDecision(toolCallId, decision);
     } catch (error) {
       if (!(error instanceof AgentMachineError)) throw error;
       throw new ChatRequestError(409, error.code, error.message);
@@ -111,7 +119,11 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
     const message = toUIMessages(decided).find((m) => m.id === messageId);
     const continuation = {
       messageId,
-      toolCallIds: state.currentStep()?.requestedToolCalls().map((c) => c.id) ?? [],
+      toolCallIds:
+        state
+          .currentStep()
+          ?.requestedToolCalls()
+          .map((c) => c.id) ?? [],
       denied: new Set(decisions.filter((d) => !d.approved).map((d) => d.toolCallId)),
       prefix: message ? toUIMessageChunks(message) : [],
     };
@@ -122,7 +134,11 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
     const segments = new URL(request.url).pathname.split('/');
     const [id, resource] = segments.slice(-2);
     if (resource !== 'stream' && resource !== 'messages') {
-      throw new ChatRequestError(404, 'NOT_FOUND', 'Use GET <api>/<chat id>/stream or GET <api>/<chat id>/messages.');
+      throw new ChatRequestError(
+        404,
+        'NOT_FOUND',
+        'Use GET <api>/<chat id>/stream or GET <api>/<chat id>/messages.',
+      );
     }
     const chatId = assertSessionId(decodeSegment(id ?? ''));
     if (resource === 'messages') {
@@ -138,7 +154,11 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
     try {
       if (request.method === 'POST') return await post(request);
       if (request.method === 'GET') return await get(request);
-      const refused = new ChatRequestError(405, 'METHOD_NOT_ALLOWED', `Use POST to chat, GET to read; not ${request.method}.`);
+      const refused = new ChatRequestError(
+        405,
+        'METHOD_NOT_ALLOWED',
+        `Use POST to chat, GET to read; not ${request.method}.`,
+      );
       return errorResponse(refused, { allow: 'GET, POST' });
     } catch (error) {
       if (error instanceof ChatRequestError) return errorResponse(error);
@@ -164,10 +184,17 @@ function decodeSegment(segment: string): string {
   try {
     return decodeURIComponent(segment);
   } catch {
-    throw new ChatRequestError(400, 'INVALID_SESSION_ID', `The chat id "${segment}" is not valid URL encoding.`);
+    throw new ChatRequestError(
+      400,
+      'INVALID_SESSION_ID',
+      `The chat id "${segment}" is not valid URL encoding.`,
+    );
   }
 }
 
 function errorResponse(error: ChatRequestError, headers: Record<string, string> = {}): Response {
-  return Response.json({ error: { code: error.code, message: error.message } }, { status: error.status, headers });
+  return Response.json(
+    { error: { code: error.code, message: error.message } },
+    { status: error.status, headers },
+  );
 }

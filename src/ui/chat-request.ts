@@ -70,7 +70,11 @@ export function parseChatRequest(text: string): ChatRequest {
       .map((p) => p.text as string)
       .join('');
     if (text.trim() === '') {
-      throw new ChatRequestError(400, 'EMPTY_MESSAGE', 'The last message has no text: send a user message with a text part.');
+      throw new ChatRequestError(
+        400,
+        'EMPTY_MESSAGE',
+        'The last message has no text: send a user message with a text part.',
+      );
     }
     return { chatId, kind: 'message', text };
   }

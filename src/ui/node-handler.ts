@@ -28,7 +28,8 @@ async function serve(
 ): Promise<void> {
   const headers = new Headers();
   for (const [name, value] of Object.entries(req.headers)) {
-    for (const one of Array.isArray(value) ? value : value === undefined ? [] : [value]) headers.append(name, one);
+    for (const one of Array.isArray(value) ? value : value === undefined ? [] : [value])
+      headers.append(name, one);
   }
   const hasBody = req.method !== 'GET' && req.method !== 'HEAD';
   const request = new Request(new URL(req.url ?? '/', `http://${req.headers.host ?? 'localhost'}`), {

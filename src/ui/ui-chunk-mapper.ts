@@ -62,8 +62,15 @@ export interface SubagentProgress {
  * its output as soon as it finished, approval requests, subagent progress as data parts, and a
  * `finish` (after an `error` chunk when the run failed).
  */
-export function createUIChunkMapper(options: UIMessageStreamOptions = {}, continuation?: UIStreamContinuation) {
-  const errorText = options.errorText ?? defaultErrorText;
+export function createUIChunkMapper(
+  options: UIMessageStreamOptions = {},
+  continuation?: UIStreamContinuation,
+) {
+  // By default the text names only the stop reason or the error's code.
+  const errorText = (error: AgentError, stopReason?: string | null) =>
+    options.errorText
+      ? options.errorText(error)
+      : `The agent could not answer (${stopReason ?? error.code ?? error.name}).`;
   let started = false;
   let stepOpen = false;
   let stepNumber = 0;
@@ -166,16 +173,26 @@ export function createUIChunkMapper(options: UIMessageStreamOptions = {}, contin
         case 'approval.requested':
           announce(out, step);
           for (const call of event.toolCalls) {
-            out.push({ type: 'tool-approval-request', approvalId: call.toolCallId, toolCallId: call.toolCallId });
+            out.push({
+              type: 'tool-approval-request',
+              approvalId: call.toolCallId,
+              toolCallId: call.toolCallId,
+            });
           }
           break;
         case 'tool.finished':
           announce(out, step);
           if (!announced.has(event.toolCallId)) break;
-          if (denied.has(event.toolCallId)) out.push({ type: 'tool-output-denied', toolCallId: event.toolCallId });
+          if (denied.has(event.toolCallId))
+            out.push({ type: 'tool-output-denied', toolCallId: event.toolCallId });
           else if (event.error) {
-            out.push({ type: 'tool-output-error', toolCallId: event.toolCallId, errorText: event.error.message });
-          } else out.push({ type: 'tool-output-available', toolCallId: event.toolCallId, output: event.value });
+            out.push({
+              type: 'tool-output-error',
+              toolCallId: event.toolCallId,
+              errorText: event.error.message,
+            });
+          } else
+            out.push({ type: 'tool-output-available', toolCallId: event.toolCallId, output: event.value });
           break;
         case 'step.finished':
           announce(out, step);
@@ -209,7 +226,7 @@ export function createUIChunkMapper(options: UIMessageStreamOptions = {}, contin
       if (state.status() === 'failed') {
         const last = state.errors().at(-1);
         const error = last ?? { name: 'Error', message: '', code: state.stopReason(), details: null };
-        out.push({ type: 'error', errorText: errorText(error) });
+        out.push({ type: 'error', errorText: errorText(error, state.stopReason()) });
       }
       out.push({ type: 'finish', finishReason: finishReason(state), messageMetadata: metadata });
       return out;
@@ -227,8 +244,4 @@ function finishReason(state: AgentState): UIFinishReason {
     default:
       return 'other';
   }
-}
-
-function defaultErrorText(error: AgentError): string {
-  return `The agent could not answer (${error.code ?? error.name}).`;
 }

@@ -90,17 +90,33 @@ export function toUIMessageChunks(message: UIMessage): UIMessageChunk[] {
       chunks.push({ type: 'start-step' });
     } else if (part.type === 'text') {
       const id = `${message.id}:${index}`;
-      chunks.push({ type: 'text-start', id }, { type: 'text-delta', id, delta: part.text }, { type: 'text-end', id });
+      chunks.push(
+        { type: 'text-start', id },
+        { type: 'text-delta', id, delta: part.text },
+        { type: 'text-end', id },
+      );
     } else {
       const { toolCallId, approval } = part;
-      chunks.push({ type: 'tool-input-available', toolCallId, toolName: part.type.slice(5), input: part.input });
+      chunks.push({
+        type: 'tool-input-available',
+        toolCallId,
+        toolName: part.type.slice(5),
+        input: part.input,
+      });
       if (approval) chunks.push({ type: 'tool-approval-request', approvalId: approval.id, toolCallId });
       if (approval?.approved !== undefined) {
         const reason = approval.reason;
-        chunks.push({ type: 'tool-approval-response', approvalId: approval.id, approved: approval.approved, ...(reason ? { reason } : {}) });
+        chunks.push({
+          type: 'tool-approval-response',
+          approvalId: approval.id,
+          approved: approval.approved,
+          ...(reason ? { reason } : {}),
+        });
       }
-      if (part.state === 'output-available') chunks.push({ type: 'tool-output-available', toolCallId, output: part.output });
-      if (part.state === 'output-error') chunks.push({ type: 'tool-output-error', toolCallId, errorText: part.errorText ?? '' });
+      if (part.state === 'output-available')
+        chunks.push({ type: 'tool-output-available', toolCallId, output: part.output });
+      if (part.state === 'output-error')
+        chunks.push({ type: 'tool-output-error', toolCallId, errorText: part.errorText ?? '' });
       if (part.state === 'output-denied') chunks.push({ type: 'tool-output-denied', toolCallId });
     }
   });

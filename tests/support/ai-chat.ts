@@ -1,6 +1,13 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { AbstractChat, type ChatInit, type ChatState, type ChatStatus, DefaultChatTransport, type UIMessage } from 'ai';
+import {
+  AbstractChat,
+  type ChatInit,
+  type ChatState,
+  type ChatStatus,
+  DefaultChatTransport,
+  type UIMessage,
+} from 'ai';
 import { type ChatHandler, toNodeHandler } from '../../src/index';
 
 /** The chat state a framework binding keeps (React's useChat keeps the same in hooks). */
@@ -45,14 +52,29 @@ export async function serveChat(handler: ChatHandler): Promise<{ api: string; cl
   };
 }
 
-/** A chat client of `id` talking to `api` with DefaultChatTransport; errors are collected. */
+/**
+ * A chat client of `id` talking to `api` with DefaultChatTransport; errors are collected, and
+ * `responded(method)` resolves when the server has answered a request of that method (its headers).
+ */
 export function chatClient(api: string, id: string, init: Partial<ChatInit<UIMessage>> = {}) {
   const errors: Error[] = [];
+  const waiters: Array<{ method: string; resolve: (status: number) => void }> = [];
+  const fetchAndTell: typeof fetch = async (input, options) => {
+    const response = await fetch(input, options);
+    const method = options?.method ?? 'GET';
+    for (const waiter of waiters.filter((w) => w.method === method)) {
+      waiters.splice(waiters.indexOf(waiter), 1);
+      waiter.resolve(response.status);
+    }
+    return response;
+  };
   const chat = new TestChat({
     id,
-    transport: new DefaultChatTransport({ api }),
+    transport: new DefaultChatTransport({ api, fetch: fetchAndTell }),
     onError: (error) => errors.push(error),
     ...init,
   });
-  return { chat, errors };
+  const responded = (method: 'GET' | 'POST') =>
+    new Promise<number>((resolve) => waiters.push({ method, resolve }));
+  return { chat, errors, responded };
 }

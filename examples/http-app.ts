@@ -83,6 +83,11 @@ export function createChatApp(options: ChatAppOptions = {}): Server {
       return;
     }
     if (path === '/') return send(res, 'text/html; charset=utf-8', PAGE);
+    if (path === '/favicon.ico') {
+      res.writeHead(204);
+      res.end();
+      return;
+    }
     if (path === '/chat.js') {
       script ??= bundleClient();
       return send(res, 'text/javascript; charset=utf-8', await script);

@@ -1,5 +1,6 @@
 import { NoSessionStoreError } from '../persistence/errors';
 import { assertSessionId } from '../persistence/session-id';
+import type { SessionStore } from '../persistence/session-store';
 import type { Agent } from '../runtime/create-agent';
 import type { AgentError } from '../state/agent-error';
 import { AgentState } from '../state/agent-state';
@@ -46,8 +47,8 @@ export type ChatHandler = (request: Request) => Promise<Response>;
  */
 export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
   const { agent, errorText } = options;
-  const store = agent.definition.store;
-  if (!store) throw new NoSessionStoreError('createChatHandler({ agent })');
+  if (!agent.definition.store) throw new NoSessionStoreError('createChatHandler({ agent })');
+  const store: SessionStore = agent.definition.store;
   const maxBodyBytes = options.maxBodyBytes ?? 1024 * 1024;
   const onError = options.onError ?? ((error: unknown) => console.error(error));
   // Chats with a run streaming; null while a request for it is being checked.
@@ -66,7 +67,7 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
     running.set(chatId, null);
     let stream: AgentStream;
     try {
-      const stored = await store?.load(chatId);
+      const stored = await store.load(chatId);
       stream =
         chat.kind === 'message'
           ? startMessage(chatId, stored?.state ?? AgentState.empty(), chat.text)
@@ -142,7 +143,7 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
     }
     const chatId = assertSessionId(decodeSegment(id ?? ''));
     if (resource === 'messages') {
-      const stored = await store?.load(chatId);
+      const stored = await store.load(chatId);
       return Response.json({ id: chatId, messages: stored ? toUIMessages(stored.state) : [] });
     }
     const stream = running.get(chatId);

@@ -45,22 +45,24 @@ export const UI_MESSAGE_STREAM_HEADERS: Readonly<Record<string, string>> = Objec
   'x-accel-buffering': 'no',
 });
 
-/** A tool call as a part of an assistant message, in the state the chat client shows it. */
-export interface UIToolPart {
+interface UIToolCall {
   readonly type: `tool-${string}`;
   readonly toolCallId: string;
-  readonly state:
-    | 'input-available'
-    | 'approval-requested'
-    | 'approval-responded'
-    | 'output-available'
-    | 'output-error'
-    | 'output-denied';
   readonly input: unknown;
-  readonly output?: unknown;
-  readonly errorText?: string;
-  readonly approval?: { readonly id: string; readonly approved?: boolean; readonly reason?: string };
 }
+
+/** A tool call as a part of an assistant message, in the state the chat client shows it. */
+export type UIToolPart = UIToolCall &
+  (
+    | { readonly state: 'input-available' }
+    | { readonly state: 'approval-requested'; readonly approval: { readonly id: string } }
+    | {
+        readonly state: 'approval-responded';
+        readonly approval: { readonly id: string; readonly approved: boolean; readonly reason?: string };
+      }
+    | { readonly state: 'output-available'; readonly output: unknown }
+    | { readonly state: 'output-error'; readonly errorText: string }
+  );
 
 export type UIMessagePart =
   | { readonly type: 'text'; readonly text: string; readonly state?: 'done' }

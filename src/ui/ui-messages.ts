@@ -44,12 +44,7 @@ export function toUIMessages(state: AgentState): UIMessage[] {
     if (message.role === 'assistant') {
       if (message.content !== '') parts.push({ type: 'text', text: message.content, state: 'done' });
       for (const call of message.toolCalls ?? []) {
-        const tool: UIToolPart = {
-          type: `tool-${call.name}`,
-          toolCallId: call.id,
-          state: 'input-available',
-          input: call.args,
-        };
+        const tool = { type: `tool-${call.name}` as const, toolCallId: call.id, input: call.args };
         const decision = approval?.decisions[call.id];
         if (decision) {
           const reason = decision.type === 'reject' ? decision.reason : undefined;
@@ -60,7 +55,7 @@ export function toUIMessages(state: AgentState): UIMessage[] {
           });
         } else if (approval?.toolCallIds.includes(call.id)) {
           parts.push({ ...tool, state: 'approval-requested', approval: { id: call.id } });
-        } else parts.push(tool);
+        } else parts.push({ ...tool, state: 'input-available' });
       }
       return;
     }
@@ -71,7 +66,8 @@ export function toUIMessages(state: AgentState): UIMessage[] {
   return messages;
 }
 
-function withResult(tool: UIToolPart, message: Message, execution: ToolExecution | undefined): UIToolPart {
+function withResult(part: UIToolPart, message: Message, execution: ToolExecution | undefined): UIToolPart {
+  const tool = { type: part.type, toolCallId: part.toolCallId, input: part.input };
   // A call a person rejected was blocked: once its step ran, its part is an error that says so.
   if (message.isError) {
     const errorText = execution?.error()?.message ?? message.content.replace(/^Error: /, '');
@@ -96,7 +92,8 @@ export function toUIMessageChunks(message: UIMessage): UIMessageChunk[] {
         { type: 'text-end', id },
       );
     } else {
-      const { toolCallId, approval } = part;
+      const { toolCallId } = part;
+      const approval = 'approval' in part ? part.approval : undefined;
       chunks.push({
         type: 'tool-input-available',
         toolCallId,
@@ -104,20 +101,19 @@ export function toUIMessageChunks(message: UIMessage): UIMessageChunk[] {
         input: part.input,
       });
       if (approval) chunks.push({ type: 'tool-approval-request', approvalId: approval.id, toolCallId });
-      if (approval?.approved !== undefined) {
-        const reason = approval.reason;
+      if (part.state === 'approval-responded') {
+        const { id, approved, reason } = part.approval;
         chunks.push({
           type: 'tool-approval-response',
-          approvalId: approval.id,
-          approved: approval.approved,
+          approvalId: id,
+          approved,
           ...(reason ? { reason } : {}),
         });
       }
       if (part.state === 'output-available')
         chunks.push({ type: 'tool-output-available', toolCallId, output: part.output });
       if (part.state === 'output-error')
-        chunks.push({ type: 'tool-output-error', toolCallId, errorText: part.errorText ?? '' });
-      if (part.state === 'output-denied') chunks.push({ type: 'tool-output-denied', toolCallId });
+        chunks.push({ type: 'tool-output-error', toolCallId, errorText: part.errorText });
     }
   });
   return chunks;

@@ -145,3 +145,36 @@ it('in Chromium: ask, see the tool call and the answer typed in, approve a payme
   expect(problems).toEqual([]);
   await page.close();
 });
+
+it('in Chromium: hostile text in a message and in a tool result is shown as text, never run', async () => {
+  const { url } = await startApp({ driver: chatScript() });
+  const page = await browser.newPage();
+  const problems = watch(page);
+  let dialogs = 0;
+  page.on('dialog', (dialog) => {
+    dialogs++;
+    void dialog.dismiss();
+  });
+  await page.goto(`${url}/?chat=hostile-1`);
+  await page.waitForSelector('body[data-ready="true"]');
+  await ask(page, 'Weather?');
+  await assistant(page).locator('p.text').waitFor();
+  await ask(page, 'Pay the hotel deposit.');
+  await assistant(page).locator('button.deny').click();
+  await expect
+    .poll(() => assistant(page).locator('p.text').last().textContent())
+    .toBe('The deposit was not paid.');
+  expect(await assistant(page).locator('.tool[data-tool="pay"]').getAttribute('data-state')).toBe(
+    'output-denied',
+  );
+  const hostile = '<img src=x onerror="alert(1)"><script>alert(2)</script>';
+  await ask(page, hostile);
+  await expect.poll(() => page.locator('li.user').last().textContent()).toBe(hostile);
+  await expect
+    .poll(() => assistant(page).locator('.tool pre.output').textContent())
+    .toBe(`No results for "${hostile}".`);
+  expect(await page.locator('img').count()).toBe(0);
+  expect(dialogs).toBe(0);
+  expect(problems).toEqual([]);
+  await page.close();
+});

@@ -172,13 +172,26 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
   };
 }
 
+/** The body as text, read no further than `maxBytes` (a client may send no content-length). */
 async function readText(request: Request, maxBytes: number): Promise<string> {
   const tooLarge = () =>
     new ChatRequestError(413, 'BODY_TOO_LARGE', `The body is over ${maxBytes} bytes (maxBodyBytes).`);
   if (Number(request.headers.get('content-length') ?? 0) > maxBytes) throw tooLarge();
-  const text = await request.text();
-  if (new TextEncoder().encode(text).length > maxBytes) throw tooLarge();
-  return text;
+  if (!request.body) return '';
+  const decoder = new TextDecoder();
+  let text = '';
+  let size = 0;
+  const reader = request.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return text + decoder.decode();
+    size += value.byteLength;
+    if (size > maxBytes) {
+      await reader.cancel();
+      throw tooLarge();
+    }
+    text += decoder.decode(value, { stream: true });
+  }
 }
 
 function decodeSegment(segment: string): string {

@@ -31,6 +31,7 @@ const body = z.looseObject({
   id: z.string({ error: '"id" (the chat id) must be a string' }),
   messages: z.array(message, { error: '"messages" must be an array' }).min(1, '"messages" is empty'),
   trigger: z.enum(['submit-message', 'regenerate-message']).optional(),
+  messageId: z.string().optional(),
 });
 const approvalResponse = z.object({
   toolCallId: z.string(),
@@ -55,7 +56,7 @@ export function parseChatRequest(text: string): ChatRequest {
       `${issues.join('; ')}. Send the AI SDK chat transport's body: { id, messages, trigger }.`,
     );
   }
-  const { id: chatId, messages, trigger } = parsed.data;
+  const { id: chatId, messages, trigger, messageId } = parsed.data;
   if (trigger === 'regenerate-message') {
     throw new ChatRequestError(
       400,
@@ -65,6 +66,14 @@ export function parseChatRequest(text: string): ChatRequest {
   }
   const last = messages[messages.length - 1] as z.output<typeof message>;
   if (last.role === 'user') {
+    // sendMessage({ messageId }) rewrites an earlier message: the stored history cannot be rewritten.
+    if (messageId !== undefined) {
+      throw new ChatRequestError(
+        400,
+        'EDIT_UNSUPPORTED',
+        'Editing an earlier message is not supported: the conversation is kept by the server; send a new message instead.',
+      );
+    }
     const text = last.parts
       .filter((p) => p.type === 'text' && typeof p.text === 'string')
       .map((p) => p.text as string)

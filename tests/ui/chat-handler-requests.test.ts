@@ -174,6 +174,15 @@ describe('createChatHandler: refused requests (nothing run, nothing saved)', () 
       /send a new message/,
     ],
     [
+      'an edit of an earlier message',
+      'POST',
+      '',
+      JSON.stringify({ id: 'c', messages: [user('hi')], trigger: 'submit-message', messageId: 'm' }),
+      400,
+      'EDIT_UNSUPPORTED',
+      /Editing an earlier message is not supported/,
+    ],
+    [
       'an assistant message without approval responses',
       'POST',
       '',
@@ -298,5 +307,28 @@ describe('createChatHandler: refused requests (nothing run, nothing saved)', () 
     expect(((await decision.json()) as { error: { code: string } }).error.code).toBe('APPROVAL_NOT_PENDING');
     expect((await store.load('wait'))?.version).toBe(version);
     expect(ledger).toEqual([]);
+  });
+});
+
+describe('createChatHandler: a body without content-length', () => {
+  it('stops reading once it is over maxBodyBytes and answers 413', async () => {
+    const { api, store } = await startChat({ driver: scriptedDriver([{ text: 'hi' }]) });
+    const piece = new TextEncoder().encode('x'.repeat(64 * 1024));
+    let pieces = 0;
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (pieces++ < 24) controller.enqueue(piece);
+        else controller.close();
+      },
+    });
+    const response = await fetch(api, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body,
+      duplex: 'half',
+    } as RequestInit);
+    expect(response.status).toBe(413);
+    expect(((await response.json()) as { error: { code: string } }).error.code).toBe('BODY_TOO_LARGE');
+    expect(await store.list()).toEqual([]);
   });
 });

@@ -9,6 +9,8 @@ import { startApp } from '../support/chat-app';
 import { gate } from '../support/chat-fixtures';
 
 const CHROMIUM = '/usr/bin/chromium';
+// Generous limits: the machine may be loaded; the page answers in well under a second when it is not.
+const SLOW = { timeout: 30_000 };
 let browser: Browser;
 
 beforeAll(async () => {
@@ -94,7 +96,7 @@ it('in Chromium: ask, see the tool call and the answer typed in, approve a payme
 
   await ask(page, 'What is the weather in Lisbon in May?');
   const weather = 'Lisbon is mild in May: highs of 22 °C, lows of 14 °C and about 5 rainy days.';
-  await expect.poll(() => assistant(page).locator('p.text').textContent()).toBe(weather);
+  await expect.poll(() => assistant(page).locator('p.text').textContent(), SLOW).toBe(weather);
   const search = assistant(page).locator('.tool[data-tool="search"]');
   expect(await search.getAttribute('data-state')).toBe('output-available');
   expect(await search.locator('code').textContent()).toBe('search({"query":"Lisbon weather May"})');
@@ -113,7 +115,7 @@ it('in Chromium: ask, see the tool call and the answer typed in, approve a payme
   await page.screenshot({ path: resolve('test-output/chat-page.png') });
   await payment.locator('button.approve').click();
   await expect
-    .poll(() => assistant(page).locator('p.text').last().textContent())
+    .poll(() => assistant(page).locator('p.text').last().textContent(), SLOW)
     .toBe('Paid: €95 to Hotel Lisboa. Your room is held for May.');
   expect(await payment.getAttribute('data-state')).toBe('output-available');
   expect(await payment.locator('pre.output').textContent()).toContain('"paid": 95');
@@ -129,7 +131,7 @@ it('in Chromium: ask, see the tool call and the answer typed in, approve a payme
   await resumed; // the reloaded page follows the run still going on
   held.open();
   await expect
-    .poll(() => assistant(page).locator('p.text').last().textContent())
+    .poll(() => assistant(page).locator('p.text').last().textContent(), SLOW)
     .toBe(
       '(scripted) Found: Mid-range hotels in Porto cost about €80 a night in May.. Set OPENAI_API_KEY for a real model.',
     );
@@ -144,7 +146,7 @@ it('in Chromium: ask, see the tool call and the answer typed in, approve a payme
   expect((await store.load('browser-1'))?.state.executionCount()).toBe(3);
   expect(problems).toEqual([]);
   await page.close();
-});
+}, 90_000);
 
 it('in Chromium: hostile text in a message and in a tool result is shown as text, never run', async () => {
   const { url } = await startApp({ driver: chatScript() });
@@ -162,19 +164,19 @@ it('in Chromium: hostile text in a message and in a tool result is shown as text
   await ask(page, 'Pay the hotel deposit.');
   await assistant(page).locator('button.deny').click();
   await expect
-    .poll(() => assistant(page).locator('p.text').last().textContent())
+    .poll(() => assistant(page).locator('p.text').last().textContent(), SLOW)
     .toBe('The deposit was not paid.');
   expect(await assistant(page).locator('.tool[data-tool="pay"]').getAttribute('data-state')).toBe(
     'output-denied',
   );
   const hostile = '<img src=x onerror="alert(1)"><script>alert(2)</script>';
   await ask(page, hostile);
-  await expect.poll(() => page.locator('li.user').last().textContent()).toBe(hostile);
+  await expect.poll(() => page.locator('li.user').last().textContent(), SLOW).toBe(hostile);
   await expect
-    .poll(() => assistant(page).locator('.tool pre.output').textContent())
+    .poll(() => assistant(page).locator('.tool pre.output').textContent(), SLOW)
     .toBe(`No results for "${hostile}".`);
   expect(await page.locator('img').count()).toBe(0);
   expect(dialogs).toBe(0);
   expect(problems).toEqual([]);
   await page.close();
-});
+}, 90_000);

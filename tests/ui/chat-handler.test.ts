@@ -143,6 +143,38 @@ describe('createChatHandler: the UI message stream', () => {
     expect(seen.at(-1)).toMatchObject({ type: 'finish', finishReason: 'stop' });
   });
 
+  it('sends a failed call as tool-output-error with its error, and the run goes on', async () => {
+    const broken = defineTool({
+      description: 'Fails',
+      inputSchema: z.object({}),
+      execute: async () => {
+        throw new Error('disk full');
+      },
+    });
+    const { api } = await startChat({
+      tools: { broken },
+      driver: scriptedDriver([
+        { toolCalls: [{ name: 'broken', args: {}, id: 'b1' }] },
+        { text: 'It failed.' },
+      ]),
+    });
+    const chunks = await readChunks(await postJson(api, userMessageBody('broken', 'Try')));
+    expect(chunks.find((c) => c.type === 'tool-output-error')).toEqual({
+      type: 'tool-output-error',
+      toolCallId: 'b1',
+      errorText: 'disk full',
+    });
+    expect(chunks.at(-1)).toMatchObject({ type: 'finish', finishReason: 'stop' });
+    const { chat, errors } = chatClient(api, 'broken-2');
+    await chat.sendMessage({ text: 'Try' });
+    expect(errors).toEqual([]);
+    expect(partsOf(chat.lastMessage)[1]).toMatchObject({
+      type: 'tool-broken',
+      state: 'output-error',
+      errorText: 'disk full',
+    });
+  });
+
   describe('with a streaming model (a loopback OpenAI-compatible server)', () => {
     const startModel = serverPerTest();
 

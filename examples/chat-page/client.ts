@@ -145,15 +145,16 @@ function render(chat: PageChat): void {
 }
 
 async function main(): Promise<void> {
-  const params = new URLSearchParams(location.search);
-  let id = params.get('chat');
-  if (!id) {
+  let id = new URLSearchParams(location.search).get('chat');
+  let response = id ? await fetch(`${API}/${encodeURIComponent(id)}/messages`) : null;
+  // No chat id, or one the server refuses (400): start a new chat under an id of our own.
+  if (!id || response?.status === 400) {
     id = generateId();
     history.replaceState(null, '', `?chat=${id}`);
+    response = await fetch(`${API}/${id}/messages`);
   }
-  const stored = (await (await fetch(`${API}/${encodeURIComponent(id)}/messages`)).json()) as {
-    messages: UIMessage[];
-  };
+  if (!response?.ok) throw new Error(`Loading the chat failed: ${response?.status}`);
+  const stored = (await response.json()) as { messages: UIMessage[] };
   let scheduled = false;
   const changed = () => {
     if (scheduled) return;

@@ -43,7 +43,9 @@ async function serve(
   for (const [name, value] of response.headers) if (name !== 'set-cookie') outgoing[name] = value;
   const cookies = response.headers.getSetCookie();
   if (cookies.length > 0) outgoing['set-cookie'] = cookies;
-  res.writeHead(response.status, response.statusText, outgoing);
+  // An empty statusText (Response.json sets none) leaves Node's standard reason phrase.
+  if (response.statusText) res.writeHead(response.status, response.statusText, outgoing);
+  else res.writeHead(response.status, outgoing);
   if (!response.body) {
     res.end();
     return;

@@ -180,3 +180,19 @@ it('in Chromium: hostile text in a message and in a tool result is shown as text
   expect(problems).toEqual([]);
   await page.close();
 }, 90_000);
+
+it('in Chromium: a chat id the server refuses starts a new chat under an id of the page', async () => {
+  const { url } = await startApp({ driver: chatScript() });
+  const page = await browser.newPage();
+  const problems = watch(page);
+  await page.goto(`${url}/?chat=..%2Fetc`);
+  await page.waitForSelector('body[data-ready="true"]');
+  const id = new URL(page.url()).searchParams.get('chat');
+  expect(id).toMatch(/^[A-Za-z0-9]+$/);
+  await ask(page, 'Weather?');
+  await assistant(page).locator('p.text').waitFor(SLOW);
+  expect(problems).toEqual([
+    'console: Failed to load resource: the server responded with a status of 400 (Bad Request)',
+  ]);
+  await page.close();
+}, 90_000);

@@ -104,14 +104,13 @@ describe('examples/http-app.ts', () => {
 });
 
 describe('npx tsx examples/http-app.ts (run directly)', () => {
-  it('listens on 127.0.0.1:PORT, answers a chat, and shuts down on SIGINT with exit code 0', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'agent-machine-chat-'));
-    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  /** `node --import tsx examples/http-app.ts` with PORT=0 and CHAT_DB in `dir`, once it listens. */
+  async function runApp(extraEnv: Record<string, string>, dir: string) {
     const env = Object.fromEntries(
       Object.entries(process.env).filter(([name]) => !name.startsWith('OPENAI_')),
     );
     const child = spawn(process.execPath, ['--import', 'tsx', 'examples/http-app.ts'], {
-      env: { ...env, PORT: '0', CHAT_DB: join(dir, 'db', 'chat.db') },
+      env: { ...env, ...extraEnv, PORT: '0', CHAT_DB: join(dir, 'db', 'chat.db') },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
@@ -131,7 +130,18 @@ describe('npx tsx examples/http-app.ts (run directly)', () => {
         reject(new Error(`exited with ${code} before listening: ${stdout}${stderr}`)),
       );
     });
+    return { url, child, exited, stderr: () => stderr };
+  }
 
+  function tempDir(): string {
+    const dir = mkdtempSync(join(tmpdir(), 'agent-machine-chat-'));
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    return dir;
+  }
+
+  it('listens on 127.0.0.1:PORT, answers a chat, and shuts down on SIGINT with exit code 0', async () => {
+    const dir = tempDir();
+    const { url, child, exited, stderr } = await runApp({}, dir);
     expect((await fetch(url)).status).toBe(200);
     const chunks = await readChunks(
       await postJson(`${url}/api/chat`, userMessageBody('direct-1', 'Weather?')),
@@ -140,9 +150,29 @@ describe('npx tsx examples/http-app.ts (run directly)', () => {
 
     child.kill('SIGINT');
     expect(await exited).toBe(0);
-    expect(stderr).toBe('');
+    expect(stderr()).toBe('');
     const store = new SqliteSessionStore(join(dir, 'db', 'chat.db'));
     cleanups.push(() => store.close());
     expect(await store.list()).toEqual(['direct-1']);
+  });
+
+  it('talks to a real model when OPENAI_API_KEY is set (here a loopback OpenAI-compatible server), streamed', async () => {
+    const model = await startOpenAIServer([
+      textReply('Lisbon is mild in May.', { prompt: 30, completion: 6 }),
+    ]);
+    cleanups.push(() => model.close());
+    const { url, exited, stderr, child } = await runApp(
+      { OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: model.baseURL, OPENAI_MODEL: 'local-model' },
+      tempDir(),
+    );
+    const chunks = await readChunks(await postJson(`${url}/api/chat`, userMessageBody('real-1', 'Weather?')));
+    const deltas = chunks.filter((c) => c.type === 'text-delta');
+    expect(deltas.length).toBeGreaterThan(1);
+    expect(deltas.map((c) => c.delta).join('')).toBe('Lisbon is mild in May.');
+    expect(model.requests[0]?.body).toMatchObject({ model: 'local-model', stream: true });
+    expect(model.requests[0]?.headers.authorization).toBe('Bearer sk-test');
+    child.kill('SIGINT');
+    expect(await exited).toBe(0);
+    expect(stderr()).toBe('');
   });
 });

@@ -91,9 +91,15 @@ export class AgentStream implements AsyncIterable<AgentEvent> {
     const mapper = createUIChunkMapper(options, this.continuation);
     const prefix = options.replay ? [...(this.continuation?.prefix ?? [])] : [];
     let next = 0;
+    let cancelled = false;
     return new ReadableStream<UIMessageChunk>({
+      // A reader that goes away (a closed page) leaves the run going; it only stops reading.
+      cancel: () => {
+        cancelled = true;
+      },
       pull: async (controller) => {
         for (;;) {
+          if (cancelled) return;
           const entry = this.entries[next];
           const chunks = entry ? mapper.map(entry) : this.outcome ? mapper.end(this.outcome) : null;
           if (chunks === null) {

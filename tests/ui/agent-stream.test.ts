@@ -77,6 +77,32 @@ describe('agent.stream()', () => {
     expect(text.split('\n\n').filter(Boolean)).toHaveLength(first.length + 1);
   });
 
+  it('a reader that cancels only stops reading: the run goes on to its end', async () => {
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const hold = defineTool({
+      description: 'Hold',
+      inputSchema: z.object({}),
+      execute: () => released.then(() => 'held'),
+    });
+    const agent = createAgent({
+      tools: { hold },
+      driver: scriptedDriver([{ toolCalls: [{ name: 'hold', args: {} }] }, { text: 'Done.' }]),
+    });
+    const stream = agent.stream(question());
+    const reader = stream.toUIMessageStream().getReader();
+    expect((await reader.read()).value).toMatchObject({ type: 'start' });
+    await reader.cancel();
+    release();
+    expect((await stream.state).finalResponse()).toBe('Done.');
+    expect((await readAll(stream.toUIMessageStream())).at(-1)).toMatchObject({
+      type: 'finish',
+      finishReason: 'stop',
+    });
+  });
+
   it('a run that cannot start: the iteration throws, state rejects, the UI stream ends with an error chunk', async () => {
     const transfer = defineTool({
       description: 'Send',

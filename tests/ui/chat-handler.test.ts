@@ -1,3 +1,4 @@
+import { DefaultChatTransport } from 'ai';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineTool, modelDriver, scriptedDriver } from '../../src/index';
@@ -297,6 +298,29 @@ describe('createChatHandler: approvals', () => {
     expect(parts[2]).toMatchObject({ state: 'output-available', output: 'sent 40 to bob' });
     expect(parts[4]).toMatchObject({ text: 'Done: sent 40 to bob' });
     expect((await store.load('pay-1'))?.state.status()).toBe('completed');
+  });
+
+  it('works the same for a client that sends only its last message (prepareSendMessagesRequest)', async () => {
+    const ledger: string[] = [];
+    const { api } = await startChat({ tools: { transfer: transferTool(ledger) }, driver: payScript() });
+    const sentCounts: number[] = [];
+    const { chat, errors } = chatClient(api, 'pay-lean', {
+      transport: new DefaultChatTransport({
+        api,
+        prepareSendMessagesRequest: ({ id, messages }) => {
+          sentCounts.push(messages.length);
+          return { body: { id, messages: messages.slice(-1) } };
+        },
+      }),
+    });
+    await chat.sendMessage({ text: 'Pay bob 40' });
+    await chat.addToolApprovalResponse({ id: 't1', approved: true });
+    await chat.sendMessage();
+    await chat.sendMessage({ text: 'Thanks' });
+    expect(errors).toEqual([]);
+    expect(sentCounts).toEqual([1, 2, 3]);
+    expect(ledger).toEqual(['bob:40']);
+    expect(chat.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant']);
   });
 
   it('answers a denial with tool-output-denied; the call does not run and the model is told', async () => {

@@ -1,163 +1,99 @@
 /**
- * npx tsx examples/http-app.ts     (listens on http://127.0.0.1:3000; set PORT to change it)
+ * npx tsx examples/http-app.ts     (open http://127.0.0.1:3000; set PORT to change it)
  *
- * A chat app over plain node:http. Each session is a conversation kept in SQLite (CHAT_DB, default
- * ./.tmp/chat.db); each message runs one execution of the agent, whose events stream back as
- * Server-Sent Events, the answer last:
+ * A chat app on plain node:http: a page with the AI SDK's own chat client (the `AbstractChat` that
+ * React's `useChat` wraps, bundled with esbuild when the server starts: no CDN, no React) talking
+ * to `createChatHandler` at /api/chat. The chat id is the session id: conversations are kept in
+ * SQLite (CHAT_DB, default ./.tmp/chat.db), tool calls show as they run, a payment waits for your
+ * approval in the page, and a page reloaded mid-answer picks the answer up where it is.
  *
- *   curl -N http://127.0.0.1:3000/chat/trip-1 -H 'content-type: application/json' \
- *        -d '{"message": "What is the weather in Lisbon in May?"}'
- *   curl http://127.0.0.1:3000/sessions/trip-1
- *
- * Offline a scripted model answers. With OPENAI_API_KEY set (OPENAI_BASE_URL and OPENAI_MODEL as in
- * examples/demo.ts) a real model does, its text streamed as `text.delta` events.
+ * Offline a scripted model answers (and types its text word by word). With OPENAI_API_KEY set
+ * (OPENAI_BASE_URL and OPENAI_MODEL as in examples/demo.ts) a real model does, streamed.
  */
 import { mkdirSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { dirname } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
-import type { AnyActorRef, InspectionEvent } from 'xstate';
+import { build } from 'esbuild';
 import { z } from 'zod';
 import {
-  type AgentEvent,
-  AgentMachineError,
-  AgentState,
-  assertSessionId,
+  type AgentState,
   createAgent,
+  createChatHandler,
   type Driver,
+  defineTool,
   ExecutionBudget,
-  InvalidSessionIdError,
   modelDriver,
-  SessionConflictError,
   type SessionStore,
   SqliteSessionStore,
   scriptedDriver,
+  toNodeHandler,
 } from '../src/index';
 import { calculator, search } from './support/travel';
 
-export interface ChatServerOptions {
-  /** Where sessions are kept. Default: a SqliteSessionStore on `dbFile`, closed with the server. */
+export interface ChatAppOptions {
+  /** Where chats are kept. Default: a SqliteSessionStore on `dbFile`, closed with the server. */
   readonly store?: SessionStore;
   /** The SQLite file when no store is given. Default: CHAT_DB, or ./.tmp/chat.db. */
   readonly dbFile?: string;
-  /** The model. Default: a real one when OPENAI_API_KEY is set, else the scripted one below. */
+  /** The model. Default: a real one when OPENAI_API_KEY is set, else `typing(chatScript())`. */
   readonly driver?: Driver;
 }
 
-/** The agent events a client receives, under their own names; `answer` (or `failure`) comes last. */
-export const STREAMED_EVENTS: ReadonlySet<string> = new Set([
-  'step.started',
-  'tool.started',
-  'tool.finished',
-  'step.finished',
-  'text.delta',
-  'execution.finished',
-]);
+/** A payment: the model may ask for one, a person approves or denies it in the page. */
+export const pay = defineTool({
+  description: 'Pay someone, in euros. A person approves every payment before it is made.',
+  inputSchema: z.object({ to: z.string().min(1), amount: z.number().positive() }),
+  needsApproval: true,
+  execute: async ({ to, amount }, { toolCallId }) => ({
+    paid: amount,
+    to,
+    reference: `PAY-${toolCallId.slice(-6)}`,
+  }),
+});
 
-/** A request the app refuses: the status and a JSON body `{ error: { code, message } }`. */
-export class HttpError extends Error {
-  override readonly name = 'HttpError';
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-export function createChatServer(options: ChatServerOptions = {}): Server {
+export function createChatApp(options: ChatAppOptions = {}): Server {
   const store = options.store ?? openStore(options.dbFile ?? process.env.CHAT_DB ?? '.tmp/chat.db');
   const agent = createAgent({
     driver: options.driver ?? defaultDriver(),
-    systemPrompt: 'You are a travel assistant. Look facts up with search; use the calculator for sums.',
-    tools: { search, calculator },
-    budget: new ExecutionBudget({ maxSteps: 8, maxTokens: 20_000, maxSeconds: 60 }),
+    systemPrompt:
+      'You are a travel assistant. Look facts up with search; use the calculator for sums; pay with pay (a person approves it).',
+    tools: { search, calculator, pay },
+    budget: new ExecutionBudget({ maxSteps: 8, maxTokens: 20_000, maxSeconds: 120 }),
     store,
   });
-  const answering = new Set<string>(); // sessions running an execution in this process
-
-  async function chat(req: IncomingMessage, res: ServerResponse, sessionId: string): Promise<void> {
-    assertSessionId(sessionId); // InvalidSessionIdError -> 400
-    const message = parseChatRequest(await readBody(req)).message;
-    if (answering.has(sessionId)) {
-      throw new HttpError(409, 'SESSION_BUSY', `Session "${sessionId}" is still answering; wait for it.`);
-    }
-    answering.add(sessionId);
-    try {
-      const stored = await store.load(sessionId);
-      // The conversation so far (its last execution closed), and the new message.
-      const state = (stored?.state.forNextExecution() ?? AgentState.empty()).withUserMessage(message);
-      const stream = eventStream(res);
-      // Every agent actor (this one, and any subagent's) is announced to `inspect` when created.
-      const inspect = (event: InspectionEvent) => {
-        if (event.type !== '@xstate.actor') return;
-        (event.actorRef as AnyActorRef).on('*', (e: AgentEvent) => {
-          if (STREAMED_EVENTS.has(e.type)) stream.send(e.type, e);
-        });
-      };
-      const disconnected = new AbortController(); // a client that goes away stops the run
-      res.on('close', () => {
-        if (!res.writableFinished) disconnected.abort(new Error('The client disconnected'));
-      });
-      const done = await agent.execute(state, { sessionId, inspect, signal: disconnected.signal });
-      stream.send('answer', {
-        sessionId,
-        status: done.status(),
-        stopReason: done.stopReason(),
-        answer: done.finalResponse(),
-        steps: done.stepCount(),
-        usage: done.usage(),
-        errors: done.errors(),
-      });
-      res.end();
-    } finally {
-      answering.delete(sessionId);
-    }
-  }
-
-  async function session(res: ServerResponse, sessionId: string): Promise<void> {
-    const stored = await store.load(sessionId); // an invalid id throws InvalidSessionIdError
-    if (!stored) throw new HttpError(404, 'SESSION_NOT_FOUND', `No session "${sessionId}".`);
-    const { state } = stored;
-    sendJson(res, 200, {
-      sessionId,
-      version: stored.version,
-      status: state.status(),
-      stopReason: state.stopReason(),
-      executions: state.executionCount(),
-      steps: state.stepCount(), // of the last execution, as is usage
-      usage: state.usage(),
-      messages: state.messages().map((m) => ({
-        role: m.role,
-        content: m.content,
-        ...(m.toolCalls?.length ? { toolCalls: m.toolCalls.map(({ name, args }) => ({ name, args })) } : {}),
-      })),
-    });
-  }
+  const chat = toNodeHandler(createChatHandler({ agent }));
+  let script: Promise<string> | undefined;
 
   const server = createServer((req, res) => {
-    route(req, res).catch((error: unknown) => sendError(res, error));
+    route(req, res).catch((error: unknown) => {
+      console.error(error);
+      if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' });
+      res.end('The page could not be served.');
+    });
   });
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const path = new URL(req.url ?? '/', 'http://localhost').pathname;
-    const [, resource, id, ...rest] = path.split('/');
-    const method = resource === 'chat' ? 'POST' : resource === 'sessions' ? 'GET' : undefined;
-    if (!method || id === undefined || rest.length > 0) {
-      throw new HttpError(
-        404,
-        'NOT_FOUND',
-        `No route ${path}: use POST /chat/:sessionId or GET /sessions/:sessionId.`,
-      );
+    if (path === '/api/chat' || path.startsWith('/api/chat/')) return chat(req, res);
+    if (req.method !== 'GET') {
+      res.writeHead(405, { allow: 'GET', 'content-type': 'text/plain; charset=utf-8' });
+      res.end('Use GET for pages; the chat API is at /api/chat.');
+      return;
     }
-    if (req.method !== method) {
-      res.setHeader('allow', method);
-      throw new HttpError(405, 'METHOD_NOT_ALLOWED', `Use ${method} /${resource}/:sessionId.`);
+    if (path === '/') return send(res, 'text/html; charset=utf-8', PAGE);
+    if (path === '/favicon.ico') {
+      res.writeHead(204);
+      res.end();
+      return;
     }
-    const sessionId = decodePathSegment(id);
-    return resource === 'chat' ? chat(req, res, sessionId) : session(res, sessionId);
+    if (path === '/chat.js') {
+      script ??= bundleClient();
+      return send(res, 'text/javascript; charset=utf-8', await script);
+    }
+    res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' });
+    res.end(`No page ${path}: open / for the chat.`);
   }
   if (!options.store) {
     server.on('close', () => {
@@ -169,7 +105,13 @@ export function createChatServer(options: ChatServerOptions = {}): Server {
 
 // ---- the scripted model ------------------------------------------------------------------------
 
-/** Two turns of a conversation, then an echo for any further message. */
+const lastUserText = (state: AgentState) =>
+  state.messages().findLast((m) => m.role === 'user')?.content ?? '';
+
+/**
+ * Two turns (the weather, then a payment that waits for approval), then for any further message a
+ * search and an answer built from what it found.
+ */
 export const chatScript = () =>
   scriptedDriver([
     {
@@ -181,25 +123,53 @@ export const chatScript = () =>
       usage: { inputTokens: 240, outputTokens: 30 },
     },
     {
-      toolCalls: [{ name: 'search', args: { query: 'Lisbon hotel price' } }],
+      text: 'I will pay the deposit once you approve it.',
+      toolCalls: [{ name: 'pay', args: { to: 'Hotel Lisboa', amount: 95 } }],
       usage: { inputTokens: 290, outputTokens: 21 },
     },
-    {
-      toolCalls: [{ name: 'calculator', args: { expression: '3 * 95' } }],
-      usage: { inputTokens: 350, outputTokens: 19 },
+    (state) => {
+      const result = state.messages().findLast((m) => m.role === 'tool');
+      return {
+        text: result?.isError
+          ? 'The deposit was not paid.'
+          : 'Paid: €95 to Hotel Lisboa. Your room is held for May.',
+        usage: { inputTokens: 350, outputTokens: 19 },
+      };
     },
-    {
-      text: 'About €285: 3 nights at €95 in a mid-range hotel.',
-      usage: { inputTokens: 380, outputTokens: 18 },
-    },
-    (state) => ({
-      text: `(scripted) You said: "${state.messages().findLast((m) => m.role === 'user')?.content}". Set OPENAI_API_KEY for a real model.`,
-    }),
+    (state) =>
+      state.messages().at(-1)?.role === 'tool'
+        ? {
+            text: `(scripted) Found: ${state.messages().at(-1)?.content}. Set OPENAI_API_KEY for a real model.`,
+            usage: { inputTokens: 300, outputTokens: 25 },
+          }
+        : {
+            toolCalls: [{ name: 'search', args: { query: lastUserText(state) || 'Lisbon' } }],
+            usage: { inputTokens: 280, outputTokens: 12 },
+          },
   ]);
+
+/** The driver's answers with their text reported word by word, as a streaming model sends it. */
+export function typing(driver: Driver): Driver {
+  return {
+    name: `typing(${driver.name})`,
+    async infer(state, context) {
+      const answered = await driver.infer(state, context);
+      const text = answered.currentStep()?.outputText() ?? '';
+      const ids = {
+        agentId: state.agentId(),
+        parentAgentId: state.parentAgentId(),
+        executionId: state.executionId() ?? '',
+        stepNumber: state.stepCount() + 1,
+      };
+      for (const delta of text.match(/\S+\s*/g) ?? []) context.report({ type: 'text.delta', ...ids, delta });
+      return answered;
+    },
+  };
+}
 
 function defaultDriver(): Driver {
   const apiKey = process.env.OPENAI_API_KEY;
-  if (!apiKey) return chatScript();
+  if (!apiKey) return typing(chatScript());
   const provider = createOpenAICompatible({
     name: 'openai',
     baseURL: process.env.OPENAI_BASE_URL ?? 'https://api.openai.com/v1',
@@ -209,6 +179,65 @@ function defaultDriver(): Driver {
   return modelDriver(provider.chatModel(process.env.OPENAI_MODEL ?? 'gpt-4o-mini'), { stream: true });
 }
 
+// ---- the page ----------------------------------------------------------------------------------
+
+/** The page's script, bundled from chat-page/client.ts with the AI SDK's chat client in it. */
+async function bundleClient(): Promise<string> {
+  const result = await build({
+    entryPoints: [fileURLToPath(new URL('./chat-page/client.ts', import.meta.url))],
+    bundle: true,
+    write: false,
+    format: 'esm',
+    platform: 'browser',
+    target: 'es2022',
+    minify: true,
+    legalComments: 'none',
+    logLevel: 'silent',
+  });
+  return result.outputFiles[0]?.text ?? '';
+}
+
+const PAGE = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>agent-machine chat</title>
+<style>
+  body { font: 15px/1.45 system-ui, sans-serif; margin: 0; background: #f6f7f9; color: #1d232b; }
+  main { max-width: 720px; margin: 0 auto; padding: 16px; display: flex; flex-direction: column; min-height: 100vh; box-sizing: border-box; }
+  header { display: flex; justify-content: space-between; align-items: baseline; }
+  h1 { font-size: 17px; margin: 0 0 8px; }
+  #status { font-size: 12px; color: #5b6573; }
+  #messages { list-style: none; padding: 0; margin: 0; flex: 1; }
+  li { margin: 8px 0; padding: 8px 12px; border-radius: 10px; max-width: 85%; }
+  li.user { background: #2f6fed; color: white; margin-left: auto; }
+  li.assistant { background: white; border: 1px solid #dde1e7; }
+  p.text { margin: 4px 0; white-space: pre-wrap; }
+  .tool { font-size: 13px; background: #f1f3f6; border-radius: 6px; padding: 6px 8px; margin: 6px 0; }
+  .tool pre { margin: 4px 0 0; white-space: pre-wrap; }
+  .tool .error, .tool .denied { color: #b3261e; }
+  .tool .running { color: #8a5a00; margin-left: 6px; }
+  .approval { display: block; margin-top: 6px; color: #8a5a00; }
+  .approval button { margin-left: 6px; }
+  .subagent { font-size: 12px; color: #5b6573; }
+  form { display: flex; gap: 8px; margin-top: 12px; }
+  #text { flex: 1; padding: 8px; border: 1px solid #c8ced6; border-radius: 8px; font: inherit; }
+  button { padding: 6px 12px; border-radius: 8px; border: 1px solid #c8ced6; background: white; font: inherit; cursor: pointer; }
+  button.approve { background: #1f7a3a; color: white; border-color: #1f7a3a; }
+</style>
+</head>
+<body>
+<main>
+  <header><h1>agent-machine chat</h1><span id="status" data-status="ready">loading…</span></header>
+  <ol id="messages"></ol>
+  <form id="composer"><input id="text" autocomplete="off" placeholder="Ask about Lisbon, or pay the hotel deposit"><button id="send">Send</button></form>
+</main>
+<script type="module" src="/chat.js"></script>
+</body>
+</html>
+`;
+
 // ---- HTTP plumbing -----------------------------------------------------------------------------
 
 function openStore(file: string): SessionStore {
@@ -216,101 +245,22 @@ function openStore(file: string): SessionStore {
   return new SqliteSessionStore(file);
 }
 
-const chatRequest = z.object({
-  message: z.string({ error: '"message" must be a string' }).trim().min(1, '"message" must not be empty'),
-});
-
-function parseChatRequest(body: string): z.output<typeof chatRequest> {
-  let data: unknown;
-  try {
-    data = JSON.parse(body);
-  } catch (error) {
-    throw new HttpError(
-      400,
-      'INVALID_JSON',
-      `The body is not JSON (${(error as Error).message}); send {"message": "..."}.`,
-    );
-  }
-  const parsed = chatRequest.safeParse(data);
-  if (!parsed.success) {
-    throw new HttpError(
-      400,
-      'INVALID_REQUEST',
-      `${parsed.error.issues.map((i) => i.message).join('; ')}: send {"message": "..."}.`,
-    );
-  }
-  return parsed.data;
-}
-
-const MAX_BODY_BYTES = 64 * 1024;
-
-async function readBody(req: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_BODY_BYTES)
-      throw new HttpError(413, 'BODY_TOO_LARGE', `The body is over ${MAX_BODY_BYTES} bytes.`);
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
-
-function decodePathSegment(segment: string): string {
-  try {
-    return decodeURIComponent(segment);
-  } catch {
-    throw new HttpError(400, 'INVALID_SESSION_ID', `The session id "${segment}" is not valid URL encoding.`);
-  }
-}
-
-/** SSE on `res`; the headers go out with the first event, so errors before it still get a JSON status. */
-function eventStream(res: ServerResponse) {
-  return {
-    send(event: string, data: unknown) {
-      if (res.destroyed) return; // the client went away; the run is being stopped
-      if (!res.headersSent) {
-        res.writeHead(200, {
-          'content-type': 'text/event-stream; charset=utf-8',
-          'cache-control': 'no-cache',
-        });
-      }
-      res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
-    },
-  };
-}
-
-function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8' });
-  res.end(JSON.stringify(body));
-}
-
-function sendError(res: ServerResponse, error: unknown): void {
-  const status = statusOf(error);
-  if (status >= 500) console.error(error);
-  const code = error instanceof HttpError || error instanceof AgentMachineError ? error.code : 'INTERNAL';
-  const message = error instanceof Error ? error.message : String(error);
-  if (res.headersSent) {
-    // Mid-stream: the client learns it from a last event.
-    if (!res.writableEnded) res.end(`event: failure\ndata: ${JSON.stringify({ code, message })}\n\n`);
-    return;
-  }
-  sendJson(res, status, { error: { code, message } });
-}
-
-function statusOf(error: unknown): number {
-  if (error instanceof HttpError) return error.status;
-  if (error instanceof InvalidSessionIdError) return 400;
-  if (error instanceof SessionConflictError) return 409; // another request saved the session first
-  return 500;
+function send(res: ServerResponse, type: string, body: string): void {
+  res.writeHead(200, {
+    'content-type': type,
+    // The page runs only its own script, and talks only to this server.
+    'content-security-policy': "default-src 'self'; style-src 'unsafe-inline'; script-src 'self'",
+    'cache-control': 'no-cache',
+  });
+  res.end(body);
 }
 
 // Run directly: listen on 127.0.0.1:PORT (0: any free port) until Ctrl-C.
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const server = createChatServer();
+  const server = createChatApp();
   server.listen(Number(process.env.PORT ?? 3000), '127.0.0.1', () => {
     const { port } = server.address() as AddressInfo;
-    console.log(`Chat server on http://127.0.0.1:${port} (POST /chat/:sessionId, GET /sessions/:sessionId)`);
+    console.log(`Chat on http://127.0.0.1:${port} (the API: POST /api/chat, GET /api/chat/:id/stream)`);
   });
   process.once('SIGINT', () => {
     server.close();

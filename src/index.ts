@@ -192,3 +192,4 @@ export {
   toolDescription,
 } from './tools/define-tool';
 export { executeTools, ToolTimeoutError, toolResultMessage } from './tools/tool-executor';
+export * from './ui/index';

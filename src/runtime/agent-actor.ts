@@ -4,6 +4,7 @@ import type { agentLoop, LoopInput, LoopSession } from '../../machines/agentLoop
 import type { AgentState } from '../state/agent-state';
 import type { ExecutionBudget } from '../state/execution-budget';
 import type { AgentEvent } from '../state/loop-events';
+import type { AgentStream } from '../ui/agent-stream';
 import type { AgentDefinition } from './agent-definition';
 import type { ApprovalInput } from './approvals';
 
@@ -45,6 +46,11 @@ export interface Agent {
   readonly depth: number;
   /** Runs one execution of `state` and resolves with the final state. */
   execute(state: AgentState, options?: ExecuteOptions): Promise<AgentState>;
+  /**
+   * Runs one execution of `state` like `execute`, as a stream: its events as they happen, the final
+   * state as `stream.state`, and the AI SDK's UI message stream (`toUIMessageStreamResponse()`).
+   */
+  stream(state: AgentState, options?: ExecuteOptions): AgentStream;
   /**
    * One turn of a stored conversation: loads the session (or starts it), adds the user's message
    * and runs the next execution, checkpointing under `sessionId`. A session waiting for approval

@@ -1,11 +1,10 @@
 /** Human in the loop at run time: which calls need approval, carrying out decisions, checking edits. */
 import type { Hook } from '../hooks/hook';
 import type { AgentState } from '../state/agent-state';
-import { type ApprovalDecision, ApprovalError } from '../state/approval';
+import { ApprovalError } from '../state/approval';
 import { type ToolSet, validateInput } from '../tools/define-tool';
 
-/** A decision as `agent.decide()` takes it. */
-export type ApprovalInput = { readonly toolCallId: string } & ApprovalDecision;
+export type { ApprovalInput } from '../state/approval';
 
 /** Marks the calls of a new step whose tools need a person's approval. */
 export async function requestApprovals(state: AgentState, tools: ToolSet): Promise<AgentState> {

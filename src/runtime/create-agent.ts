@@ -12,6 +12,7 @@ import { InvalidArgumentError } from '../state/errors';
 import { ExecutionBudget } from '../state/execution-budget';
 import { DEFAULT_MAX_DEPTH } from '../subagents/subagent-definition';
 import { AgentTracing } from '../telemetry/agent-tracing';
+import { AgentStream, alongside } from '../ui/agent-stream';
 import type { Agent } from './agent-actor';
 import { type AgentDefinition, checkDefinition } from './agent-definition';
 import { approvalPending, checkEdit } from './approvals';
@@ -128,6 +129,10 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
         onEvent,
       );
     },
+    stream: (state, options = {}) =>
+      new AgentStream((listen) =>
+        agent.execute(state, { ...options, inspect: alongside(options.inspect, listen) }),
+      ),
     async decide(target, decisions, options = {}) {
       const { signal, onEvent, ...actorOptions } = options;
       await tracing?.ready;

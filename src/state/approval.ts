@@ -77,3 +77,6 @@ export const ApprovalRequest = {
       .map((c) => ({ toolCallId: c.id, toolName: c.name, args: c.args }));
   },
 };
+
+/** A decision as `agent.decide()` takes it: the tool call it is for, and the decision. */
+export type ApprovalInput = { readonly toolCallId: string } & ApprovalDecision;

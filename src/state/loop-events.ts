@@ -43,6 +43,8 @@ export interface ToolFinishedEvent extends EventIds {
   readonly ok: boolean;
   readonly blocked: boolean;
   readonly error: AgentError | null;
+  /** The tool's result (null when it failed), so a client can show it as soon as the call ends. */
+  readonly value: unknown;
   readonly durationMs: number;
 }
 export interface TextDeltaEvent extends EventIds {

@@ -45,6 +45,7 @@ export async function executeTools(state: AgentState, options: ToolExecutorOptio
       ok: error === null,
       blocked: execution.wasBlocked(),
       error,
+      value: error === null ? execution.value() : null,
       durationMs: execution.completedAt().getTime() - startedAt,
     });
   };

@@ -24,11 +24,11 @@ const RANK: Record<string, number> = {
   persistence: 4,
   telemetry: 4,
   mcp: 4,
+  ui: 4.5,
   runtime: 5,
   distributed: 6,
   inspect: 6,
   testing: 6,
-  ui: 6,
   'index.ts': 7,
   'cli.ts': 7,
 };

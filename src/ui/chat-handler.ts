@@ -1,0 +1,228 @@
+import type { InspectionEvent } from 'xstate';
+import { NoSessionStoreError } from '../persistence/errors';
+import { assertSessionId } from '../persistence/session-id';
+import type { SessionStore } from '../persistence/session-store';
+import type { AgentError } from '../state/agent-error';
+import { AgentState } from '../state/agent-state';
+import type { ApprovalDecision, ApprovalInput } from '../state/approval';
+import { AgentMachineError } from '../state/errors';
+import { AgentStream } from './agent-stream';
+import { type ChatDecision, ChatRequestError, parseChatRequest } from './chat-request';
+import { toChatUIMessages, toUIMessageChunks } from './ui-messages';
+
+/**
+ * What the chat handler needs of an agent: an `Agent` from `createAgent` is one. Declared here so
+ * the UI layer sits below the runtime (which uses its AgentStream for `agent.stream()`).
+ */
+export interface ChatAgent {
+  readonly definition: { readonly store?: SessionStore };
+  stream(state: AgentState, options: { readonly sessionId: string }): AgentStream;
+  decide(
+    sessionId: string,
+    decisions: readonly ApprovalInput[],
+    options: { readonly inspect: (event: InspectionEvent) => void },
+  ): Promise<AgentState>;
+}
+
+export interface ChatHandlerOptions {
+  /** The agent that answers; it needs a `store`: the chat id is the session id in it. */
+  readonly agent: ChatAgent;
+  /** The text of `error` chunks for a run that fails (default: no details; see UIMessageStreamOptions). */
+  readonly errorText?: (error: AgentError) => string;
+  /** The largest request body accepted, in bytes (the client sends its whole history). Default 1 MiB. */
+  readonly maxBodyBytes?: number;
+  /** Gets the errors answered with 500 and the runs that threw. Default: `console.error`. */
+  readonly onError?: (error: unknown) => void;
+}
+
+/** A Web-standard request handler: Next.js route handlers, Hono, Bun, Deno, or node:http via `toNodeHandler`. */
+export type ChatHandler = (request: Request) => Promise<Response>;
+
+/**
+ * The server side of the AI SDK's chat client (`useChat`, `AbstractChat` with
+ * `DefaultChatTransport`), over an agent with a session store:
+ *
+ * - `POST <api>` with the transport's body `{ id, messages, trigger }`: the chat id is the session
+ *   id. Only the last message is read: a user message starts the next execution of the stored
+ *   conversation; an assistant message carrying approval responses delivers them to the run that
+ *   waits. The answer is the UI message stream of the run (see `AgentStream`).
+ * - `GET <api>/<id>/stream`: the stream of the run going on for that chat, from its start (a page
+ *   that was reloaded picks it up); 204 when none is running.
+ * - `GET <api>/<id>/messages`: `{ id, messages }`, the stored conversation as UI messages.
+ *
+ * A bad request (not JSON, no messages, a bad chat id, approvals for calls that do not wait) gets
+ * a 4xx status with `{ error: { code, message } }`, and nothing is run or saved. One run per chat
+ * at a time in this handler (409 otherwise); a run goes on when its client goes away.
+ *
+ * @example
+ * const handler = createChatHandler({ agent });
+ * export const POST = handler;                              // app/api/chat/route.ts (Next.js)
+ * createServer(toNodeHandler(handler)).listen(3000);        // node:http
+ */
+export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
+  const { agent, errorText } = options;
+  if (!agent.definition.store) throw new NoSessionStoreError('createChatHandler({ agent })');
+  const store: SessionStore = agent.definition.store;
+  const maxBodyBytes = options.maxBodyBytes ?? 1024 * 1024;
+  const onError = options.onError ?? ((error: unknown) => console.error(error));
+  // Chats with a run streaming; null while a request for it is being checked.
+  const running = new Map<string, AgentStream | null>();
+
+  async function post(request: Request): Promise<Response> {
+    const chat = parseChatRequest(await readText(request, maxBodyBytes));
+    const chatId = assertSessionId(chat.chatId);
+    if (running.has(chatId)) {
+      throw new ChatRequestError(
+        409,
+        'SESSION_BUSY',
+        `Chat "${chatId}" is still answering; wait for it to finish.`,
+      );
+    }
+    running.set(chatId, null);
+    let stream: AgentStream;
+    try {
+      const stored = await store.load(chatId);
+      stream =
+        chat.kind === 'message'
+          ? startMessage(chatId, stored?.state ?? AgentState.empty(), chat.text)
+          : startDecisions(chatId, stored?.state ?? null, chat.decisions);
+    } catch (error) {
+      running.delete(chatId);
+      throw error;
+    }
+    running.set(chatId, stream);
+    stream.state.then(
+      () => running.delete(chatId),
+      (error: unknown) => {
+        running.delete(chatId);
+        onError(error);
+      },
+    );
+    return stream.toUIMessageStreamResponse({ errorText });
+  }
+
+  function startMessage(chatId: string, state: AgentState, text: string): AgentStream {
+    if (state.approval()) {
+      const pending = state.pendingApprovals().map((p) => p.toolCallId);
+      throw new ChatRequestError(
+        409,
+        'APPROVAL_PENDING',
+        `Chat "${chatId}" waits for approval of ${pending.join(', ')}: approve or deny first, then send a message.`,
+      );
+    }
+    return agent.stream(state.withUserMessage(text), { sessionId: chatId });
+  }
+
+  function startDecisions(chatId: string, state: AgentState | null, decisions: readonly ChatDecision[]) {
+    if (!state)
+      throw new ChatRequestError(404, 'SESSION_NOT_FOUND', `No chat "${chatId}" to approve calls in.`);
+    const inputs = decisions.map(({ toolCallId, approved, reason }) => ({
+      toolCallId,
+      ...((approved
+        ? { type: 'approve' }
+        : { type: 'reject', ...(reason ? { reason } : {}) }) as ApprovalDecision),
+    }));
+    let decided = state;
+    try {
+      for (const { toolCallId, ...decision } of inputs)
+        decided = decided.withApprovalDecision(toolCallId, decision);
+    } catch (error) {
+      if (!(error instanceof AgentMachineError)) throw error;
+      throw new ChatRequestError(409, error.code, error.message);
+    }
+    const messageId = state.executionId() ?? '';
+    const message = toChatUIMessages(decided).find((m) => m.id === messageId);
+    const continuation = {
+      messageId,
+      toolCallIds:
+        state
+          .currentStep()
+          ?.requestedToolCalls()
+          .map((c) => c.id) ?? [],
+      denied: new Set(decisions.filter((d) => !d.approved).map((d) => d.toolCallId)),
+      prefix: message ? toUIMessageChunks(message) : [],
+    };
+    return new AgentStream((listen) => agent.decide(chatId, inputs, { inspect: listen }), continuation);
+  }
+
+  async function get(request: Request): Promise<Response> {
+    const segments = new URL(request.url).pathname.split('/');
+    const [id, resource] = segments.slice(-2);
+    if (resource !== 'stream' && resource !== 'messages') {
+      throw new ChatRequestError(
+        404,
+        'NOT_FOUND',
+        'Use GET <api>/<chat id>/stream or GET <api>/<chat id>/messages.',
+      );
+    }
+    const chatId = assertSessionId(decodeSegment(id ?? ''));
+    if (resource === 'messages') {
+      const stored = await store.load(chatId);
+      return Response.json({ id: chatId, messages: stored ? toChatUIMessages(stored.state) : [] });
+    }
+    const stream = running.get(chatId);
+    if (!stream || stream.done) return new Response(null, { status: 204 });
+    return stream.toUIMessageStreamResponse({ errorText, replay: true });
+  }
+
+  return async (request) => {
+    try {
+      if (request.method === 'POST') return await post(request);
+      if (request.method === 'GET') return await get(request);
+      const refused = new ChatRequestError(
+        405,
+        'METHOD_NOT_ALLOWED',
+        `Use POST to chat, GET to read; not ${request.method}.`,
+      );
+      return errorResponse(refused, { allow: 'GET, POST' });
+    } catch (error) {
+      if (error instanceof ChatRequestError) return errorResponse(error);
+      if (error instanceof AgentMachineError && error.code === 'INVALID_SESSION_ID') {
+        return errorResponse(new ChatRequestError(400, error.code, error.message));
+      }
+      onError(error);
+      return errorResponse(new ChatRequestError(500, 'INTERNAL', 'The chat could not be answered.'));
+    }
+  };
+}
+
+/** The body as text, read no further than `maxBytes` (a client may send no content-length). */
+async function readText(request: Request, maxBytes: number): Promise<string> {
+  const tooLarge = () =>
+    new ChatRequestError(413, 'BODY_TOO_LARGE', `The body is over ${maxBytes} bytes (maxBodyBytes).`);
+  if (Number(request.headers.get('content-length') ?? 0) > maxBytes) throw tooLarge();
+  if (!request.body) return '';
+  const decoder = new TextDecoder();
+  let text = '';
+  let size = 0;
+  const reader = request.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return text + decoder.decode();
+    size += value.byteLength;
+    if (size > maxBytes) {
+      await reader.cancel();
+      throw tooLarge();
+    }
+    text += decoder.decode(value, { stream: true });
+  }
+}
+
+function decodeSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw new ChatRequestError(
+      400,
+      'INVALID_SESSION_ID',
+      `The chat id "${segment}" is not valid URL encoding.`,
+    );
+  }
+}
+
+function errorResponse(error: ChatRequestError, headers: Record<string, string> = {}): Response {
+  return Response.json(
+    { error: { code: error.code, message: error.message } },
+    { status: error.status, headers },
+  );
+}

@@ -1,0 +1,21 @@
+export { AgentStream, type RunStarter, type UIStreamReadOptions } from './agent-stream';
+export { type ChatHandler, type ChatHandlerOptions, createChatHandler } from './chat-handler';
+export { type ChatDecision, type ChatRequest, ChatRequestError, parseChatRequest } from './chat-request';
+export { toNodeHandler } from './node-handler';
+export type {
+  RunEntry,
+  RunOutcome,
+  SubagentOrigin,
+  SubagentProgress,
+  UIMessageStreamOptions,
+  UIStreamContinuation,
+} from './ui-chunk-mapper';
+export {
+  type ChatUIMessage,
+  type ChatUIMessagePart,
+  UI_MESSAGE_STREAM_HEADERS,
+  type UIFinishReason,
+  type UIMessageChunk,
+  type UIToolPart,
+} from './ui-message';
+export { toChatUIMessages, toUIMessageChunks } from './ui-messages';

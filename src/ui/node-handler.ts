@@ -1,0 +1,68 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { Readable } from 'node:stream';
+
+/**
+ * Serves a Web-standard handler (`createChatHandler`'s) on node:http: the request becomes a
+ * `Request`, the `Response` is written back as it streams (with backpressure), and a client that
+ * goes away cancels the body it was reading.
+ *
+ * @example
+ * createServer(toNodeHandler(createChatHandler({ agent }))).listen(3000, '127.0.0.1');
+ */
+export function toNodeHandler(
+  handler: (request: Request) => Promise<Response>,
+): (req: IncomingMessage, res: ServerResponse) => void {
+  return (req, res) => {
+    serve(handler, req, res).catch((error: unknown) => {
+      console.error(error);
+      if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' });
+      res.end();
+    });
+  };
+}
+
+async function serve(
+  handler: (request: Request) => Promise<Response>,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(req.headers)) {
+    for (const one of Array.isArray(value) ? value : value === undefined ? [] : [value])
+      headers.append(name, one);
+  }
+  const hasBody = req.method !== 'GET' && req.method !== 'HEAD';
+  const request = new Request(new URL(req.url ?? '/', `http://${req.headers.host ?? 'localhost'}`), {
+    method: req.method,
+    headers,
+    ...(hasBody ? { body: Readable.toWeb(req) as ReadableStream<Uint8Array>, duplex: 'half' } : {}),
+  } as RequestInit);
+  const response = await handler(request);
+
+  const outgoing: Record<string, string | string[]> = {};
+  for (const [name, value] of response.headers) if (name !== 'set-cookie') outgoing[name] = value;
+  const cookies = response.headers.getSetCookie();
+  if (cookies.length > 0) outgoing['set-cookie'] = cookies;
+  // An empty statusText (Response.json sets none) leaves Node's standard reason phrase.
+  if (response.statusText) res.writeHead(response.status, response.statusText, outgoing);
+  else res.writeHead(response.status, outgoing);
+  if (!response.body) {
+    res.end();
+    return;
+  }
+  const reader = response.body.getReader();
+  res.on('close', () => {
+    if (!res.writableFinished) reader.cancel().catch((error: unknown) => console.error(error));
+  });
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    if (!res.write(value)) {
+      await new Promise<void>((resolve) => {
+        res.once('drain', resolve);
+        res.once('close', resolve);
+      });
+    }
+  }
+  res.end();
+}

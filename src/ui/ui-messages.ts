@@ -1,0 +1,120 @@
+import type { AgentState } from '../state/agent-state';
+import type { Message } from '../state/message';
+import type { ToolExecution } from '../state/tool-execution';
+import type { ChatUIMessage, ChatUIMessagePart, UIMessageChunk, UIToolPart } from './ui-message';
+
+/**
+ * A stored conversation as the chat client's messages, for a page that loads a chat (after a
+ * reload, say; `toUIMessages` is the general conversion of any conversation, rich parts included): each user message, and one assistant message per execution whose id is the
+ * execution's id (the id its UI message stream used), with a `step-start` per step, the text, and
+ * each tool call in the state it reached; calls awaiting approval show as `approval-requested`.
+ * Tool outputs are the values of the current execution's calls, and for earlier executions the
+ * text the model was given. System messages are left out.
+ *
+ * @example
+ * const stored = await store.load(chatId);
+ * new Chat({ id: chatId, messages: stored ? toChatUIMessages(stored.state) : [] });
+ */
+export function toChatUIMessages(state: AgentState): ChatUIMessage[] {
+  const executions = new Map<string, ToolExecution>();
+  for (const execution of state.toolExecutions()) executions.set(execution.toolCallId(), execution);
+  const approval = state.approval();
+  const messages: ChatUIMessage[] = [];
+  let assistant: { id: string; parts: ChatUIMessagePart[] } | null = null;
+  let stepId: unknown = null;
+
+  state.messages().forEach((message, index) => {
+    if (message.role === 'system') return;
+    if (message.role === 'user') {
+      assistant = null;
+      messages.push({ id: `user-${index}`, role: 'user', parts: [{ type: 'text', text: message.content }] });
+      return;
+    }
+    const executionId = String(message.metadata.execution_id ?? `assistant-${index}`);
+    if (assistant?.id !== executionId) {
+      assistant = { id: executionId, parts: [] };
+      stepId = null;
+      messages.push({ id: executionId, role: 'assistant', parts: assistant.parts });
+    }
+    const parts = assistant.parts;
+    if (message.metadata.step_id !== stepId) {
+      stepId = message.metadata.step_id;
+      parts.push({ type: 'step-start' });
+    }
+    if (message.role === 'assistant') {
+      if (message.content !== '') parts.push({ type: 'text', text: message.content, state: 'done' });
+      for (const call of message.toolCalls ?? []) {
+        const tool = { type: `tool-${call.name}` as const, toolCallId: call.id, input: call.args };
+        const decision = approval?.decisions[call.id];
+        if (decision) {
+          const reason = decision.type === 'reject' ? decision.reason : undefined;
+          parts.push({
+            ...tool,
+            state: 'approval-responded',
+            approval: { id: call.id, approved: decision.type !== 'reject', ...(reason ? { reason } : {}) },
+          });
+        } else if (approval?.toolCallIds.includes(call.id)) {
+          parts.push({ ...tool, state: 'approval-requested', approval: { id: call.id } });
+        } else parts.push({ ...tool, state: 'input-available' });
+      }
+      return;
+    }
+    const at = parts.findIndex((p) => 'toolCallId' in p && p.toolCallId === message.toolCallId);
+    const part = parts[at] as UIToolPart | undefined;
+    if (part) parts[at] = withResult(part, message, executions.get(part.toolCallId));
+  });
+  return messages;
+}
+
+function withResult(part: UIToolPart, message: Message, execution: ToolExecution | undefined): UIToolPart {
+  const tool = { type: part.type, toolCallId: part.toolCallId, input: part.input };
+  // A call a person rejected was blocked: once its step ran, its part is an error that says so.
+  if (message.isError) {
+    const errorText = execution?.error()?.message ?? message.content.replace(/^Error: /, '');
+    return { ...tool, state: 'output-error', errorText };
+  }
+  return { ...tool, state: 'output-available', output: execution ? execution.value() : message.content };
+}
+
+/** The chunks that rebuild an assistant message from its parts (the start of a replayed stream). */
+export function toUIMessageChunks(message: ChatUIMessage): UIMessageChunk[] {
+  const chunks: UIMessageChunk[] = [];
+  let steps = 0;
+  message.parts.forEach((part, index) => {
+    if (part.type === 'step-start') {
+      if (steps++ > 0) chunks.push({ type: 'finish-step' });
+      chunks.push({ type: 'start-step' });
+    } else if (part.type === 'text') {
+      const id = `${message.id}:${index}`;
+      chunks.push(
+        { type: 'text-start', id },
+        { type: 'text-delta', id, delta: part.text },
+        { type: 'text-end', id },
+      );
+    } else {
+      const { toolCallId } = part;
+      const approval = 'approval' in part ? part.approval : undefined;
+      chunks.push({
+        type: 'tool-input-available',
+        toolCallId,
+        toolName: part.type.slice(5),
+        input: part.input,
+      });
+      if (approval) chunks.push({ type: 'tool-approval-request', approvalId: approval.id, toolCallId });
+      if (part.state === 'approval-responded') {
+        const { id, approved, reason } = part.approval;
+        chunks.push({
+          type: 'tool-approval-response',
+          approvalId: id,
+          approved,
+          ...(reason ? { reason } : {}),
+        });
+      }
+      if (part.state === 'output-available')
+        chunks.push({ type: 'tool-output-available', toolCallId, output: part.output });
+      if (part.state === 'output-error')
+        chunks.push({ type: 'tool-output-error', toolCallId, errorText: part.errorText });
+    }
+  });
+  return chunks;
+}

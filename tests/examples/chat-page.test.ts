@@ -1,0 +1,198 @@
+import { existsSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { chatScript, typing } from '../../examples/http-app';
+import type { Driver } from '../../src/index';
+import { startApp } from '../support/chat-app';
+import { gate } from '../support/chat-fixtures';
+
+const CHROMIUM = '/usr/bin/chromium';
+// Generous limits: the machine may be loaded; the page answers in well under a second when it is not.
+const SLOW = { timeout: 30_000 };
+let browser: Browser;
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(
+      `Chromium is not installed at ${CHROMIUM}: the chat page is tested in a real browser. Install it with "apt-get install -y chromium".`,
+    );
+  }
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+});
+
+afterAll(async () => {
+  await browser?.close();
+});
+
+/** Page errors and console errors: the page must have none. */
+function watch(page: Page): string[] {
+  const problems: string[] = [];
+  page.on('pageerror', (error) => problems.push(`pageerror: ${error.message}`));
+  page.on('console', (message) => {
+    if (message.type() === 'error') problems.push(`console: ${message.text()}`);
+  });
+  page.on('request', (request) => {
+    if (!request.url().startsWith('http://127.0.0.1:')) problems.push(`request: ${request.url()}`);
+  });
+  return problems;
+}
+
+async function ask(page: Page, text: string): Promise<void> {
+  await page.fill('#text', text);
+  await page.click('#send');
+}
+
+const assistant = (page: Page) => page.locator('li.assistant').last();
+
+it('in Chromium: ask, see the tool call and the answer typed in, approve a payment, reload mid-answer and see it continue', async () => {
+  const held = gate();
+  const holding = gate();
+  const script = typing(chatScript());
+  // The answer to the third message is held until the test has reloaded the page.
+  const driver: Driver = {
+    name: 'held',
+    infer: async (state, context) => {
+      const lastUser = state.messages().findLast((m) => m.role === 'user')?.content;
+      if (lastUser === 'Hotels in Porto?' && state.messages().at(-1)?.role === 'tool') {
+        holding.open();
+        await held.opened;
+      }
+      return script.infer(state, context);
+    },
+  };
+  const { url, store } = await startApp({ driver });
+  const page = await browser.newPage({ viewport: { width: 760, height: 600 } });
+  const problems = watch(page);
+
+  await page.goto(`${url}/?chat=browser-1`);
+  await page.waitForSelector('body[data-ready="true"]');
+  // Every text the answer shows while it streams in.
+  await page.evaluate(() => {
+    const seen: string[] = [];
+    (window as unknown as { seen: string[] }).seen = seen;
+    new MutationObserver(() => {
+      const text = document.querySelector('li.assistant:last-child p.text')?.textContent;
+      if (text && seen.at(-1) !== text) seen.push(text);
+    }).observe(document.querySelector('#messages') as Node, {
+      childList: true,
+      subtree: true,
+      characterData: true,
+    });
+  });
+
+  await ask(page, 'What is the weather in Lisbon in May?');
+  const weather = 'Lisbon is mild in May: highs of 22 °C, lows of 14 °C and about 5 rainy days.';
+  await expect.poll(() => assistant(page).locator('p.text').textContent(), SLOW).toBe(weather);
+  const search = assistant(page).locator('.tool[data-tool="search"]');
+  expect(await search.getAttribute('data-state')).toBe('output-available');
+  expect(await search.locator('code').textContent()).toBe('search({"query":"Lisbon weather May"})');
+  expect(await search.locator('pre.output').textContent()).toContain('highs of 22 °C');
+  const seen = await page.evaluate(() => (window as unknown as { seen: string[] }).seen);
+  expect(seen.length).toBeGreaterThan(1); // the words came in one after another
+  expect(weather.startsWith(seen[0] as string)).toBe(true);
+
+  await ask(page, 'Pay the hotel deposit.');
+  const payment = assistant(page).locator('.tool[data-tool="pay"]');
+  await payment.locator('button.approve').waitFor();
+  expect(await payment.getAttribute('data-state')).toBe('approval-requested');
+  expect((await store.load('browser-1'))?.state.pendingApprovals()).toHaveLength(1);
+  // docs/chat.png in the README is a copy of this screenshot.
+  await mkdir(resolve('test-output'), { recursive: true });
+  await page.screenshot({ path: resolve('test-output/chat-page.png') });
+  await payment.locator('button.approve').click();
+  await expect
+    .poll(() => assistant(page).locator('p.text').last().textContent(), SLOW)
+    .toBe('Paid: €95 to Hotel Lisboa. Your room is held for May.');
+  expect(await payment.getAttribute('data-state')).toBe('output-available');
+  expect(await payment.locator('pre.output').textContent()).toContain('"paid": 95');
+  expect(await page.locator('li').count()).toBe(4); // the approval went on in the same message
+
+  await ask(page, 'Hotels in Porto?');
+  await holding.opened;
+  await assistant(page).locator('.tool[data-tool="search"][data-state="output-available"]').waitFor();
+  const resumed = page.waitForResponse(
+    (r) => r.url().endsWith('/api/chat/browser-1/stream') && r.status() === 200,
+  );
+  await page.reload();
+  await resumed; // the reloaded page follows the run still going on
+  held.open();
+  await expect
+    .poll(() => assistant(page).locator('p.text').last().textContent(), SLOW)
+    .toBe(
+      '(scripted) Found: Mid-range hotels in Porto cost about €80 a night in May.. Set OPENAI_API_KEY for a real model.',
+    );
+  expect(await page.locator('li').count()).toBe(6);
+  expect(await page.locator('li.user').allTextContents()).toEqual([
+    'What is the weather in Lisbon in May?',
+    'Pay the hotel deposit.',
+    'Hotels in Porto?',
+  ]);
+  expect(await assistant(page).locator('.tool[data-tool="search"]').count()).toBe(1);
+  expect(await page.locator('#status').getAttribute('data-status')).toBe('ready');
+  expect((await store.load('browser-1'))?.state.executionCount()).toBe(3);
+  expect(problems).toEqual([]);
+  await page.close();
+}, 90_000);
+
+it('in Chromium: hostile text in a message and in a tool result is shown as text, never run', async () => {
+  const { url } = await startApp({ driver: chatScript() });
+  const page = await browser.newPage();
+  const problems = watch(page);
+  let dialogs = 0;
+  page.on('dialog', (dialog) => {
+    dialogs++;
+    void dialog.dismiss();
+  });
+  await page.goto(`${url}/?chat=hostile-1`);
+  await page.waitForSelector('body[data-ready="true"]');
+  await ask(page, 'Weather?');
+  await assistant(page).locator('p.text').waitFor();
+  await ask(page, 'Pay the hotel deposit.');
+  await assistant(page).locator('button.deny').click();
+  await expect
+    .poll(() => assistant(page).locator('p.text').last().textContent(), SLOW)
+    .toBe('The deposit was not paid.');
+  expect(await assistant(page).locator('.tool[data-tool="pay"]').getAttribute('data-state')).toBe(
+    'output-denied',
+  );
+  const hostile = '<img src=x onerror="alert(1)"><script>alert(2)</script>';
+  await ask(page, hostile);
+  await expect.poll(() => page.locator('li.user').last().textContent(), SLOW).toBe(hostile);
+  await expect
+    .poll(() => assistant(page).locator('.tool pre.output').textContent(), SLOW)
+    .toBe(`No results for "${hostile}".`);
+  expect(await page.locator('img').count()).toBe(0);
+  expect(dialogs).toBe(0);
+  expect(problems).toEqual([]);
+  await page.close();
+}, 90_000);
+
+it('in Chromium: a chat id the server refuses starts a new chat under an id of the page', async () => {
+  const { url } = await startApp({ driver: chatScript() });
+  const page = await browser.newPage();
+  const problems = watch(page);
+  await page.goto(`${url}/?chat=..%2Fetc`);
+  await page.waitForSelector('body[data-ready="true"]');
+  const id = new URL(page.url()).searchParams.get('chat');
+  expect(id).toMatch(/^[A-Za-z0-9]+$/);
+  await ask(page, 'Weather?');
+  await assistant(page).locator('p.text').waitFor(SLOW);
+  expect(problems).toEqual([
+    'console: Failed to load resource: the server responded with a status of 400 (Bad Request)',
+  ]);
+  await page.close();
+}, 90_000);

@@ -1,0 +1,132 @@
+import type { UIMessage as SdkUIMessage } from 'ai';
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import {
+  createAgent,
+  defineTool,
+  InMemorySessionStore,
+  scriptedDriver,
+  toChatUIMessages,
+  toUIMessageChunks,
+} from '../../src/index';
+
+const transfer = defineTool({
+  description: 'Send money',
+  inputSchema: z.object({ to: z.string() }),
+  needsApproval: true,
+  execute: async ({ to }) => ({ sent: to }),
+});
+const broken = defineTool({
+  description: 'Always fails',
+  inputSchema: z.object({}),
+  execute: async () => {
+    throw new Error('disk full');
+  },
+});
+
+function payAgent() {
+  return createAgent({
+    store: new InMemorySessionStore(),
+    tools: { transfer, broken },
+    driver: scriptedDriver([
+      { text: 'Trying.', toolCalls: [{ name: 'broken', args: {}, id: 'b1' }] },
+      {
+        toolCalls: [
+          { name: 'transfer', args: { to: 'bob' }, id: 't1' },
+          { name: 'transfer', args: { to: 'eve' }, id: 't2' },
+        ],
+      },
+      { text: 'Done.' },
+    ]),
+  });
+}
+
+describe('toChatUIMessages', () => {
+  it('shows a session as the chat client holds it: user messages, one assistant message per execution, calls in their states', async () => {
+    const agent = payAgent();
+    const waiting = await agent.chat('s', 'Pay bob and eve');
+    const asked = toChatUIMessages(waiting);
+    const sdk: SdkUIMessage[] = asked; // the AI SDK's chat client takes them as they are
+    expect(sdk.map((m) => [m.role, m.id])).toEqual([
+      ['user', 'user-0'],
+      ['assistant', waiting.executionId()],
+    ]);
+    expect(asked[1]?.parts).toEqual([
+      { type: 'step-start' },
+      { type: 'text', text: 'Trying.', state: 'done' },
+      { type: 'tool-broken', toolCallId: 'b1', state: 'output-error', input: {}, errorText: 'disk full' },
+      { type: 'step-start' },
+      {
+        type: 'tool-transfer',
+        toolCallId: 't1',
+        state: 'approval-requested',
+        input: { to: 'bob' },
+        approval: { id: 't1' },
+      },
+      {
+        type: 'tool-transfer',
+        toolCallId: 't2',
+        state: 'approval-requested',
+        input: { to: 'eve' },
+        approval: { id: 't2' },
+      },
+    ]);
+
+    const partly = waiting.withApprovalDecision('t2', { type: 'reject', reason: 'unknown payee' });
+    expect(toChatUIMessages(partly)[1]?.parts.slice(-1)).toEqual([
+      {
+        type: 'tool-transfer',
+        toolCallId: 't2',
+        state: 'approval-responded',
+        input: { to: 'eve' },
+        approval: { id: 't2', approved: false, reason: 'unknown payee' },
+      },
+    ]);
+
+    const done = await agent.decide('s', [
+      { toolCallId: 't1', type: 'approve' },
+      { toolCallId: 't2', type: 'reject', reason: 'unknown payee' },
+    ]);
+    const after = toChatUIMessages((await agent.chat('s', 'Thanks')).withSystemPrompt('ignored in the chat'));
+    expect(after.map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant']);
+    expect(after[1]?.id).toBe(done.executionId());
+    expect(after[1]?.parts.slice(4)).toEqual([
+      {
+        type: 'tool-transfer',
+        toolCallId: 't1',
+        state: 'output-available',
+        input: { to: 'bob' },
+        output: '{"sent":"bob"}',
+      },
+      {
+        type: 'tool-transfer',
+        toolCallId: 't2',
+        state: 'output-error',
+        input: { to: 'eve' },
+        errorText: 'Rejected by a person: unknown payee',
+      },
+      { type: 'step-start' },
+      { type: 'text', text: 'Done.', state: 'done' },
+    ]);
+  });
+
+  it('toUIMessageChunks rebuilds a message: steps, text, inputs, approvals and outputs', async () => {
+    const waiting = await payAgent().chat('s', 'Pay');
+    const message = toChatUIMessages(waiting.withApprovalDecision('t1', { type: 'approve' }))[1];
+    expect(message && toUIMessageChunks(message).map((c) => c.type)).toEqual([
+      'start-step',
+      'text-start',
+      'text-delta',
+      'text-end',
+      'tool-input-available',
+      'tool-output-error',
+      'finish-step',
+      'start-step',
+      'tool-input-available',
+      'tool-approval-request',
+      'tool-approval-response',
+      'tool-input-available',
+      'tool-approval-request',
+    ]);
+  });
+});

@@ -244,6 +244,8 @@ export const agentLoop = setup({
       const state = context.state.withPendingToolCallsFailed(error);
       return { state: state.withFailure(error, StopReason.ErrorForbade, 'agent-loop', params), error };
     }),
+    /** Tool calls that settled before a stop keep their results; the runtime's tool executor knows them. */
+    keepSettledToolCalls: () => {},
     recordUserStop: assign({
       state: ({ context, event }) => {
         const reason = event.type === 'stop' && event.reason ? event.reason : 'Stopped by user request';
@@ -418,7 +420,7 @@ export const agentLoop = setup({
       entry: ['emitExecutionStarted', 'startHooksWorker'],
       exit: 'stopHooksWorker',
       on: {
-        stop: { target: '.afterExecution', actions: 'recordUserStop' },
+        stop: { target: '.afterExecution', actions: ['keepSettledToolCalls', 'recordUserStop'] },
         'tool.started': { actions: 'forwardReport' },
         'tool.finished': { actions: 'forwardReport' },
         'text.delta': { actions: 'forwardReport' },

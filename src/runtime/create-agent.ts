@@ -37,6 +37,7 @@ import { subagentTool } from '../subagents/subagent-tool';
 import { type Tool, type ToolSet, validateInput } from '../tools/define-tool';
 import { executeTools } from '../tools/tool-executor';
 import { type AgentDefinition, checkDefinition, type SubagentDefinition } from './agent-definition';
+import { SettledToolCalls } from './settled-tool-calls';
 import { stepWorker } from './step-worker';
 
 export type AgentActor = Actor<typeof agentLoop>;
@@ -225,6 +226,7 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
     return bound;
   };
 
+  const settled = new SettledToolCalls();
   const machine = agentLoop.provide({
     actions: {
       spawnSubagent: assign(({ context, event, spawn }) => {
@@ -239,6 +241,7 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
         spawnLogic(child.machine, { id: event.id, input });
         return {};
       }),
+      keepSettledToolCalls: assign({ state: ({ context, self }) => settled.keep(self, context.state) }),
       // The built-in after-step guards are synchronous: they run in the action that records the step.
       recordStep: assign({
         state: ({ context }) => {
@@ -274,6 +277,7 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
         return store.save(input.session.id, input.state, input.session.version);
       }),
       toolExecutor: stepWorker('toolExecutor', async ({ state }, self, request) => {
+        const step = state.currentStep();
         const done = await executeTools(state, {
           tools: toolsFor(self),
           hooks: toolHooks,
@@ -283,7 +287,8 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
           concurrency: definition.toolConcurrency,
           timeoutMs: definition.toolTimeoutMs,
           report: reporter(self),
-        });
+          onSettled: settled.collect(self, step),
+        }).finally(() => settled.release(self, step));
         return done.withApprovalCleared();
       }),
     },

@@ -86,7 +86,6 @@ export class AgentTestModelError extends AgentMachineError {
 }
 
 const USAGE = { inputTokens: 6, outputTokens: 4 };
-const CRASH = 'crash the tool hook';
 const AUTO = 'auto';
 /** A worker answer to an earlier request: delivered as it is, no puppet plays it. */
 const STALE = 'stale';
@@ -131,14 +130,14 @@ export function createAgentTestModel(options: AgentTestModelOptions = {}) {
   const session = probeStore ? { id: 'model-session', version: null } : undefined;
   const coverage = new Coverage();
 
-  const definition = (puppet: Puppet | null): AgentDefinition => ({
+  const definition = (puppet: Puppet | null, outcomes = new Map<string, unknown>()): AgentDefinition => ({
     driver: puppetDriver(puppet),
     tools: {
       ...options.tools,
-      [PROBE_TOOL]: probeTool(puppet),
+      [PROBE_TOOL]: probeTool(puppet, outcomes),
       ...(approvals ? { [PROBE_GATE]: gateTool } : {}),
     },
-    hooks: [...(probeHooks ? [puppetHooks(puppet)] : []), ...(options.hooks ?? [])],
+    hooks: [...(probeHooks ? [puppetHooks(puppet, outcomes)] : []), ...(options.hooks ?? [])],
     budget,
     errorPolicy: options.errorPolicy ?? { maxConsecutiveErrorSteps: 2 },
     subagents: withSubagent ? { agents: { [PROBE_SUBAGENT]: probeSubagent } } : undefined,
@@ -504,16 +503,19 @@ function puppetDriver(puppet: Puppet | null): Driver {
   };
 }
 
-function probeTool(puppet: Puppet | null) {
+/** The probe tool; its outcome is the one the probe hooks took for the call (`outcomes`), or asked for now. */
+function probeTool(puppet: Puppet | null, outcomes: Map<string, unknown>) {
   return defineTool({
     description: 'A probe whose outcome the test decides',
     inputSchema: z.object({ n: z.number() }),
-    execute: async (_input, { signal, state }) => {
+    execute: async (_input, { signal, state, toolCallId }) => {
       if (!puppet) throw new Error('graph-only agent');
-      const outcome = await puppet.call('tool', state, signal);
+      const decided = outcomes.get(toolCallId);
+      outcomes.delete(toolCallId);
+      const outcome = decided ?? (await puppet.call('tool', state, signal));
       if (outcome === 'fail') throw new Error('probe failed');
       if (outcome === 'stop') throw new AgentStopError('probe tool stops', {}, PROBE_TOOL);
-      return outcome === 'crash' ? CRASH : 'ok';
+      return 'ok';
     },
   });
 }
@@ -567,7 +569,7 @@ function puppetStore(puppet: Puppet | null): SessionStore {
   };
 }
 
-function puppetHooks(puppet: Puppet | null): Hook {
+function puppetHooks(puppet: Puppet | null, outcomes: Map<string, unknown>): Hook {
   const stage =
     (name: StageName) =>
     async (state: AgentState, { signal }: { signal: AbortSignal }) => {
@@ -579,9 +581,14 @@ function puppetHooks(puppet: Puppet | null): Hook {
     };
   return {
     name: 'probeHooks',
-    // A probe call whose outcome is 'crash' makes this tool hook throw: the tool executor fails.
-    afterToolUse: (_state, { toolExecution }) => {
-      if (toolExecution.value() === CRASH) throw new Error('probe tool hook failed');
+    // The probe call's outcome is taken here, before the call: 'crash' makes this hook throw, and
+    // a beforeToolUse hook that throws fails the tool executor (an afterToolUse one fails its call).
+    beforeToolUse: async (state, { toolCall, signal }) => {
+      if (toolCall.name !== PROBE_TOOL) return undefined;
+      if (!puppet) throw new Error('graph-only agent');
+      const outcome = await puppet.call('tool', state, signal);
+      if (outcome === 'crash') throw new Error('probe tool hook failed');
+      outcomes.set(toolCall.id, outcome);
       return undefined;
     },
     beforeExecution: stage('beforeExecution'),

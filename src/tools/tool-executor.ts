@@ -17,6 +17,11 @@ export interface ToolExecutorOptions {
   /** Default timeout of one call in ms; none when unset. A tool's own `timeoutMs` wins. */
   readonly timeoutMs?: number;
   readonly report?: (event: ReportEvent) => void;
+  /**
+   * Told of each call's execution as it settles (`index` in the model's order), before the
+   * afterToolUse hooks: a stop in the middle of the step keeps what had finished.
+   */
+  readonly onSettled?: (index: number, execution: ToolExecution) => void;
 }
 
 /**
@@ -26,8 +31,8 @@ export interface ToolExecutorOptions {
  * beforeToolUse hooks run first, call by call in the model's order (they may block a call, rewrite
  * its arguments or change the state); then the tools run in parallel, up to `concurrency` at a
  * time; then afterToolUse hooks run in the model's order. A failing call (unknown tool, invalid
- * arguments, a throw, a timeout, a block) fails alone and is reported to the model as the tool's
- * result. An AgentStopError from a tool propagates once the other calls have settled.
+ * arguments, a throw, a timeout, a block, an afterToolUse hook that throws) fails alone and is
+ * reported to the model as the tool's result. An AgentStopError from a tool propagates once the other calls have settled.
  */
 export async function executeTools(state: AgentState, options: ToolExecutorOptions): Promise<AgentState> {
   const step = state.currentStep();
@@ -101,22 +106,24 @@ export async function executeTools(state: AgentState, options: ToolExecutorOptio
       const { call, startedAt, blocked } = planned[index] as (typeof planned)[number];
       if (blocked) {
         results[index] = blocked;
+        options.onSettled?.(index, blocked);
         continue;
       }
+      let execution: ToolExecution;
       const refusal = refusedArguments(step, call);
-      if (refusal) {
-        results[index] = ToolExecution.failed(call, refusal, startedAt);
-        finished(results[index] as ToolExecution, startedAt);
-        continue;
+      if (refusal) execution = ToolExecution.failed(call, refusal, startedAt);
+      else {
+        try {
+          execution = await runTool(call, toolState, options, startedAt);
+        } catch (error) {
+          if (!AgentStopError.is(error)) throw error;
+          stop ??= error;
+          execution = ToolExecution.failed(call, error, startedAt);
+        }
       }
-      try {
-        results[index] = await runTool(call, toolState, options, startedAt);
-      } catch (error) {
-        if (!AgentStopError.is(error)) throw error;
-        stop ??= error;
-        results[index] = ToolExecution.failed(call, error, startedAt);
-      }
-      finished(results[index] as ToolExecution, startedAt);
+      results[index] = execution;
+      options.onSettled?.(index, execution);
+      finished(execution, startedAt);
     }
   };
   const workers = Math.max(1, Math.min(options.concurrency ?? 8, planned.length));
@@ -125,12 +132,21 @@ export async function executeTools(state: AgentState, options: ToolExecutorOptio
   for (let i = 0; i < results.length; i++) {
     for (const hook of hooks) {
       if (!hook.afterToolUse) continue;
-      const result = await hook.afterToolUse(current, {
-        get signal() {
-          return options.signal;
-        },
-        toolExecution: results[i] as ToolExecution,
-      });
+      const execution = results[i] as ToolExecution;
+      let result: Awaited<ReturnType<NonNullable<Hook['afterToolUse']>>>;
+      try {
+        result = await hook.afterToolUse(current, {
+          get signal() {
+            return options.signal;
+          },
+          toolExecution: execution,
+        });
+      } catch (error) {
+        if (AgentStopError.is(error)) throw error;
+        // The hook's failure is this call's: recorded on it, the other calls keep their results.
+        results[i] = execution.withError(error);
+        break;
+      }
       if (result instanceof AgentState) current = result;
       else if (result instanceof ToolExecution) results[i] = result;
     }

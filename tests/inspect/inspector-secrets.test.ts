@@ -101,7 +101,9 @@ describe('the documented WebSocket inspector setup with the sanitizers', () => {
       });
       expect(messages.length).toBeGreaterThan(50);
       const leaks = messages.filter((m) => m.includes(SECRET));
-      expect(leaks.map((m) => m.slice(Math.max(0, m.indexOf(SECRET) - 250), m.indexOf(SECRET) + 60))).toEqual([]);
+      expect(leaks.map((m) => m.slice(Math.max(0, m.indexOf(SECRET) - 250), m.indexOf(SECRET) + 60))).toEqual(
+        [],
+      );
       // What the inspector is for is still there: states, events, a summary of the run.
       const all = messages.join('\n');
       expect(all).toContain('"type":"work"');

@@ -102,6 +102,7 @@ export {
 export { AgentStopError } from './state/agent-stop-error';
 export * from './state/index';
 export type { AgentEventType, EventIds, ReportEvent } from './state/loop-events';
+export { SubagentBudgetExhaustedError } from './subagents/sibling-share';
 export {
   DEFAULT_MAX_DEPTH,
   SubagentDepthExceededError,

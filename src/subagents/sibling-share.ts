@@ -24,7 +24,8 @@ export class SubagentBudgetExhaustedError extends AgentMachineError {
  * best estimate there is) for that last step: parallel children together stay within the
  * remainder as long as their steps cost no more than the caller's. A call whose share could not
  * pay for one step and that reserve is refused (SubagentBudgetExhaustedError), the later calls
- * first; without a known step cost, tokens and cost are split evenly.
+ * first; without a known step cost, tokens and cost are split evenly. A single call gets the whole
+ * remainder: alone, it overshoots by at most its last step, as any agent does.
  *
  * @example
  * siblingShare('helper', new ExecutionBudget({ maxTokens: 900 }), 16, 0, Usage.of({ inputTokens: 100 }));
@@ -37,6 +38,8 @@ export function siblingShare(
   index: number,
   perStep: Usage,
 ): ExecutionBudget {
+  // One child alone overshoots by at most its last step, as any agent does: nothing to keep back.
+  if (siblings <= 1) return left;
   const tokenStep = perStep.totalTokens > 0 ? perStep.totalTokens : null;
   const costStep = perStep.cost > 0 ? perStep.cost : null;
   // How many children the remainder pays for: each needs one step to work with and one in reserve.

@@ -3,7 +3,7 @@ import type { AgentState } from './agent-state';
 import { type AgentStep, InferenceResponse } from './agent-step';
 import { AgentMachineError } from './errors';
 import { newId } from './ids';
-import { toJsonValue } from './json-value';
+import { asJsonValue } from './json-value';
 import { Message, type ToolCall } from './message';
 import type { Usage } from './usage';
 
@@ -28,7 +28,7 @@ const REFUSED_ARGUMENTS = 'refusedArguments';
  * The state a driver answered with, made fit to be saved and loaded: the step in flight gets usage
  * the budgets can count (else InvalidUsageError, an error for that step), an id of its own for each
  * tool call whose id is empty, repeated or `__proto__`, and arguments normalised to JSON
- * (`toJsonValue`). Arguments that cannot be kept (too deep, a cycle) are replaced by `null` and the
+ * (`asJsonValue`). Arguments that cannot be kept (too deep, a cycle) are replaced by `null` and the
  * refusal is recorded on the step, so the tool executor fails that call with it.
  *
  * @example
@@ -50,7 +50,7 @@ export function admitInference(state: AgentState): AgentState {
     seen.add(id);
     let args: unknown;
     try {
-      args = toJsonValue(call.args, `The arguments of tool call '${id}' (${call.name})`);
+      args = asJsonValue(call.args, `The arguments of tool call '${id}' (${call.name})`);
     } catch (error) {
       args = null;
       const refused = AgentError.from(error);
@@ -61,9 +61,13 @@ export function admitInference(state: AgentState): AgentState {
         }),
       );
     }
-    replaced.set(call, Object.freeze({ id, name: String(call.name), args }));
+    const name = String(call.name);
+    if (id !== call.id || name !== call.name || args !== call.args)
+      replaced.set(call, Object.freeze({ id, name, args }));
   }
-  const calls = response.toolCalls.map((call) => replaced.get(call) as ToolCall);
+  // The common case: ids of their own and plain JSON arguments; the step stays as the driver made it.
+  if (replaced.size === 0) return state;
+  const calls = response.toolCalls.map((call) => replaced.get(call) ?? call);
   const messages = step.outputMessages().map((message) =>
     message.toolCalls
       ? Message.of({

@@ -62,7 +62,7 @@ export function admitInference(state: AgentState): AgentState {
       );
     }
     const name = String(call.name);
-    if (id !== call.id || name !== call.name || args !== call.args)
+    if (id !== call.id || name !== call.name || !Object.is(args, call.args))
       replaced.set(call, Object.freeze({ id, name, args }));
   }
   // The common case: ids of their own and plain JSON arguments; the step stays as the driver made it.

@@ -168,6 +168,10 @@ export function jsonValueProblem(
   limit = MAX_VALUE_DEPTH,
   mode: 'json' | 'shape' | 'exact' = 'json',
 ): { path: Array<string | number>; detail: string } | null {
+  if (typeof value !== 'object' || value === null) {
+    const problem = mode === 'shape' ? null : primitiveProblem(value, mode === 'exact');
+    return problem ? { path: [], detail: problem } : null;
+  }
   const stack: Array<{
     items: readonly unknown[];
     keys: readonly string[] | null;

@@ -3,6 +3,7 @@ import { AgentError } from '../state/agent-error';
 import { AgentState } from '../state/agent-state';
 import { AgentStopError } from '../state/agent-stop-error';
 import { refusedArguments } from '../state/inference-admission';
+import { asJsonValue } from '../state/json-value';
 import type { ReportEvent } from '../state/loop-events';
 import { Message, type ToolCall } from '../state/message';
 import { ToolExecution } from '../state/tool-execution';
@@ -60,7 +61,8 @@ export async function executeTools(state: AgentState, options: ToolExecutorOptio
   };
 
   let current = state;
-  const planned: Array<{ call: ToolCall; startedAt: number; blocked?: ToolExecution }> = [];
+  // `settled`: a call that ends before it runs (a hook blocked it or gave arguments that cannot be kept).
+  const planned: Array<{ call: ToolCall; startedAt: number; settled?: ToolExecution }> = [];
   for (const requested of step.requestedToolCalls()) {
     const startedAt = Date.now();
     report?.({
@@ -71,7 +73,7 @@ export async function executeTools(state: AgentState, options: ToolExecutorOptio
       args: requested.args,
     });
     let call = requested;
-    let blocked: ToolExecution | undefined;
+    let settled: ToolExecution | undefined;
     for (const hook of hooks) {
       if (!hook.beforeToolUse) continue;
       const decision = await hook.beforeToolUse(current, {
@@ -86,14 +88,26 @@ export async function executeTools(state: AgentState, options: ToolExecutorOptio
       }
       const d = decision as ToolUseDecision | undefined;
       if (d?.state) current = d.state;
-      if (d?.args !== undefined) call = Object.freeze({ ...call, args: d.args });
+      if (d?.args !== undefined) {
+        // Arguments a hook writes enter the state like the model's: kept as JSON, or the call fails.
+        try {
+          call = Object.freeze({
+            ...call,
+            args: asJsonValue(d.args, `The arguments '${hook.name ?? 'a hook'}' gave`),
+          });
+        } catch (error) {
+          settled = ToolExecution.failed(call, error, startedAt);
+          finished(settled, startedAt);
+          break;
+        }
+      }
       if (d?.block !== undefined) {
-        blocked = ToolExecution.blocked(call, d.block || `Blocked by hook '${hook.name ?? 'anonymous'}'`);
-        finished(blocked, startedAt);
+        settled = ToolExecution.blocked(call, d.block || `Blocked by hook '${hook.name ?? 'anonymous'}'`);
+        finished(settled, startedAt);
         break;
       }
     }
-    planned.push({ call, startedAt, blocked });
+    planned.push({ call, startedAt, settled });
   }
 
   const results: ToolExecution[] = new Array(planned.length);
@@ -103,10 +117,10 @@ export async function executeTools(state: AgentState, options: ToolExecutorOptio
   const worker = async () => {
     while (next < planned.length) {
       const index = next++;
-      const { call, startedAt, blocked } = planned[index] as (typeof planned)[number];
-      if (blocked) {
-        results[index] = blocked;
-        options.onSettled?.(index, blocked);
+      const { call, startedAt, settled } = planned[index] as (typeof planned)[number];
+      if (settled) {
+        results[index] = settled;
+        options.onSettled?.(index, settled);
         continue;
       }
       let execution: ToolExecution;

@@ -76,6 +76,40 @@ describe('a parallel tool step', () => {
     }
   });
 
+  it('arguments a beforeToolUse hook writes are kept as JSON, or fail that call when they cannot be', async () => {
+    let deep: unknown = 1;
+    for (let i = 0; i < 1000; i++) deep = [deep];
+    const rewriter: Hook = {
+      name: 'rewriter',
+      beforeToolUse: (_state, { toolCall }) => ({
+        args: toolCall.id === 'a' ? { n: Number.NaN, when: new Date(0) } : { deep },
+      }),
+    };
+    const echo = defineTool({
+      description: 'Echo',
+      inputSchema: z.object({}).passthrough(),
+      execute: async (input) => input,
+    });
+    const agent = createAgent({
+      driver: scriptedDriver([
+        {
+          toolCalls: [
+            { id: 'a', name: 'echo', args: {} },
+            { id: 'b', name: 'echo', args: {} },
+          ],
+        },
+        { text: 'done' },
+      ]),
+      tools: { echo },
+      hooks: [rewriter],
+    });
+    const done = await agent.execute(question());
+    const [a, b] = done.steps()[0]?.toolExecutions() ?? [];
+    expect(a?.args()).toEqual({ n: null, when: '1970-01-01T00:00:00.000Z' });
+    expect(b?.error()?.code).toBe('VALUE_TOO_DEEP');
+    expect(AgentState.fromJSON(JSON.parse(JSON.stringify(done))).toJSON()).toEqual(done.toJSON());
+  });
+
   it('an afterToolUse hook that throws fails its call alone, and the run goes on', async () => {
     const picky: Hook = {
       name: 'picky',

@@ -55,7 +55,7 @@ export const agentLoop = loopImplementations.createMachine({
       entry: ['emitExecutionStarted', 'startHooksWorker'],
       exit: 'stopHooksWorker',
       on: {
-        stop: { target: '.afterExecution', actions: 'recordUserStop' },
+        stop: { target: '.afterExecution', actions: ['keepSettledToolCalls', 'recordUserStop'] },
         'tool.started': { actions: 'forwardReport' },
         'tool.finished': { actions: 'forwardReport' },
         'text.delta': { actions: 'forwardReport' },

@@ -56,6 +56,8 @@ export const loopActions = loopSetup.extend({
       const state = context.state.withPendingToolCallsFailed(error);
       return { state: state.withFailure(error, StopReason.ErrorForbade, 'agent-loop', params), error };
     }),
+    /** Tool calls that settled before a stop keep their results; the runtime's tool executor knows them. */
+    keepSettledToolCalls: () => {},
     recordUserStop: assign({
       state: ({ context, event }) => {
         const reason = event.type === 'stop' && event.reason ? event.reason : 'Stopped by user request';

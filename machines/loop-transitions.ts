@@ -4,7 +4,7 @@
  * together.
  */
 
-import type { LoopContext } from './loop-context';
+import type { CheckpointInput, LoopContext } from './loop-context';
 import { LoopTag, StateId } from './state-ids';
 import type { HookStage } from './worker-protocol';
 
@@ -102,7 +102,11 @@ export function checkpointInvoke(done: string, failed: string) {
   return {
     id: 'checkpoint',
     src: 'checkpoint',
-    input: ({ context }: { context: LoopContext }) => ({ state: context.state, session: context.session! }),
+    // The state is not enumerable: an inspector showing the actor's input sees the session only.
+    input: ({ context }: { context: LoopContext }): CheckpointInput =>
+      Object.defineProperty({ session: context.session! }, 'state', {
+        value: context.state,
+      }) as CheckpointInput,
     onDone: { target: done, actions: 'assignVersion' },
     onError: { target: failed, actions: ['recordCheckpointFailure', 'emitContinuationEvaluated'] },
   } as const;

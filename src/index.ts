@@ -150,6 +150,7 @@ export {
   type ReportEvent,
   stepEventIds,
 } from './state/loop-events';
+export { SubagentBudgetExhaustedError } from './subagents/sibling-share';
 export {
   DEFAULT_MAX_DEPTH,
   SubagentDepthExceededError,

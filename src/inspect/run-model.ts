@@ -7,7 +7,7 @@ import type { AppendOnlyList } from '../state/append-only-list';
 import { AgentMachineError, InvalidStateError } from '../state/errors';
 import type { Message } from '../state/message';
 import type { AgentStateJSON } from '../state/schemas';
-import type { Usage } from '../state/usage';
+import { Usage } from '../state/usage';
 import { isRecord } from './trace-blobs';
 import { readTrace, traceStates } from './trace-reader';
 import { TRACE_FORMAT, type Trace, type TraceEntry } from './trace-schema';
@@ -124,7 +124,10 @@ export interface AgentView {
   readonly executionCount: number;
   readonly startedAt: string | null;
   readonly durationMs: number | null;
+  /** Everything the execution spent, its subagents' runs included. */
   readonly usage: UsageView;
+  /** What this agent's own model calls and tools spent, without its subagents' runs: sums of these count each token once. */
+  readonly ownUsage: UsageView;
   readonly stepCount: number;
   readonly systemPrompt: string;
   readonly finalResponse: string;
@@ -381,6 +384,7 @@ function agentView(source: AgentSource, args: AgentContextArgs): AgentView {
     startedAt: execStart === null ? null : new Date(execStart).toISOString(),
     durationMs: execStart === null || endMs === null ? null : Math.max(0, endMs - execStart),
     usage: usageView(state.usage()),
+    ownUsage: usageView(ownUsage(state)),
     stepCount: state.stepCount(),
     systemPrompt: state.systemPrompt(),
     finalResponse: state.finalResponse(),
@@ -564,9 +568,10 @@ function summarize(entry: TraceEntry, trace: Trace): string {
 // ---- subagents ---------------------------------------------------------------------------------
 
 /**
- * Child states carried inside tool results (a subagent tool may return its child's state): any
- * object within a few levels of a tool execution's value that has the shape of an AgentState's
- * JSON is decoded and added, linked to the call that returned it.
+ * Child states: those the built-in `subagents` keep on their calls (`childState()`), and those
+ * carried inside tool results (a subagent tool may return its child's state): any object within a
+ * few levels of a tool execution's value that has the shape of an AgentState's JSON is decoded and
+ * added, linked to the call that returned it.
  */
 function discoverEmbeddedAgents(sources: AgentSource[], notes: string[]): void {
   const known = new Set(sources.map((s) => s.state.agentId()));
@@ -574,7 +579,8 @@ function discoverEmbeddedAgents(sources: AgentSource[], notes: string[]): void {
     const parent = sources[i] as AgentSource;
     parent.state.steps().forEach((step, index) => {
       for (const execution of step.toolExecutions()) {
-        for (const candidate of stateShapes(execution.value(), 0)) {
+        const kept = execution.childState();
+        for (const candidate of [...(kept ? [kept] : []), ...stateShapes(execution.value(), 0)]) {
           let child: AgentState;
           try {
             child = candidate instanceof AgentState ? candidate : AgentState.fromJSON(candidate);
@@ -726,6 +732,17 @@ function safeJson(value: unknown, indent?: number): string {
 
 function truncate(text: string, max: number): string {
   return text.length <= max ? text : `${text.slice(0, max)}… (${text.length - max} more characters)`;
+}
+
+/** The state's usage without what its subagents spent (kept on the calls that ran them). */
+function ownUsage(state: AgentState): Usage {
+  let usage = Usage.zero;
+  for (const step of state.steps()) {
+    usage = Usage.add(usage, step.inferenceResponse().usage);
+    for (const execution of step.toolExecutions())
+      if (execution.childState() === null) usage = Usage.add(usage, execution.usage());
+  }
+  return usage;
 }
 
 function usageView(usage: Usage): UsageView {

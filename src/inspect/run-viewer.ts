@@ -81,10 +81,11 @@ ${root ? '' : '<section class="panel"><p class="muted">This run has no agent sta
 
 function header(view: RunView): string {
   const root = view.agents[0];
-  const totalTokens = sum(view.agents, (a) => a.usage.totalTokens);
-  const inTokens = sum(view.agents, (a) => a.usage.inputTokens);
-  const outTokens = sum(view.agents, (a) => a.usage.outputTokens);
-  const totalCost = sum(view.agents, (a) => a.usage.cost);
+  // Each agent's own spending: a parent's usage includes its subagents', which are agents here too.
+  const totalTokens = sum(view.agents, (a) => a.ownUsage.totalTokens);
+  const inTokens = sum(view.agents, (a) => a.ownUsage.inputTokens);
+  const outTokens = sum(view.agents, (a) => a.ownUsage.outputTokens);
+  const totalCost = sum(view.agents, (a) => a.ownUsage.cost);
   const errorCount = sum(view.agents, (a) => a.errors.length);
   const steps = root?.stepCount ?? 0;
   const when = view.startedAt ? formatDate(view.startedAt) : '';

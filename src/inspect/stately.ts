@@ -7,8 +7,12 @@
 import type { InspectionEvent, Observer } from 'xstate';
 import { AgentState } from '../state/agent-state';
 import { type StopReason, stopReasonPriority, stopReasons } from '../state/stop-reason';
+import { hideContent } from './hidden-content';
 
-/** What an inspector shows of an AgentState: identity, status, progress, usage. */
+/**
+ * What an inspector shows of an AgentState: identity, status, progress, usage; no conversation,
+ * system prompt, llmConfig, tool argument or result.
+ */
 export interface AgentStateSummary {
   readonly agentId: string;
   readonly parentAgentId: string | null;
@@ -19,10 +23,12 @@ export interface AgentStateSummary {
   readonly stepCount: number;
   readonly lastStepType: string | null;
   readonly lastToolCalls: readonly string[];
+  /** The last step's errors as `Name (CODE)`: their messages may quote arguments or results. */
   readonly lastStepErrors: readonly string[];
   readonly messageCount: number;
   readonly usage: { inputTokens: number; outputTokens: number; totalTokens: number; cost: number };
-  readonly finalResponse: string;
+  /** The length of the final answer (0 when there is none); the answer itself is conversation. */
+  readonly finalResponseLength: number;
 }
 
 /**
@@ -46,10 +52,10 @@ export function summarizeAgentState(state: AgentState | Record<string, unknown>)
     stepCount: state.stepCount(),
     lastStepType: state.lastStepType(),
     lastToolCalls: last?.requestedToolCalls().map((c) => c.name) ?? [],
-    lastStepErrors: last?.errors().map((e) => `${e.name}: ${e.message}`) ?? [],
+    lastStepErrors: last?.errors().map(errorLabel) ?? [],
     messageCount: state.messageList().size,
     usage: { ...state.usage() },
-    finalResponse: state.finalResponse(),
+    finalResponseLength: state.finalResponse().length,
   };
 }
 
@@ -83,7 +89,10 @@ function summarizeJson(json: Record<string, unknown>): AgentStateSummary {
   const last = steps.length ? stepOf(steps[steps.length - 1]) : null;
   const response = last && isRecord(last.inferenceResponse) ? last.inferenceResponse : {};
   const toolCalls = Array.isArray(response.toolCalls) ? response.toolCalls : [];
-  const errorText = (e: unknown) => (isRecord(e) ? `${String(e.name)}: ${String(e.message)}` : String(e));
+  const errorText = (e: unknown) =>
+    isRecord(e)
+      ? errorLabel({ name: String(e.name), code: typeof e.code === 'string' ? e.code : null })
+      : 'Error';
   const lastStepErrors = last
     ? [
         ...(Array.isArray(last.errors) ? last.errors.map(errorText) : []),
@@ -129,9 +138,12 @@ function summarizeJson(json: Record<string, unknown>): AgentStateSummary {
     lastStepErrors,
     messageCount: Array.isArray(messages) ? messages.length : 0,
     usage,
-    finalResponse: lastStepType === 'final_response' ? text : '',
+    finalResponseLength: lastStepType === 'final_response' ? text.length : 0,
   };
 }
+
+const errorLabel = (error: { name: string; code: string | null }) =>
+  error.code ? `${error.name} (${error.code})` : error.name;
 
 const summarize = (value: unknown): AgentStateSummary | null =>
   value instanceof AgentState
@@ -142,42 +154,29 @@ const summarize = (value: unknown): AgentStateSummary | null =>
 
 /**
  * `sanitizeContext` for `@statelyai/inspect`: shows the AgentState in the machine's context as a
- * summary (status, steps, usage, last errors, ...) instead of the whole conversation. The
- * inspector serializes snapshots before sanitizing, so both a state and its JSON are summarized.
+ * summary (status, steps, usage, last errors, ...) and hides every other text but identifiers and
+ * names (see `hideContent`), so the inspector sees no conversation, system prompt, llmConfig, tool
+ * argument or result. The inspector serializes snapshots before sanitizing, so both a state and its
+ * JSON are summarized.
  *
  * @example
  * const inspector = createWebSocketInspector({ url, sanitizeContext: sanitizeAgentContext, sanitizeEvent: sanitizeAgentEvent });
  */
 export function sanitizeAgentContext(context: unknown): Record<string, unknown> {
   if (!isRecord(context)) return {};
-  const out: Record<string, unknown> = { ...context };
-  for (const [key, value] of Object.entries(out)) {
-    const summary = summarize(value);
-    if (summary) out[key] = summary;
-  }
-  return out;
+  return hideContent(context, 'context', summarize) as Record<string, unknown>;
 }
 
 /**
- * `sanitizeEvent` for `@statelyai/inspect`: the states carried by actor events (a driver's or
- * tool executor's output, an actor's input) are summarized too.
+ * `sanitizeEvent` for `@statelyai/inspect`: the states an event carries (a `work` request's state and
+ * token, a worker's answer, an actor's input) are summarized, and its other text but identifiers and
+ * names is hidden: a user message, a text delta, a tool call's arguments, an error's message.
  *
  * @example
  * createInspector(adapter, { sanitizeEvent: sanitizeAgentEvent });
  */
 export function sanitizeAgentEvent<E extends { type: string }>(event: E): E {
-  const record = event as unknown as Record<string, unknown>;
-  let changed: Record<string, unknown> | null = null;
-  for (const key of ['output', 'input', 'state'] as const) {
-    const value = record[key];
-    const direct = summarize(value);
-    const nested = !direct && isRecord(value) ? summarize(value.state) : null;
-    if (direct || nested) {
-      changed ??= { ...record };
-      changed[key] = direct ?? { ...(value as Record<string, unknown>), state: nested };
-    }
-  }
-  return (changed ?? event) as E;
+  return hideContent(event, 'event', summarize) as E;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

@@ -1,5 +1,5 @@
-import { type FileHandle, mkdir, open, readdir, readFile, unlink } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { type FileHandle, mkdir, open, readdir, readFile, realpath, unlink } from 'node:fs/promises';
+import { basename, join, resolve } from 'node:path';
 import type { AgentState } from '../state/agent-state';
 import { syncDirectory, writeFileAtomic } from './atomic-file';
 import { CorruptSessionError, SessionConflictError, StoreClosedError } from './errors';
@@ -18,7 +18,8 @@ import { assertExpectedVersion, assertState } from './store-arguments';
 
 const EXTENSION = '.json';
 
-// One lock per file for the whole process, so two stores on the same directory serialize too.
+// One lock per file for the whole process, so two stores on the same directory serialize too,
+// keyed by the file's real path: stores reaching one directory through a symlink share it.
 const fileLocks = new KeyedLock();
 
 /**
@@ -37,6 +38,7 @@ export class FileSessionStore implements SessionStore {
   /** The directory, absolute. */
   readonly dir: string;
   private created: Promise<unknown> | null = null;
+  private realDir: string | null = null;
   private closed = false;
   private readonly inFlight = new Set<Promise<unknown>>();
 
@@ -70,11 +72,11 @@ export class FileSessionStore implements SessionStore {
       const file = this.fileOf(sessionId);
       assertState(state);
       assertExpectedVersion(expectedVersion);
-      return fileLocks.run(file, async () => {
+      await this.ensureDir();
+      return fileLocks.run(await this.lockKey(file), async () => {
         const actual = await readStoredVersion(file, { sessionId, location: file });
         if (actual !== expectedVersion) throw new SessionConflictError(sessionId, expectedVersion, actual);
         const version = (actual ?? 0) + 1;
-        await this.ensureDir();
         await writeFileAtomic(file, encodeSessionDocument(version, state));
         return version;
       });
@@ -84,7 +86,7 @@ export class FileSessionStore implements SessionStore {
   delete(sessionId: string): Promise<void> {
     return this.track(async () => {
       const file = this.fileOf(sessionId);
-      await fileLocks.run(file, async () => {
+      await fileLocks.run(await this.lockKey(file), async () => {
         try {
           await unlink(file);
         } catch (error) {
@@ -118,6 +120,19 @@ export class FileSessionStore implements SessionStore {
     this.closed = true;
     // Each operation's outcome goes to its own caller; close only waits for them to end.
     await Promise.allSettled([...this.inFlight]);
+  }
+
+  /** The lock of `file`: its path in the directory's real path (the directory as written if it does not exist). */
+  private async lockKey(file: string): Promise<string> {
+    if (!this.realDir) {
+      try {
+        this.realDir = await realpath(this.dir);
+      } catch (error) {
+        if (isNotFound(error)) return file;
+        throw error;
+      }
+    }
+    return join(this.realDir, basename(file));
   }
 
   private ensureDir(): Promise<unknown> {

@@ -28,6 +28,7 @@ import type { ToolSet } from '../tools/define-tool';
 import { executeTools } from '../tools/tool-executor';
 import type { AgentDefinition } from './agent-definition';
 import { approvalDecisions, requestApprovals } from './approvals';
+import { SettledToolCalls } from './settled-tool-calls';
 import { stepWorker } from './step-worker';
 import type { SubagentCalls } from './subagent-calls';
 
@@ -79,8 +80,10 @@ export function provideLoop(
     if (snapshot.status === 'active' && snapshot.context.reports) self.send(event);
   };
 
+  const settled = new SettledToolCalls();
   const machine = agentLoop.provide({
     actions: {
+      keepSettledToolCalls: assign({ state: ({ context, self }) => settled.keep(self, context.state) }),
       spawnSubagent: assign(({ context, event, spawn }) => {
         if (event.type !== 'subagent.spawn') return {};
         const child = subagents.childAgent(event.name);
@@ -130,6 +133,7 @@ export function provideLoop(
         return store.save(input.session.id, input.state, input.session.version);
       }),
       toolExecutor: stepWorker('toolExecutor', async ({ state }, self, request) => {
+        const step = state.currentStep();
         const done = await executeTools(state, {
           tools: mcp
             ? subagents.toolsFor(self, await mcp.callableToolSet(tools, request.signal))
@@ -141,7 +145,8 @@ export function provideLoop(
           concurrency: definition.toolConcurrency,
           timeoutMs: definition.toolTimeoutMs,
           report: reporter(self),
-        });
+          onSettled: settled.collect(self, step),
+        }).finally(() => settled.release(self, step));
         return done.withApprovalCleared();
       }),
     },

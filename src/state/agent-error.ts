@@ -1,5 +1,5 @@
 import { AgentMachineError } from './errors';
-import { toJsonValue } from './json-value';
+import { asJsonValue, toJsonValue } from './json-value';
 
 /**
  * An error as recorded in the state: plain data that survives serialization. `name` is the class
@@ -20,7 +20,7 @@ export const AgentError = {
     code: string | null = null,
     details: Record<string, unknown> | null = null,
   ) {
-    const kept = details === null ? null : toJsonValue(details, `The details of error '${name}'`);
+    const kept = details === null ? null : asJsonValue(details, `The details of error '${name}'`);
     const record =
       typeof kept === 'object' && kept !== null && !Array.isArray(kept) ? Object.freeze(kept) : null;
     return Object.freeze({ name, message, code, details: record }) as AgentError;

@@ -3,7 +3,7 @@ import type { AgentState } from './agent-state';
 import { type AgentStep, InferenceResponse } from './agent-step';
 import { AgentMachineError } from './errors';
 import { newId } from './ids';
-import { toJsonValue } from './json-value';
+import { asJsonValue } from './json-value';
 import { Message, type ToolCall } from './message';
 import type { Usage } from './usage';
 
@@ -28,7 +28,7 @@ const REFUSED_ARGUMENTS = 'refusedArguments';
  * The state a driver answered with, made fit to be saved and loaded: the step in flight gets usage
  * the budgets can count (else InvalidUsageError, an error for that step), an id of its own for each
  * tool call whose id is empty, repeated or `__proto__`, and arguments normalised to JSON
- * (`toJsonValue`). Arguments that cannot be kept (too deep, a cycle) are replaced by `null` and the
+ * (`asJsonValue`). Arguments that cannot be kept (too deep, a cycle) are replaced by `null` and the
  * refusal is recorded on the step, so the tool executor fails that call with it.
  *
  * @example
@@ -49,15 +49,13 @@ export function admitInference(state: AgentState): AgentState {
     if (typeof id !== 'string' || id === '' || id === '__proto__' || seen.has(id)) id = `call_${newId()}`;
     seen.add(id);
     let args: unknown;
-    let metadata: Pick<ToolCall, 'providerMetadata'> = {};
+    let providerMetadata: ToolCall['providerMetadata'];
     try {
-      args = toJsonValue(call.args, `The arguments of tool call '${id}' (${call.name})`);
+      args = asJsonValue(call.args, `The arguments of tool call '${id}' (${call.name})`);
       // what the provider attached to the call is sent back with it: stored like any run-time value
       if (call.providerMetadata !== undefined) {
         const what = `The provider metadata of tool call '${id}' (${call.name})`;
-        metadata = {
-          providerMetadata: toJsonValue(call.providerMetadata, what) as ToolCall['providerMetadata'],
-        };
+        providerMetadata = asJsonValue(call.providerMetadata, what) as ToolCall['providerMetadata'];
       }
     } catch (error) {
       args = null;
@@ -69,9 +67,21 @@ export function admitInference(state: AgentState): AgentState {
         }),
       );
     }
-    replaced.set(call, Object.freeze({ id, name: String(call.name), args, ...metadata }));
+    const name = String(call.name);
+    if (
+      id !== call.id ||
+      name !== call.name ||
+      !Object.is(args, call.args) ||
+      providerMetadata !== call.providerMetadata
+    )
+      replaced.set(
+        call,
+        Object.freeze({ id, name, args, ...(providerMetadata !== undefined && { providerMetadata }) }),
+      );
   }
-  const calls = response.toolCalls.map((call) => replaced.get(call) as ToolCall);
+  // The common case: ids of their own and plain JSON arguments; the step stays as the driver made it.
+  if (replaced.size === 0) return state;
+  const calls = response.toolCalls.map((call) => replaced.get(call) ?? call);
   const messages = step.outputMessages().map((message) =>
     message.toolCalls
       ? Message.of({

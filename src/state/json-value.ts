@@ -137,6 +137,18 @@ export function toJsonValue(value: unknown, what = 'The value'): unknown {
   return result;
 }
 
+/**
+ * `value` itself when it is already plain JSON data within MAX_VALUE_DEPTH (the common case, checked
+ * without copying), else `toJsonValue(value, what)`: what enters the state saves and loads unchanged.
+ *
+ * @example
+ * asJsonValue({ a: [1, 'x'] }); // the same object
+ * asJsonValue({ n: NaN });      // { n: null }, a copy
+ */
+export function asJsonValue(value: unknown, what = 'The value'): unknown {
+  return jsonValueProblem(value, MAX_VALUE_DEPTH, 'exact') === null ? value : toJsonValue(value, what);
+}
+
 /** Sets `key` as an own data property, `__proto__` included (plain assignment would set the prototype). */
 export function setOwn(target: Record<string, unknown>, key: string, value: unknown): void {
   if (key === '__proto__')
@@ -147,13 +159,19 @@ export function setOwn(target: Record<string, unknown>, key: string, value: unkn
 /**
  * Why `value` is not a JSON value as loaded from storage (strings, finite numbers, booleans, null,
  * arrays and plain records, at most `limit` levels deep, no cycles), with the path of the first bad
- * part; null when it is one. Without `checkTypes` only depth and cycles are checked. Iterative, so a hostile document cannot exhaust the stack.
+ * part; null when it is one. `mode` 'shape' checks depth and cycles only (a whole document, whose
+ * schema checks the types); 'exact' also refuses `-0`, which JSON writes as `0`. Iterative, so a
+ * hostile document cannot exhaust the stack.
  */
 export function jsonValueProblem(
   value: unknown,
   limit = MAX_VALUE_DEPTH,
-  checkTypes = true,
+  mode: 'json' | 'shape' | 'exact' = 'json',
 ): { path: Array<string | number>; detail: string } | null {
+  if (typeof value !== 'object' || value === null) {
+    const problem = mode === 'shape' ? null : primitiveProblem(value, mode === 'exact');
+    return problem ? { path: [], detail: problem } : null;
+  }
   const stack: Array<{
     items: readonly unknown[];
     keys: readonly string[] | null;
@@ -164,7 +182,7 @@ export function jsonValueProblem(
   const pathHere = () => stack.map((f) => (f.keys ? (f.keys[f.index - 1] as string) : f.index - 1));
   let next: unknown = value;
   for (;;) {
-    const problem = checkTypes ? primitiveProblem(next) : null;
+    const problem = mode === 'shape' ? null : primitiveProblem(next, mode === 'exact');
     if (problem) return { path: pathHere(), detail: problem };
     if (typeof next === 'object' && next !== null) {
       if (onPath.has(next)) return { path: pathHere(), detail: 'a cycle (the value refers to itself)' };
@@ -189,12 +207,13 @@ export function jsonValueProblem(
   }
 }
 
-function primitiveProblem(value: unknown): string | null {
+function primitiveProblem(value: unknown, exact: boolean): string | null {
   switch (typeof value) {
     case 'string':
     case 'boolean':
       return null;
     case 'number':
+      if (exact && Object.is(value, -0)) return '-0 is written as 0';
       return Number.isFinite(value) ? null : `${value} is not a JSON number`;
     case 'object': {
       if (value === null || Array.isArray(value)) return null;

@@ -83,7 +83,7 @@ function safeParse<S extends z.ZodType>(schema: S, input: unknown, what: string)
 }
 
 function assertShape(input: unknown, what: string): void {
-  const problem = jsonValueProblem(input, MAX_DOCUMENT_DEPTH, false);
+  const problem = jsonValueProblem(input, MAX_DOCUMENT_DEPTH, 'shape');
   if (problem) throw new InvalidStateError(formatPath(problem.path), problem.detail, what);
 }
 

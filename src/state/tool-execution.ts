@@ -1,7 +1,7 @@
 import { AgentError } from './agent-error';
 import type { AgentState } from './agent-state';
 import { newId } from './ids';
-import { toJsonValue } from './json-value';
+import { asJsonValue } from './json-value';
 import type { ToolCall } from './message';
 import type { ToolExecutionJSON } from './schemas';
 import { decodePart } from './serialization';
@@ -190,5 +190,5 @@ export class ToolExecution {
 }
 
 function resultValue(call: ToolCall, value: unknown): unknown {
-  return toJsonValue(value, `The result of tool call '${call.id}' (${call.name})`);
+  return asJsonValue(value, `The result of tool call '${call.id}' (${call.name})`);
 }

@@ -1,7 +1,9 @@
 import { z } from 'zod';
 import { AgentState } from '../state/agent-state';
 import type { ExecutionBudget } from '../state/execution-budget';
+import { Usage } from '../state/usage';
 import type { Tool } from '../tools/define-tool';
+import { siblingShare } from './sibling-share';
 import { SubagentDepthExceededError } from './subagent-definition';
 
 /** What the model passes to a subagent tool. */
@@ -33,9 +35,8 @@ export interface SubagentRunner {
 /**
  * The tool the model sees for one subagent: `{ task, context? }` in, the child's final answer out.
  * The child starts from a fresh state (its own system prompt, the task as the user message), with
- * `parentAgentId` set, on its budget capped by what the caller has left. Tokens and cost are split
- * evenly between the subagent calls of one step, so parallel children cannot together spend more
- * than the remainder. The tool returns the child's final AgentState; the tool executor turns
+ * `parentAgentId` set, on its budget capped by what the caller has left. The subagent calls of one step share that remainder (`siblingShare`), so parallel
+ * children cannot together spend more than it. The tool returns the child's final AgentState; the tool executor turns
  * it into the call's result (`ToolExecution.ofChild`).
  */
 export function subagentTool(runner: SubagentRunner): Tool<z.output<typeof subagentInputSchema>, AgentState> {
@@ -47,15 +48,25 @@ export function subagentTool(runner: SubagentRunner): Tool<z.output<typeof subag
         throw new SubagentDepthExceededError(runner.name, runner.depth, runner.maxDepth);
       const usage = state.usage();
       const startedAt = state.execution()?.startedAtMs() ?? Date.now();
-      const calls = state.currentStep()?.requestedToolCalls() ?? [];
-      const siblings = Math.max(1, calls.filter((c) => runner.subagentNames.has(c.name)).length);
+      const step = state.currentStep();
+      const sibling = (step?.requestedToolCalls() ?? []).filter((c) => runner.subagentNames.has(c.name));
       const left = runner.callerBudget().remaining({
         stepsUsed: state.stepCount(),
         tokensUsed: usage.totalTokens,
         costUsed: usage.cost,
         secondsUsed: (Date.now() - startedAt) / 1000,
       });
-      const share = left.withShares(siblings);
+      const index = Math.max(
+        0,
+        sibling.findIndex((c) => c.id === toolCallId),
+      );
+      const share = siblingShare(
+        runner.name,
+        left,
+        Math.max(1, sibling.length),
+        index,
+        step?.inferenceResponse().usage ?? Usage.zero,
+      );
       const child = AgentState.empty({ parentAgentId: state.agentId() }).withUserMessage(
         context ? `${task}\n\nContext:\n${context}` : task,
       );

@@ -56,14 +56,14 @@ export function createAgentTestModel(options: AgentTestModelOptions = {}) {
   const session = probeStore ? { id: 'model-session', version: null } : undefined;
   const coverage = new Coverage();
 
-  const definition = (puppet: Puppet | null): AgentDefinition => ({
+  const definition = (puppet: Puppet | null, outcomes = new Map<string, unknown>()): AgentDefinition => ({
     driver: puppetDriver(puppet),
     tools: {
       ...options.tools,
-      [PROBE_TOOL]: probeTool(puppet),
+      [PROBE_TOOL]: probeTool(puppet, outcomes),
       ...(approvals ? { [PROBE_GATE]: gateTool } : {}),
     },
-    hooks: [...(probeHooks ? [puppetHooks(puppet)] : []), ...(options.hooks ?? [])],
+    hooks: [...(probeHooks ? [puppetHooks(puppet, outcomes)] : []), ...(options.hooks ?? [])],
     budget,
     errorPolicy: options.errorPolicy ?? { maxConsecutiveErrorSteps: 2 },
     subagents: withSubagent ? { agents: { [PROBE_SUBAGENT]: probeSubagent } } : undefined,

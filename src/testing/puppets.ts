@@ -17,14 +17,7 @@ import { Message } from '../state/message';
 import { ToolExecution } from '../state/tool-execution';
 import { Usage } from '../state/usage';
 import { defineTool } from '../tools/define-tool';
-import {
-  CRASH,
-  PROBE_GATE,
-  PROBE_SUBAGENT,
-  PROBE_TOOL,
-  SUBAGENT_USAGE,
-  USAGE,
-} from './test-model-vocabulary';
+import { PROBE_GATE, PROBE_SUBAGENT, PROBE_TOOL, SUBAGENT_USAGE, USAGE } from './test-model-vocabulary';
 export function hookBehaviour(state: AgentState, behaviour: string): AgentState {
   return behaviour === 'continue' ? state.withContinuationRequested() : state;
 }
@@ -144,16 +137,19 @@ export function puppetDriver(puppet: Puppet | null): Driver {
   };
 }
 
-export function probeTool(puppet: Puppet | null) {
+/** The probe tool; its outcome is the one the probe hooks took for the call (`outcomes`), or asked for now. */
+export function probeTool(puppet: Puppet | null, outcomes: Map<string, unknown>) {
   return defineTool({
     description: 'A probe whose outcome the test decides',
     inputSchema: z.object({ n: z.number() }),
-    execute: async (_input, { signal, state }) => {
+    execute: async (_input, { signal, state, toolCallId }) => {
       if (!puppet) throw new Error('graph-only agent');
-      const outcome = await puppet.call('tool', state, signal);
+      const decided = outcomes.get(toolCallId);
+      outcomes.delete(toolCallId);
+      const outcome = decided ?? (await puppet.call('tool', state, signal));
       if (outcome === 'fail') throw new Error('probe failed');
       if (outcome === 'stop') throw new AgentStopError('probe tool stops', {}, PROBE_TOOL);
-      return outcome === 'crash' ? CRASH : 'ok';
+      return 'ok';
     },
   });
 }
@@ -207,7 +203,7 @@ export function puppetStore(puppet: Puppet | null): SessionStore {
   };
 }
 
-export function puppetHooks(puppet: Puppet | null): Hook {
+export function puppetHooks(puppet: Puppet | null, outcomes: Map<string, unknown>): Hook {
   const stage =
     (name: HookStage) =>
     async (state: AgentState, { signal }: { signal: AbortSignal }) => {
@@ -219,9 +215,14 @@ export function puppetHooks(puppet: Puppet | null): Hook {
     };
   return {
     name: 'probeHooks',
-    // A probe call whose outcome is 'crash' makes this tool hook throw: the tool executor fails.
-    afterToolUse: (_state, { toolExecution }) => {
-      if (toolExecution.value() === CRASH) throw new Error('probe tool hook failed');
+    // The probe call's outcome is taken here, before the call: 'crash' makes this hook throw, and
+    // a beforeToolUse hook that throws fails the tool executor (an afterToolUse one fails its call).
+    beforeToolUse: async (state, { toolCall, signal }) => {
+      if (toolCall.name !== PROBE_TOOL) return undefined;
+      if (!puppet) throw new Error('graph-only agent');
+      const outcome = await puppet.call('tool', state, signal);
+      if (outcome === 'crash') throw new Error('probe tool hook failed');
+      outcomes.set(toolCall.id, outcome);
       return undefined;
     },
     beforeExecution: stage('beforeExecution'),

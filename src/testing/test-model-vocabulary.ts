@@ -75,7 +75,6 @@ export class AgentTestModelError extends AgentMachineError {
 }
 
 export const USAGE = { inputTokens: 6, outputTokens: 4 };
-export const CRASH = 'crash the tool hook';
 export const AUTO = 'auto';
 /** A worker answer to an earlier request: delivered as it is, no puppet plays it. */
 export const STALE = 'stale';

@@ -3,6 +3,7 @@ import { AgentError } from '../state/agent-error';
 import { AgentState } from '../state/agent-state';
 import { AgentStopError } from '../state/agent-stop-error';
 import { refusedArguments } from '../state/inference-admission';
+import { asJsonValue } from '../state/json-value';
 import { type ReportEvent, stepEventIds } from '../state/loop-events';
 import { Message, type ToolCall } from '../state/message';
 import { ToolExecution } from '../state/tool-execution';
@@ -17,6 +18,11 @@ export interface ToolExecutorOptions {
   /** Default timeout of one call in ms; none when unset. A tool's own `timeoutMs` wins. */
   readonly timeoutMs?: number;
   readonly report?: (event: ReportEvent) => void;
+  /**
+   * Told of each call's execution as it settles (`index` in the model's order), before the
+   * afterToolUse hooks: a stop in the middle of the step keeps what had finished.
+   */
+  readonly onSettled?: (index: number, execution: ToolExecution) => void;
 }
 
 /**
@@ -26,8 +32,8 @@ export interface ToolExecutorOptions {
  * beforeToolUse hooks run first, call by call in the model's order (they may block a call, rewrite
  * its arguments or change the state); then the tools run in parallel, up to `concurrency` at a
  * time; then afterToolUse hooks run in the model's order. A failing call (unknown tool, invalid
- * arguments, a throw, a timeout, a block) fails alone and is reported to the model as the tool's
- * result. An AgentStopError from a tool propagates once the other calls have settled.
+ * arguments, a throw, a timeout, a block, an afterToolUse hook that throws) fails alone and is
+ * reported to the model as the tool's result. An AgentStopError from a tool propagates once the other calls have settled.
  */
 export async function executeTools(state: AgentState, options: ToolExecutorOptions): Promise<AgentState> {
   const step = state.currentStep();
@@ -51,7 +57,8 @@ export async function executeTools(state: AgentState, options: ToolExecutorOptio
   };
 
   let current = state;
-  const planned: Array<{ call: ToolCall; startedAt: number; blocked?: ToolExecution }> = [];
+  // `settled`: a call that ends before it runs (a hook blocked it or gave arguments that cannot be kept).
+  const planned: Array<{ call: ToolCall; startedAt: number; settled?: ToolExecution }> = [];
   for (const requested of step.requestedToolCalls()) {
     const startedAt = Date.now();
     report?.({
@@ -62,7 +69,7 @@ export async function executeTools(state: AgentState, options: ToolExecutorOptio
       args: requested.args,
     });
     let call = requested;
-    let blocked: ToolExecution | undefined;
+    let settled: ToolExecution | undefined;
     for (const hook of hooks) {
       if (!hook.beforeToolUse) continue;
       const decision = await hook.beforeToolUse(current, {
@@ -77,14 +84,26 @@ export async function executeTools(state: AgentState, options: ToolExecutorOptio
       }
       const d = decision as ToolUseDecision | undefined;
       if (d?.state) current = d.state;
-      if (d?.args !== undefined) call = Object.freeze({ ...call, args: d.args });
+      if (d?.args !== undefined) {
+        // Arguments a hook writes enter the state like the model's: kept as JSON, or the call fails.
+        try {
+          call = Object.freeze({
+            ...call,
+            args: asJsonValue(d.args, `The arguments '${hook.name ?? 'a hook'}' gave`),
+          });
+        } catch (error) {
+          settled = ToolExecution.failed(call, error, startedAt);
+          finished(settled, startedAt);
+          break;
+        }
+      }
       if (d?.block !== undefined) {
-        blocked = ToolExecution.blocked(call, d.block || `Blocked by hook '${hook.name ?? 'anonymous'}'`);
-        finished(blocked, startedAt);
+        settled = ToolExecution.blocked(call, d.block || `Blocked by hook '${hook.name ?? 'anonymous'}'`);
+        finished(settled, startedAt);
         break;
       }
     }
-    planned.push({ call, startedAt, blocked });
+    planned.push({ call, startedAt, settled });
   }
 
   const results: ToolExecution[] = new Array(planned.length);
@@ -94,25 +113,27 @@ export async function executeTools(state: AgentState, options: ToolExecutorOptio
   const worker = async () => {
     while (next < planned.length) {
       const index = next++;
-      const { call, startedAt, blocked } = planned[index] as (typeof planned)[number];
-      if (blocked) {
-        results[index] = blocked;
+      const { call, startedAt, settled } = planned[index] as (typeof planned)[number];
+      if (settled) {
+        results[index] = settled;
+        options.onSettled?.(index, settled);
         continue;
       }
+      let execution: ToolExecution;
       const refusal = refusedArguments(step, call);
-      if (refusal) {
-        results[index] = ToolExecution.failed(call, refusal, startedAt);
-        finished(results[index] as ToolExecution, startedAt);
-        continue;
+      if (refusal) execution = ToolExecution.failed(call, refusal, startedAt);
+      else {
+        try {
+          execution = await runTool(call, toolState, options, startedAt);
+        } catch (error) {
+          if (!AgentStopError.is(error)) throw error;
+          stop ??= error;
+          execution = ToolExecution.failed(call, error, startedAt);
+        }
       }
-      try {
-        results[index] = await runTool(call, toolState, options, startedAt);
-      } catch (error) {
-        if (!AgentStopError.is(error)) throw error;
-        stop ??= error;
-        results[index] = ToolExecution.failed(call, error, startedAt);
-      }
-      finished(results[index] as ToolExecution, startedAt);
+      results[index] = execution;
+      options.onSettled?.(index, execution);
+      finished(execution, startedAt);
     }
   };
   const workers = Math.max(1, Math.min(options.concurrency ?? 8, planned.length));
@@ -121,12 +142,21 @@ export async function executeTools(state: AgentState, options: ToolExecutorOptio
   for (let i = 0; i < results.length; i++) {
     for (const hook of hooks) {
       if (!hook.afterToolUse) continue;
-      const result = await hook.afterToolUse(current, {
-        get signal() {
-          return options.signal;
-        },
-        toolExecution: results[i] as ToolExecution,
-      });
+      const execution = results[i] as ToolExecution;
+      let result: Awaited<ReturnType<NonNullable<Hook['afterToolUse']>>>;
+      try {
+        result = await hook.afterToolUse(current, {
+          get signal() {
+            return options.signal;
+          },
+          toolExecution: execution,
+        });
+      } catch (error) {
+        if (AgentStopError.is(error)) throw error;
+        // The hook's failure is this call's: recorded on it, the other calls keep their results.
+        results[i] = execution.withError(error);
+        break;
+      }
       if (result instanceof AgentState) current = result;
       else if (result instanceof ToolExecution) results[i] = result;
     }

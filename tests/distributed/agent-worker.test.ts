@@ -126,6 +126,16 @@ async function setup() {
   };
 }
 
+/** `{ a: { a: ... 1 } }`, `levels` objects deep. */
+const nestedObject = (levels: number): unknown =>
+  JSON.parse(`${'{"a":'.repeat(levels)}1${'}'.repeat(levels)}`);
+/** An empty state's JSON with `value` as its metadata `x`. */
+const stateWithMetadata = (value: unknown) => {
+  const json = JSON.parse(JSON.stringify(ledgerState('s')));
+  json.context.metadata.x = value;
+  return json;
+};
+
 const callsOf = (sessionId: string, upTo = LEDGER_TOOL_STEPS) =>
   Array.from({ length: upTo }, (_, i) => `${sessionId}-call-${i + 1}`);
 
@@ -290,6 +300,16 @@ describe('bad input', () => {
         /at data\.state\.\w+: Invalid AgentState/,
       ],
       [
+        'execute',
+        { agent: 'ledger', sessionId: 's', state: stateWithMetadata(nestedObject(600)) },
+        /\[INVALID_JOB_PAYLOAD\].*at data\.state\.context\.metadata\.x.*nested more than 512 levels deep/,
+      ],
+      [
+        'execute',
+        { agent: 'ledger', sessionId: 's', state: stateWithMetadata(nestedObject(300)) },
+        /\[INVALID_JOB_PAYLOAD\].*at data\.state\.context\.metadata\.x.*nested more than 256 levels deep/,
+      ],
+      [
         'resume',
         { agent: 'ledger', sessionId: 'nobody' },
         /^SessionNotFoundError \[SESSION_NOT_FOUND\]: Session "nobody"/,
@@ -346,6 +366,48 @@ describe('bad input', () => {
     expect(error).toBeInstanceOf(AgentJobTimeoutError);
     expect(error).toMatchObject({ code: 'AGENT_JOB_TIMEOUT', jobId: job.id, timeoutMs: 100 });
     expect(await jobState(job.id)).toBe('waiting');
+  });
+});
+
+describe('hostile values', () => {
+  it('a tool result with an own __proto__ key: the job result and the session’s next job keep it as data', async () => {
+    const { client, store, startWorker } = await setup();
+    const thirdParty = defineTool({
+      description: 'Returns third-party JSON',
+      inputSchema: z.object({}),
+      execute: async () => JSON.parse('{"__proto__":{"admin":true},"ok":1}'),
+    });
+    const protoAgent = () =>
+      createAgent({
+        driver: scriptedDriver([
+          { toolCalls: [{ id: 'p1', name: 'thirdParty', args: {} }] },
+          { text: 'done' },
+        ]),
+        tools: { thirdParty },
+        store,
+      });
+    await startWorker({ id: 'proto', agents: { proto: protoAgent } });
+    const first = await (
+      await client.execute({ agent: 'proto', sessionId: 'proto', message: 'go' })
+    ).finished({
+      timeoutMs: 10_000,
+    });
+    const ownProto = (state: AgentState) =>
+      Object.getOwnPropertyDescriptor(state.steps()[0]?.toolExecutions()[0]?.value(), '__proto__')?.value;
+    expect(first.status).toBe(ExecutionStatus.Completed);
+    expect(ownProto(first.state)).toEqual({ admin: true });
+    // The next job of the session loads the stored state (the first execution with it) and runs on.
+    const next = await (
+      await client.execute({ agent: 'proto', sessionId: 'proto', message: 'again' })
+    ).finished({
+      timeoutMs: 10_000,
+    });
+    expect(next.status).toBe(ExecutionStatus.Completed);
+    expect(next.state.executionCount()).toBe(2);
+    expect(next.state.messages().find((m) => m.role === 'tool')?.content).toBe(
+      '{"__proto__":{"admin":true},"ok":1}',
+    );
+    expect(({} as Record<string, unknown>).admin).toBeUndefined();
   });
 });
 

@@ -13,11 +13,11 @@ describe('examples/subagents.ts', () => {
         // asked for 10,000 tokens, got what the editor had left
         '    researcher: completed, 2 steps, 2,310 tokens (budget 4 steps, 2,700 tokens)',
         '      step 1 error: 250 tokens + 1,860 by subagents, called fetcher, fetcher (failed)',
-        // two parallel calls share the researcher's remainder
-        '        fetcher: completed, 2 steps, 460 tokens (budget 3 steps, 1,225 tokens)',
+        // two parallel calls share the researcher's remainder, each keeping one step (250) in reserve
+        '        fetcher: completed, 2 steps, 460 tokens (budget 3 steps, 975 tokens)',
         '          step 1 tool_execution: 200 tokens, called search',
         '          step 2 final_response: 260 tokens',
-        '        fetcher: stopped: Token limit reached: 1400/1225, 2 steps, 1,400 tokens (budget 3 steps, 1,225 tokens)',
+        '        fetcher: stopped: Token limit reached: 1400/975, 2 steps, 1,400 tokens (budget 3 steps, 975 tokens)',
         '          step 1 tool_execution: 700 tokens, called search',
         '          step 2 tool_execution: 700 tokens, called search',
         '      step 2 final_response: 200 tokens',

@@ -1,8 +1,8 @@
-import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AgentState } from '../../src/index';
-import { CorruptSessionError, FileSessionStore } from '../../src/persistence/index';
+import { CorruptSessionError, FileSessionStore, SessionConflictError } from '../../src/persistence/index';
 import { finishedState, tempDir } from './fixtures';
 
 describe('FileSessionStore', () => {
@@ -16,6 +16,26 @@ describe('FileSessionStore', () => {
   afterEach(async () => {
     await store.close();
     await remove();
+  });
+
+  it('lets exactly one of two same-version saves win, when two stores reach the directory through a symlink', async () => {
+    const state = AgentState.empty().withUserMessage('hi');
+    const link = `${dir}-link`;
+    await symlink(dir, link, 'dir');
+    const other = new FileSessionStore(link);
+    try {
+      for (let round = 0; round < 10; round++) {
+        const id = `race-${round}`;
+        await store.save(id, state, null);
+        const outcomes = await Promise.allSettled([store.save(id, state, 1), other.save(id, state, 1)]);
+        expect(outcomes.filter((o) => o.status === 'fulfilled').map((o) => o.value)).toEqual([2]);
+        const lost = outcomes.find((o) => o.status === 'rejected');
+        expect(lost?.reason).toBeInstanceOf(SessionConflictError);
+      }
+    } finally {
+      await other.close();
+      await rm(link);
+    }
   });
 
   it('writes one file per session holding { version, savedAt, state }, the version first', async () => {

@@ -489,16 +489,19 @@ function puppetDriver(puppet: Puppet | null): Driver {
       const answer = (await puppet.call('driver', state, signal)) as string;
       if (answer === 'error') throw new Error('model unavailable');
       if (answer === 'stop') throw new AgentStopError('model stops');
-      if (answer === 'final') {
-        report({
-          type: 'text.delta',
-          agentId: state.agentId(),
-          parentAgentId: state.parentAgentId(),
-          executionId: state.executionId() ?? '',
-          stepNumber: state.stepCount() + 1,
-          delta: `answer ${state.stepCount() + 1}`,
-        });
+      const ids = {
+        agentId: state.agentId(),
+        parentAgentId: state.parentAgentId(),
+        executionId: state.executionId() ?? '',
+        stepNumber: state.stepCount() + 1,
+      };
+      // as a model driver with a context window does once the prompt holds an earlier step
+      if (state.stepCount() > 0) {
+        const compaction = { strategy: 'tool-results', messagesRemoved: 1, forced: false } as const;
+        report({ type: 'context.compacted', ...ids, ...compaction, tokensBefore: 1_200, tokensAfter: 700 });
       }
+      if (answer === 'final')
+        report({ type: 'text.delta', ...ids, delta: `answer ${state.stepCount() + 1}` });
       return modelAnswer(state, answer);
     },
   };

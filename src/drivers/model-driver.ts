@@ -96,10 +96,9 @@ export function modelDriver(model: LanguageModelV4, options: ModelDriverOptions 
         call.responseFormat = { type: 'json', schema: format.schema as never, name: format.name };
       // with a context window the prompt is made from the fitted messages instead
       if (window) {
-        const messages = input instanceof AppendOnlyList ? input.toArray() : input;
         const system = state.systemPrompt();
         const prompt = (fitted: readonly Message[]) => toPrompt(system, fitted);
-        const done = await callWithinWindow(window, model, call, prompt, state, messages, context, options);
+        const done = await callWithinWindow(window, model, call, prompt, state, input, context, options);
         return done.state.withCurrentStep(
           toStep(done.result, input, model, options.pricing, done.extraUsage),
         );

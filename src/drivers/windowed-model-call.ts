@@ -3,6 +3,7 @@ import { contextOverflowOf } from '../context/context-overflow';
 import type { ContextWindow, Fitted } from '../context/context-window';
 import { estimateTextTokens } from '../context/token-estimate';
 import type { AgentState } from '../state/agent-state';
+import type { AppendOnlyList } from '../state/append-only-list';
 import type { Message } from '../state/message';
 import { Usage } from '../state/usage';
 import type { DriverContext } from './driver';
@@ -29,7 +30,7 @@ export async function callWithinWindow(
   call: LanguageModelV4CallOptions,
   toPrompt: (messages: readonly Message[]) => LanguageModelV4CallOptions['prompt'],
   state: AgentState,
-  messages: readonly Message[],
+  messages: readonly Message[] | AppendOnlyList<Message>,
   context: DriverContext,
   options: ModelCallOptions,
 ): Promise<WindowedCall> {

@@ -60,7 +60,7 @@ export function modelDriver(model: LanguageModelV4, options: ModelDriverOptions 
   const compile = options.compileMessages ?? conversationWithCurrentToolTrace;
   const summarize = options.context?.summarize;
   const window =
-    options.context &&
+    options.context !== undefined &&
     new ContextWindow(
       options.context,
       summarize ? modelSummarizer(summarize === true ? model : summarize, options) : null,

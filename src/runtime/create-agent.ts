@@ -388,7 +388,7 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
 const noSignal = new AbortController().signal;
 
 const contextOf = (definition: AgentDefinition) =>
-  definition.context ? { context: definition.context } : {};
+  definition.context !== undefined ? { context: definition.context } : {};
 
 function jsonResponseFormat(schema: ResponseSchema): ResponseFormat {
   if (!(schema instanceof z.ZodType)) return { type: 'json' };

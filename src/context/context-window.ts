@@ -2,6 +2,7 @@ import type { LanguageModelV4 } from '@ai-sdk/provider';
 import type { AgentState } from '../state/agent-state';
 import { AppendOnlyList } from '../state/append-only-list';
 import { AgentMachineError } from '../state/errors';
+import type { ContextCompactedEvent } from '../state/loop-events';
 import type { Message } from '../state/message';
 import { Usage } from '../state/usage';
 import type { ContextOverflow } from './context-overflow';
@@ -36,15 +37,10 @@ export interface ContextOptions {
 }
 
 /** What one compaction did, as the `context.compacted` event reports it. */
-export interface ContextCompaction {
-  /** `tool-results`: old tool results elided; `drop-steps`: old steps dropped too; `summary`: folded. */
-  readonly strategy: 'tool-results' | 'drop-steps' | 'summary';
-  readonly messagesRemoved: number;
-  readonly tokensBefore: number;
-  readonly tokensAfter: number;
-  /** True when the provider had refused the prompt as too long. */
-  readonly forced: boolean;
-}
+export type ContextCompaction = Pick<
+  ContextCompactedEvent,
+  'strategy' | 'messagesRemoved' | 'tokensBefore' | 'tokensAfter' | 'forced'
+>;
 
 export interface FitRequest {
   readonly state: AgentState;

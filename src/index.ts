@@ -11,7 +11,7 @@ export {
   type WorkRequest,
 } from '../machines/agentLoop';
 export { type ContextOverflow, contextOverflowOf } from './context/context-overflow';
-export { SUMMARY_SECTION, type Summarizer } from './context/context-summary';
+export { SUMMARY_SECTION } from './context/context-summary';
 export {
   type ContextCompaction,
   type ContextOptions,

@@ -1,5 +1,7 @@
 import type { AgentState } from '../state/agent-state';
+import { AppendOnlyList } from '../state/append-only-list';
 import { AgentMachineError } from '../state/errors';
+import type { ContextCompactedEvent } from '../state/loop-events';
 import type { Message } from '../state/message';
 import { Usage } from '../state/usage';
 import type { ContextOverflow } from './context-overflow';
@@ -12,7 +14,7 @@ import {
 } from './context-summary';
 import { applyTrimMemory, newTrimMemory, type TrimMemory, trimPrompt } from './prompt-trimming';
 import { TokenCount } from './token-count';
-import { estimateMessagesTokens } from './token-estimate';
+import { estimateMessagesTokens, estimateMessageTokens } from './token-estimate';
 
 /**
  * How an agent keeps its prompts within the model's window (`createAgent({ context })`).
@@ -44,20 +46,15 @@ export interface SummaryModel {
 }
 
 /** What one compaction did, as the `context.compacted` event reports it. */
-export interface ContextCompaction {
-  /** `tool-results`: old tool results elided; `drop-steps`: old steps dropped too; `summary`: folded. */
-  readonly strategy: 'tool-results' | 'drop-steps' | 'summary';
-  readonly messagesRemoved: number;
-  readonly tokensBefore: number;
-  readonly tokensAfter: number;
-  /** True when the provider had refused the prompt as too long. */
-  readonly forced: boolean;
-}
+export type ContextCompaction = Pick<
+  ContextCompactedEvent,
+  'strategy' | 'messagesRemoved' | 'tokensBefore' | 'tokensAfter' | 'forced'
+>;
 
 export interface FitRequest {
   readonly state: AgentState;
   /** The compiled messages (the whole conversation the prompt is made from). */
-  readonly messages: readonly Message[];
+  readonly messages: readonly Message[] | AppendOnlyList<Message>;
   /** The estimate of what every call sends besides the messages (system prompt, tool schemas). */
   readonly fixedEstimate: number;
   /** The agent run (`DriverContext.run`): decisions and the token count are kept per run. */
@@ -87,6 +84,8 @@ const SUMMARY_ESTIMATE = 600;
 interface RunMemory {
   readonly count: TokenCount;
   readonly trim: TrimMemory;
+  /** The last prompt fitted, and the compiled conversation it was made from. */
+  view: PromptView | null;
   /** `maxInputTokens`, or the provider's window once it named a smaller one refusing a prompt. */
   window: number;
 }
@@ -108,52 +107,96 @@ export class ContextWindow {
 
   async fit(request: FitRequest): Promise<Fitted> {
     const memory = this.#memoryOf(request.run);
+    const fitted = await this.#fit(request, memory);
+    const source = request.messages instanceof AppendOnlyList ? request.messages : null;
+    memory.view = {
+      source,
+      summary: this.summarize ? summaryOf(fitted.state) : null,
+      messages: fitted.messages,
+      estimate: fitted.estimate - request.fixedEstimate,
+    };
+    return fitted;
+  }
+
+  async #fit(request: FitRequest, memory: RunMemory): Promise<Fitted> {
     const { state, refused } = request;
     if (refused?.limit) memory.window = Math.min(memory.window, refused.limit);
     const max = memory.window;
-    const indexes = this.summarize ? conversationIndexes(state) : null;
-    const current = indexes
-      ? withSummary(request.messages, summaryOf(state), indexes)
-      : applyTrimMemory(request.messages, memory.trim);
-    const estimate = estimateMessagesTokens(current) + request.fixedEstimate;
+    const current = this.#current(request, memory);
+    const estimate = current.estimate + request.fixedEstimate;
     if (refused?.promptTokens) memory.count.observe(estimate, refused.promptTokens);
     const before = memory.count.tokens(estimate);
-    if (!refused && before <= max) return unchanged(state, current, estimate);
+    if (!refused && before <= max) return unchanged(state, current.messages, estimate);
 
     const limit = refused ? refusedLimit(refused, max, before) : max;
     const targetEstimate = memory.count.estimateFor(Math.floor(limit * LOW_WATER)) - request.fixedEstimate;
-    if (indexes && this.summarize) {
+    const forced = refused !== undefined;
+    if (this.summarize) {
+      const indexes = conversationIndexes(state);
       const folded = await foldIntoSummary(
         state,
-        current,
+        current.messages,
         indexes,
         { targetEstimate, summaryEstimate: SUMMARY_ESTIMATE, chunkEstimate: Math.floor(max / 2) },
         this.summarize,
         request.signal,
       );
-      if (!folded) return unchanged(state, current, estimate);
-      const messages = withSummary(request.messages, summaryOf(folded.state), indexes);
+      if (!folded) return unchanged(state, current.messages, estimate);
+      const messages = withSummary(arrayOf(request.messages), summaryOf(folded.state), indexes);
       const after = estimateMessagesTokens(messages) + request.fixedEstimate;
-      const compaction = {
-        strategy: 'summary' as const,
-        messagesRemoved: folded.removed,
-        tokensBefore: before,
-        tokensAfter: memory.count.tokens(after),
-        forced: refused !== undefined,
+      const tokensAfter = memory.count.tokens(after);
+      const compaction = { strategy: 'summary' as const, messagesRemoved: folded.removed, forced };
+      return {
+        state: folded.state,
+        messages,
+        compaction: { ...compaction, tokensBefore: before, tokensAfter },
+        usage: folded.usage,
+        estimate: after,
       };
-      return { state: folded.state, messages, compaction, usage: folded.usage, estimate: after };
     }
-    const trimmed = trimPrompt(current, state.executionId(), targetEstimate, memory.trim);
-    if (!trimmed.strategy) return unchanged(state, current, estimate);
+    const trimmed = trimPrompt(current.messages, state.executionId(), targetEstimate, memory.trim);
+    if (!trimmed.strategy) return unchanged(state, current.messages, estimate);
     const after = estimateMessagesTokens(trimmed.messages) + request.fixedEstimate;
-    const compaction = {
-      strategy: trimmed.strategy,
-      messagesRemoved: trimmed.removed,
-      tokensBefore: before,
-      tokensAfter: memory.count.tokens(after),
-      forced: refused !== undefined,
+    const tokensAfter = memory.count.tokens(after);
+    const compaction = { strategy: trimmed.strategy, messagesRemoved: trimmed.removed, forced };
+    return {
+      state,
+      messages: trimmed.messages,
+      compaction: { ...compaction, tokensBefore: before, tokensAfter },
+      usage: Usage.zero,
+      estimate: after,
     };
-    return { state, messages: trimmed.messages, compaction, usage: Usage.zero, estimate: after };
+  }
+
+  /**
+   * The prompt with the run's decisions (or the summary) applied, and its estimate. While the
+   * conversation only grew since the last call (and the summary is the same), only the messages
+   * added are looked at: a step costs the same at step 5,000 as at step 50.
+   */
+  #current(request: FitRequest, memory: RunMemory): { messages: Message[]; estimate: number } {
+    const { messages: input, state } = request;
+    const summary = this.summarize ? summaryOf(state) : null;
+    const view = memory.view;
+    if (
+      view?.source &&
+      input instanceof AppendOnlyList &&
+      view.source.isPrefixOf(input) &&
+      view.summary === summary
+    ) {
+      const messages = [...view.messages];
+      let estimate = view.estimate;
+      for (let i = view.source.size; i < input.size; i++) {
+        const message = input.at(i) as Message;
+        messages.push(message);
+        estimate += estimateMessageTokens(message);
+      }
+      return { messages, estimate };
+    }
+    const all = arrayOf(input);
+    const messages = this.summarize
+      ? withSummary(all, summary, conversationIndexes(state))
+      : applyTrimMemory(all, memory.trim);
+    return { messages, estimate: estimateMessagesTokens(messages) };
   }
 
   /** The provider counted `inputTokens` for a prompt `fit` estimated at `estimate`. */
@@ -166,6 +209,7 @@ export class ContextWindow {
       count: new TokenCount(),
       trim: newTrimMemory(),
       window: this.options.maxInputTokens,
+      view: null,
     });
     if (!run) return fresh();
     let memory = this.#runs.get(run);
@@ -186,6 +230,18 @@ function refusedLimit(refused: ContextOverflow, max: number, before: number): nu
   if (refused.limit !== null && refused.promptTokens !== null) return max;
   return Math.min(max, Math.floor(before / 2));
 }
+
+interface PromptView {
+  /** The compiled conversation, when it came as a shared list (the default compiler). */
+  readonly source: AppendOnlyList<Message> | null;
+  readonly summary: Message | null;
+  readonly messages: readonly Message[];
+  /** Estimate of `messages` alone. */
+  readonly estimate: number;
+}
+
+const arrayOf = (messages: readonly Message[] | AppendOnlyList<Message>): readonly Message[] =>
+  messages instanceof AppendOnlyList ? messages.toArray() : messages;
 
 function unchanged(state: AgentState, messages: readonly Message[], estimate: number): Fitted {
   return { state, messages, compaction: null, usage: Usage.zero, estimate };

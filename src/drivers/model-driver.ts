@@ -74,7 +74,7 @@ export function modelDriver(languageModel: LanguageModel, options: ModelDriverOp
   const fallbacks = (options.fallbackModels ?? []).map(callable);
   const summarize = options.context?.summarize;
   const window =
-    options.context &&
+    options.context !== undefined &&
     new ContextWindow(
       options.context,
       // anything but true or a model is refused by ContextWindow, naming `summarize`
@@ -120,10 +120,9 @@ export function modelDriver(languageModel: LanguageModel, options: ModelDriverOp
         call.responseFormat = { type: 'json', schema: format.schema as never, name: format.name };
       // with a context window the prompt is made from the fitted messages instead
       if (window) {
-        const messages = input instanceof AppendOnlyList ? input.toArray() : input;
         const system = state.systemPrompt();
         const prompt = (fitted: readonly Message[]) => toPrompt(system, fitted, version);
-        const done = await callWithinWindow(window, models, call, prompt, state, messages, context, options);
+        const done = await callWithinWindow(window, models, call, prompt, state, input, context, options);
         return done.state.withCurrentStep(
           toStep(done.result, input, done.model, options.pricing, done.extraUsage),
         );

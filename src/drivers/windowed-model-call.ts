@@ -2,6 +2,7 @@ import { contextOverflowOf } from '../context/context-overflow';
 import type { ContextWindow, Fitted } from '../context/context-window';
 import { estimateTextTokens } from '../context/token-estimate';
 import type { AgentState } from '../state/agent-state';
+import type { AppendOnlyList } from '../state/append-only-list';
 import { stepEventIds } from '../state/loop-events';
 import type { Message } from '../state/message';
 import { Usage } from '../state/usage';
@@ -33,7 +34,7 @@ export async function callWithinWindow(
   call: CallOptions,
   toPrompt: (messages: readonly Message[]) => CallOptions['prompt'],
   state: AgentState,
-  messages: readonly Message[],
+  messages: readonly Message[] | AppendOnlyList<Message>,
   context: DriverContext,
   options: ModelCallOptions,
 ): Promise<WindowedCall> {

@@ -197,7 +197,7 @@ function notAState(value: unknown): InvalidArgumentError {
 }
 
 const contextOf = (definition: AgentDefinition) =>
-  definition.context ? { context: definition.context } : {};
+  definition.context !== undefined ? { context: definition.context } : {};
 
 function jsonResponseFormat(schema: ResponseSchema): ResponseFormat {
   if (!(schema instanceof z.ZodType)) return { type: 'json' };

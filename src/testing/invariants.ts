@@ -24,7 +24,7 @@ const outcomes = new Set(['completed', 'stopped', 'failed']);
  * - the step count never exceeds maxSteps;
  * - usage never exceeds maxTokens by more than the last step;
  * - every started tool call is recorded once (exactly once when the execution ended);
- * - completed steps are never lost;
+ * - completed steps are never lost, and the conversation never loses messages within an execution;
  * - the final stop reason is the highest-priority signal.
  */
 export function invariantViolations({ snapshot, state, previous, budget, events }: InvariantInput): string[] {
@@ -88,6 +88,9 @@ export function invariantViolations({ snapshot, state, previous, budget, events 
     const before = previous.steps().map((s) => s.id());
     const now = state.steps().map((s) => s.id());
     if (before.some((id, i) => now[i] !== id)) broken.push('a completed step was lost or replaced');
+    // context policies shape the prompt only: the conversation itself only grows
+    if (state.messageList().size < previous.messageList().size)
+      broken.push('conversation messages were removed');
   }
   return broken;
 }

@@ -77,7 +77,7 @@ describe('context.compacted in the trace and the run viewer', () => {
       await page.goto(pathToFileURL(file).href);
       const notes = page.locator('li.step [data-testid="compaction"]');
       expect(await notes.count()).toBe(emitted.length);
-      expect(await notes.first().innerText()).toMatch(
+      expect(await notes.first().textContent()).toMatch(
         /^Context compacted · tool-results: \d+ messages? removed/,
       );
       const first = compacted[0]?.number;

@@ -59,38 +59,45 @@ const compactions = (events: AgentEvent[]) =>
 describe('a prompt an OpenAI-compatible server refuses as too long (loopback HTTP)', () => {
   const start = serverPerTest();
 
-  it('gets one forced compaction and the step is sent again; later prompts keep within the window it named', async () => {
-    // maxInputTokens is set above the server's real window: only the refusals can tell
-    const server = await start(readingServer(6_000, 40));
-    const agent = createAgent({
-      model: localModel(server),
-      tools: { read },
-      budget: new ExecutionBudget({ maxSteps: 60 }),
-      context: { maxInputTokens: 100_000 },
-    });
-    const events: AgentEvent[] = [];
-    const done = await agent.execute(AgentState.empty().withUserMessage(TASK), {
-      onEvent: (e) => events.push(e),
-    });
+  it.each([
+    ['generated', false],
+    ['streamed', true],
+  ])(
+    'gets one forced compaction and the step is sent again; later prompts keep within the window it named (%s)',
+    async (_label, stream) => {
+      // maxInputTokens is set above the server's real window: only the refusals can tell
+      const server = await start(readingServer(6_000, 40));
+      const agent = createAgent({
+        model: localModel(server),
+        tools: { read },
+        budget: new ExecutionBudget({ maxSteps: 60 }),
+        context: { maxInputTokens: 100_000 },
+        modelOptions: { stream },
+      });
+      const events: AgentEvent[] = [];
+      const done = await agent.execute(AgentState.empty().withUserMessage(TASK), {
+        onEvent: (e) => events.push(e),
+      });
 
-    expect(done.status()).toBe(ExecutionStatus.Completed);
-    expect(done.finalResponse()).toBe('Read 40 pages.');
-    expect(done.stepCount()).toBe(41);
-    expect(done.errors()).toEqual([]);
-    // refused once: the refusal named the window, which later prompts are kept within
-    const refused = server.requests.filter((r) => tokensOf(r) > 6_000);
-    expect(refused).toHaveLength(1);
-    const compacted = compactions(events);
-    expect(compacted[0]?.forced).toBe(true);
-    expect(compacted.length).toBeGreaterThan(1);
-    for (const event of compacted) expect(event.tokensAfter).toBeLessThan(6_000);
-    const index = server.requests.indexOf(refused[0] as RecordedRequest);
-    const retry = server.requests[index + 1] as RecordedRequest;
-    expect(tokensOf(retry)).toBeLessThanOrEqual(6_000);
-    expect(JSON.stringify(retry.body.messages)).toContain(TASK);
-    // every step is recorded in full, whatever its prompt was
-    expect(done.steps()[0]?.toolExecutions()[0]?.value()).toContain('Page 1:');
-  });
+      expect(done.status()).toBe(ExecutionStatus.Completed);
+      expect(done.finalResponse()).toBe('Read 40 pages.');
+      expect(done.stepCount()).toBe(41);
+      expect(done.errors()).toEqual([]);
+      // refused once: the refusal named the window, which later prompts are kept within
+      const refused = server.requests.filter((r) => tokensOf(r) > 6_000);
+      expect(refused).toHaveLength(1);
+      const compacted = compactions(events);
+      expect(compacted[0]?.forced).toBe(true);
+      expect(compacted.length).toBeGreaterThan(1);
+      for (const event of compacted) expect(event.tokensAfter).toBeLessThan(6_000);
+      const index = server.requests.indexOf(refused[0] as RecordedRequest);
+      const retry = server.requests[index + 1] as RecordedRequest;
+      expect(tokensOf(retry)).toBeLessThanOrEqual(6_000);
+      expect(JSON.stringify(retry.body.messages)).toContain(TASK);
+      // every step is recorded in full, whatever its prompt was
+      expect(done.steps()[0]?.toolExecutions()[0]?.value()).toContain('Page 1:');
+    },
+  );
 
   it('fails the run with the provider error when the compacted prompt is refused too', async () => {
     const server = await start((request, index) => {

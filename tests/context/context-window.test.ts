@@ -107,6 +107,20 @@ describe('context policies (createAgent({ context }))', () => {
     expect(compactions(events).some((e) => e.executionId === second.executionId())).toBe(true);
   });
 
+  it('without context the same run fails once the prompt outgrows the window (the provider refuses it)', async () => {
+    const mock = windowedModel(WINDOW, reader([120]));
+    const agent = createAgent({
+      model: mock.model,
+      tools: { read },
+      budget: new ExecutionBudget({ maxSteps: 200 }),
+    });
+    const done = await agent.execute(AgentState.empty().withUserMessage(FIRST_TASK));
+    expect(done.status()).toBe(ExecutionStatus.Failed);
+    expect(mock.refused).toBe(1);
+    expect(done.stepCount()).toBeLessThan(40);
+    expect(done.errors().at(-1)?.message).toContain('maximum context length is 8192 tokens');
+  });
+
   it('drops the oldest whole steps when eliding tool results is not enough', async () => {
     const notes = `Noting what this page says before reading on. ${'Figures, names and dates. '.repeat(24)}`;
     const mock = windowedModel(WINDOW, reader([120], notes));

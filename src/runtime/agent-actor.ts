@@ -4,6 +4,7 @@ import type { agentLoop, LoopInput, LoopSession } from '../../machines/agentLoop
 import type { AgentState } from '../state/agent-state';
 import type { ExecutionBudget } from '../state/execution-budget';
 import type { AgentEvent } from '../state/loop-events';
+import type { ToolSet } from '../tools/define-tool';
 import type { AgentDefinition } from './agent-definition';
 import type { ApprovalInput } from './approvals';
 
@@ -43,6 +44,8 @@ export interface Agent {
   readonly machine: typeof agentLoop;
   /** Depth in a tree of agents: 0 for an agent made by `createAgent`. */
   readonly depth: number;
+  /** The tools of this agent (`[]`), or of the subagent at `path` below it (names, as `PendingApproval.path`). */
+  toolsAt(path: readonly string[]): ToolSet;
   /** Runs one execution of `state` and resolves with the final state. */
   execute(state: AgentState, options?: ExecuteOptions): Promise<AgentState>;
   /**

@@ -1,11 +1,24 @@
 /** Human in the loop at run time: which calls need approval, carrying out decisions, checking edits. */
 import type { Hook } from '../hooks/hook';
 import type { AgentState } from '../state/agent-state';
-import { type ApprovalDecision, ApprovalError } from '../state/approval';
+import {
+  type ApprovalDecision,
+  ApprovalError,
+  type PendingApproval,
+  pendingMatches,
+} from '../state/approval';
 import { type ToolSet, validateInput } from '../tools/define-tool';
 
-/** A decision as `agent.decide()` takes it. */
-export type ApprovalInput = { readonly toolCallId: string } & ApprovalDecision;
+/**
+ * A decision as `agent.decide()` takes it. `path` (the pending call's) tells apart calls with the
+ * same id in different subagents; `signature` (the pending call's) is required with an
+ * `approvalSecret`.
+ */
+export type ApprovalInput = {
+  readonly toolCallId: string;
+  readonly path?: readonly string[];
+  readonly signature?: string;
+} & ApprovalDecision;
 
 /** Marks the calls of a new step whose tools need a person's approval. */
 export async function requestApprovals(state: AgentState, tools: ToolSet): Promise<AgentState> {
@@ -36,24 +49,32 @@ export const approvalDecisions: Hook = {
   },
 };
 
+/** The pending call a decision names, when exactly one does (else `withApprovalDecision` says why not). */
+export function pendingCall(state: AgentState, input: ApprovalInput): PendingApproval | undefined {
+  const matches = pendingMatches(state.pendingApprovals(), input.toolCallId, input.path);
+  return matches.length === 1 ? matches[0] : undefined;
+}
+
+/**
+ * Checks an edited input against the schema of the tool it is for, in the agent (or the subagent
+ * at the call's path) that asked: `toolsAt(path)` gives that agent's tools.
+ */
 export async function checkEdit(
   state: AgentState,
-  toolCallId: string,
-  args: unknown,
-  tools: ToolSet,
+  input: ApprovalInput,
+  toolsAt: (path: readonly string[]) => ToolSet,
 ): Promise<void> {
-  const call = state
-    .currentStep()
-    ?.requestedToolCalls()
-    .find((c) => c.id === toolCallId);
-  const tool = call && Object.hasOwn(tools, call.name) ? tools[call.name] : undefined;
+  if (input.type !== 'edit') return;
+  const call = pendingCall(state, input);
+  const tools = call && toolsAt(call.path ?? []);
+  const tool = call && tools && Object.hasOwn(tools, call.toolName) ? tools[call.toolName] : undefined;
   if (!call || !tool) return; // withApprovalDecision reports the id as not pending
-  const result = await validateInput(tool.inputSchema, args);
+  const result = await validateInput(tool.inputSchema, input.args);
   if (!result.ok) {
     throw new ApprovalError(
       'APPROVAL_INVALID_EDIT',
-      `Edited input for tool call '${toolCallId}' (${call.name}) is invalid: ${result.issues.join('; ')}; nothing was changed.`,
-      toolCallId,
+      `Edited input for tool call '${input.toolCallId}' (${call.toolName}) is invalid: ${result.issues.join('; ')}; nothing was changed.`,
+      input.toolCallId,
     );
   }
 }

@@ -61,6 +61,10 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
     budget,
     machine,
     depth: scope.depth,
+    toolsAt: (path) => {
+      const [name, ...rest] = path;
+      return name === undefined ? tools : subagents.childAgent(name).toolsAt(rest);
+    },
     inputFor: (state, runBudget, session) => ({
       state: prepare(state),
       hookStages,
@@ -102,9 +106,9 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
       }
       let state = stored?.state ?? (target as AgentState);
       for (const decision of decisions) {
-        if (decision.type === 'edit') await checkEdit(state, decision.toolCallId, decision.args, tools);
-        const { toolCallId, ...rest } = decision;
-        state = state.withApprovalDecision(toolCallId, rest as ApprovalDecision);
+        await checkEdit(state, decision, agent.toolsAt);
+        const { toolCallId, path, signature: _signature, ...rest } = decision;
+        state = state.withApprovalDecision(toolCallId, rest as ApprovalDecision, path);
       }
       const session =
         typeof target === 'string' ? { id: target, version: stored?.version ?? null } : undefined;

@@ -123,8 +123,8 @@ export function provideLoop(
         if (!store) throw new NoSessionStoreError('Checkpointing');
         return store.save(input.session.id, input.state, input.session.version);
       }),
-      toolExecutor: stepWorker('toolExecutor', async ({ state }, self, request) => {
-        const done = await executeTools(state, {
+      toolExecutor: stepWorker('toolExecutor', ({ state }, self, request) =>
+        executeTools(state, {
           tools: subagents.toolsFor(self),
           hooks: toolHooks,
           get signal() {
@@ -133,9 +133,8 @@ export function provideLoop(
           concurrency: definition.toolConcurrency,
           timeoutMs: definition.toolTimeoutMs,
           report: reporter(self),
-        });
-        return done.withApprovalCleared();
-      }),
+        }),
+      ),
     },
   });
   return { machine, hookStages };

@@ -56,9 +56,12 @@ export function subagentTool(runner: SubagentRunner): Tool<z.output<typeof subag
         secondsUsed: (Date.now() - startedAt) / 1000,
       });
       const share = left.withShares(siblings);
-      const child = AgentState.empty({ parentAgentId: state.agentId() }).withUserMessage(
-        context ? `${task}\n\nContext:\n${context}` : task,
-      );
+      // a child that waited for decisions (kept in the caller's waiting step) resumes where it waited
+      const child =
+        state.approval()?.children[toolCallId] ??
+        AgentState.empty({ parentAgentId: state.agentId() }).withUserMessage(
+          context ? `${task}\n\nContext:\n${context}` : task,
+        );
       return runner.run(child, { signal, toolCallId, budget: runner.childBudget.cappedBy(share) });
     },
   };

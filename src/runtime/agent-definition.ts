@@ -48,6 +48,13 @@ export interface AgentDefinition {
    * `{ task, context? }`. `maxDepth` (default 3) counts the root as depth 0; the root's governs the tree.
    */
   readonly subagents?: SubagentsConfig<SubagentDefinition>;
+  /**
+   * Binds approvals to the exact call: each pending approval of a run of this agent (its subagents'
+   * included) carries a `signature`, an HMAC-SHA256 over the session id, the path, the call id and
+   * its exact input; `decide` refuses a decision without the matching signature
+   * (APPROVAL_SIGNATURE_INVALID). Read from the root definition only.
+   */
+  readonly approvalSecret?: string;
 }
 
 /**
@@ -116,6 +123,10 @@ export function checkDefinition(
       at('store'),
       'must be a SessionStore (load and save), e.g. new SqliteSessionStore(file)',
     );
+  }
+  const secret: unknown = definition.approvalSecret;
+  if (secret !== undefined && (typeof secret !== 'string' || secret.length === 0)) {
+    throw new InvalidDefinitionError(at('approvalSecret'), 'must be a non-empty string (a key kept secret)');
   }
   positive('toolConcurrency', definition.toolConcurrency);
   positive('toolTimeoutMs', definition.toolTimeoutMs);

@@ -11,6 +11,7 @@ import { ExecutionBudget } from '../state/execution-budget';
 import { DEFAULT_MAX_DEPTH } from '../subagents/subagent-definition';
 import type { Agent } from './agent-actor';
 import { type AgentDefinition, checkDefinition } from './agent-definition';
+import { checkSignature } from './approval-signature';
 import { approvalPending, checkEdit } from './approvals';
 import { provideLoop } from './loop-actors';
 import { type InternalActorOptions, listened, runToOutcome } from './run-to-outcome';
@@ -42,7 +43,14 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
     (definition.model ? modelDriver(definition.model, definition.modelOptions) : (scope.driver as Driver));
   const tools = definition.tools ?? scope.tools ?? {};
   const subagents = subagentCalls(definition, scope, { driver, tools }, buildAgent);
-  const { machine, hookStages } = provideLoop(definition, { driver, tools, store, subagents });
+  const approvalSecret = scope.depth === 0 ? definition.approvalSecret : undefined;
+  const { machine, hookStages } = provideLoop(definition, {
+    driver,
+    tools,
+    store,
+    subagents,
+    approvalSecret,
+  });
 
   const responseFormat = definition.responseFormat && jsonResponseFormat(definition.responseFormat);
   const prepare = (state: AgentState) => {
@@ -105,7 +113,9 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
         if (!stored) throw new SessionNotFoundError(target);
       }
       let state = stored?.state ?? (target as AgentState);
+      const sessionId = typeof target === 'string' ? target : null;
       for (const decision of decisions) {
+        if (approvalSecret) checkSignature(state, decision, approvalSecret, sessionId);
         await checkEdit(state, decision, agent.toolsAt);
         const { toolCallId, path, signature: _signature, ...rest } = decision;
         state = state.withApprovalDecision(toolCallId, rest as ApprovalDecision, path);

@@ -25,6 +25,7 @@ import type { ReportEvent } from '../state/loop-events';
 import type { ToolSet } from '../tools/define-tool';
 import { executeTools } from '../tools/tool-executor';
 import type { AgentDefinition } from './agent-definition';
+import { withSignedApprovals } from './approval-signature';
 import { approvalDecisions, requestApprovals } from './approvals';
 import { stepWorker } from './step-worker';
 import type { SubagentCalls } from './subagent-calls';
@@ -43,9 +44,11 @@ export function provideLoop(
     readonly tools: ToolSet;
     readonly store: SessionStore | undefined;
     readonly subagents: SubagentCalls;
+    /** The root's `approvalSecret`: its pending approvals are signed (children's are signed by the root). */
+    readonly approvalSecret?: string;
   },
 ): ProvidedLoop {
-  const { driver, tools, store, subagents } = parts;
+  const { driver, tools, store, subagents, approvalSecret } = parts;
   const userHooks = definition.hooks ?? [];
   const stages: Record<HookStage, Hook[]> = {
     beforeExecution: hooksFor(userHooks, 'beforeExecution'),
@@ -69,6 +72,11 @@ export function provideLoop(
     ...(needsApprovals ? [approvalDecisions] : []),
     ...userHooks.filter((h) => h.beforeToolUse || h.afterToolUse),
   ];
+  const signed = (state: AgentState, self: AnyActorRef) => {
+    if (!approvalSecret || state.approval() === null) return state;
+    const session = (self.getSnapshot() as { context: LoopContext }).context.session;
+    return withSignedApprovals(state, approvalSecret, session?.id ?? null);
+  };
   // Reports after the run ended (an aborted tool settling late) have no one to go to.
   const reporter = (self: AnyActorRef) => (event: ReportEvent) => {
     const snapshot = self.getSnapshot() as { status: string; context: LoopContext };
@@ -117,14 +125,14 @@ export function provideLoop(
           run: self,
         };
         const answered = await driver.infer(state, context);
-        return needsApprovals ? requestApprovals(answered, tools) : answered;
+        return needsApprovals ? signed(await requestApprovals(answered, tools), self) : answered;
       }),
       checkpoint: fromPromise<number, CheckpointInput>(({ input }) => {
         if (!store) throw new NoSessionStoreError('Checkpointing');
         return store.save(input.session.id, input.state, input.session.version);
       }),
-      toolExecutor: stepWorker('toolExecutor', ({ state }, self, request) =>
-        executeTools(state, {
+      toolExecutor: stepWorker('toolExecutor', ({ state }, self, request) => {
+        const done = executeTools(state, {
           tools: subagents.toolsFor(self),
           hooks: toolHooks,
           get signal() {
@@ -133,8 +141,10 @@ export function provideLoop(
           concurrency: definition.toolConcurrency,
           timeoutMs: definition.toolTimeoutMs,
           report: reporter(self),
-        }),
-      ),
+        });
+        // a subagent waiting for decisions leaves the step waiting: its calls are signed here
+        return approvalSecret ? done.then((state) => signed(state, self)) : done;
+      }),
     },
   });
   return { machine, hookStages };

@@ -17,6 +17,7 @@ import {
   JOB_METADATA_KEY,
   parseAgentJob,
 } from './agent-job';
+import { runDecision } from './decision-run';
 import { SessionBusyError, UnknownAgentError } from './errors';
 import {
   type BullMQModule,
@@ -297,7 +298,7 @@ async function runJob(
   const jobMark = `${context.queueName}/${job.id}`;
   const stored = await context.store.load(sessionId);
   let start: AgentState | null = null;
-  if (request.kind === 'resume') {
+  if (request.kind === 'resume' || request.kind === 'decide') {
     if (!stored) throw new SessionNotFoundError(sessionId);
   } else if (stored?.state.metadata()[JOB_METADATA_KEY] !== jobMark) {
     // A session whose execution another job started and has not finished (it may be stalled on
@@ -326,9 +327,11 @@ async function runJob(
   try {
     const agent = createAgent({ ...base.definition, store: runStore });
     const running =
-      start === null
-        ? agent.resume(sessionId, runOptions)
-        : agent.execute(start, { ...runOptions, sessionId });
+      request.kind === 'decide' && stored
+        ? runDecision(agent, request, stored, jobMark, runOptions)
+        : start === null
+          ? agent.resume(sessionId, runOptions)
+          : agent.execute(start, { ...runOptions, sessionId });
     const outcome = await Promise.race([
       running.then((state) => ({ kind: 'finished' as const, state })),
       runStore.halted,

@@ -26,7 +26,11 @@ function ledgered(name: string, ledger: string, script: readonly ScriptEntry[]):
  * approval. Every model call and every transfer is written to the ledger file, so a test sees
  * what ran in which process.
  */
-export function nestedApprovalAgent(store: SessionStore, ledger: string) {
+export function nestedApprovalAgent(
+  store: SessionStore,
+  ledger: string,
+  options: { approvalSecret?: string } = {},
+) {
   const transfer = defineTool({
     description: 'Transfer money',
     inputSchema: z.object({ to: z.string(), amount: z.number() }),
@@ -42,6 +46,7 @@ export function nestedApprovalAgent(store: SessionStore, ledger: string) {
       { text: 'Bob is paid.' },
     ]),
     store,
+    ...options,
     subagents: {
       agents: {
         payer: {

@@ -58,9 +58,15 @@ export async function executeTools(state: AgentState, options: ToolExecutorOptio
   // calls that finished before the step waited for a subagent keep their results
   const kept = new Map(step.toolExecutions().map((e) => [e.toolCallId(), e]));
   const planned: Array<{ call: ToolCall; startedAt: number; blocked?: ToolExecution }> = [];
+  // a subagent call whose child waited was started (reported, passed by the hooks) before it waited
+  const resumed = state.approval()?.children ?? {};
   for (const requested of step.requestedToolCalls()) {
     if (kept.has(requested.id)) continue;
     const startedAt = Date.now();
+    if (Object.hasOwn(resumed, requested.id)) {
+      planned.push({ call: requested, startedAt });
+      continue;
+    }
     report?.({
       type: 'tool.started',
       ...ids,

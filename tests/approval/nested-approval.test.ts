@@ -1,6 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import {
+  type AgentEvent,
   AgentState,
   ApprovalError,
   createAgent,
@@ -125,6 +126,38 @@ describe('approvals inside subagents', () => {
         .map((m) => m.content),
     ).toEqual(['100', 'payer done']);
     expect(done.approval()).toBeNull();
+  });
+
+  it('reports each call of the waiting step started once, and runs its beforeToolUse hooks once', async () => {
+    const { transfer, balance } = bank();
+    const seen: string[] = [];
+    const agent = createAgent({
+      driver: scriptedDriver([
+        { toolCalls: [{ name: 'balance', args: {}, id: 'b1' }, task('payer', 'p1')] },
+        { text: 'all done' },
+      ]),
+      tools: { balance },
+      hooks: [{ name: 'watch', beforeToolUse: (_state, { toolCall }) => void seen.push(toolCall.id) }],
+      subagents: {
+        agents: {
+          payer: {
+            description: 'Pays',
+            driver: scriptedDriver([{ toolCalls: [transferCall()] }, { text: 'paid' }]),
+            tools: { transfer },
+            hooks: [],
+          },
+        },
+      },
+    });
+    const started: string[] = [];
+    const onEvent = (event: AgentEvent) => {
+      if (event.type === 'tool.started') started.push(event.toolCallId);
+    };
+    const waiting = await agent.execute(ask(), { onEvent });
+    const done = await agent.decide(waiting, [{ toolCallId: 't1', type: 'approve' }], { onEvent });
+    expect(done.finalResponse()).toBe('all done');
+    expect(started).toEqual(['b1', 'p1']);
+    expect(seen).toEqual(['b1', 'p1']);
   });
 
   it('round-trips the waiting tree through JSON as one document, and the restored state takes the decision', async () => {

@@ -122,17 +122,17 @@ export {
   subagentInputSchema,
   subagentTool,
 } from './subagents/subagent-tool';
+export { createAgentTestModel } from './testing/agent-test-model';
+export { type InvariantInput, invariantViolations } from './testing/invariants';
 export {
   AgentTestModelError,
   type AgentTestModelOptions,
   type AgentTestPath,
   type AgentTestStep,
-  createAgentTestModel,
   type ModelEvent,
   PROBE_SUBAGENT,
   PROBE_TOOL,
-} from './testing/agent-test-model';
-export { type InvariantInput, invariantViolations } from './testing/invariants';
+} from './testing/test-model-vocabulary';
 export {
   type ApprovalCheckOptions,
   defineTool,

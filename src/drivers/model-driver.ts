@@ -189,18 +189,22 @@ function toStep(
 
 /**
  * Tool arguments arrive as JSON text. Text that does not parse is kept as it is (a string), so
- * the tool executor can tell the model its arguments were not valid JSON. `__proto__` keys are
- * dropped: they have no meaning in arguments and are refused in stored states.
+ * the tool executor can tell the model its arguments were not valid JSON; a JSON string is kept as
+ * its JSON text too, which does parse, so the model is told it sent a string where an object was
+ * expected. An own `__proto__` key is kept as data, as `JSON.parse` makes it.
  *
  * @example
  * parseArgs('{"a":1}'); // { a: 1 }
  * parseArgs('{"a":1');  // '{"a":1' (reported by the tool executor as not valid JSON)
+ * parseArgs('"a"');     // '"a"' (reported as "expected object, received string")
  */
 export function parseArgs(input: string): unknown {
   if (input.trim() === '') return {};
+  let parsed: unknown;
   try {
-    return JSON.parse(input, (key, value) => (key === '__proto__' ? undefined : value));
+    parsed = JSON.parse(input);
   } catch {
     return input;
   }
+  return typeof parsed === 'string' ? input : parsed;
 }

@@ -167,7 +167,7 @@ type JsonResult = { ok: true; value: unknown } | { ok: false; error: string };
 
 /**
  * The input as JSON; when text follows the JSON (a model going on to its next Thought), the first
- * complete JSON object is taken. `__proto__` keys are dropped, as for native tool calls.
+ * complete JSON object is taken. An own `__proto__` key is kept as data, as for native tool calls.
  */
 function parseJson(text: string): JsonResult {
   const whole = tryParse(text);
@@ -182,7 +182,7 @@ function parseJson(text: string): JsonResult {
 
 function tryParse(text: string): JsonResult {
   try {
-    return { ok: true, value: JSON.parse(text, (key, value) => (key === '__proto__' ? undefined : value)) };
+    return { ok: true, value: JSON.parse(text) };
   } catch (error) {
     return { ok: false, error: (error as Error).message };
   }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { AgentError } from '../state/agent-error';
+import { jsonValueProblem, toJsonValue } from '../state/json-value';
 import { Message } from '../state/message';
 import type { Hook } from './hook';
 
@@ -43,13 +44,16 @@ type Checked = { ok: true; value: unknown } | { ok: false; issues: string[] };
 function check(schema: ResponseSchema, text: string): Checked {
   let value: unknown;
   try {
-    value = JSON.parse(stripFence(text), (key, v) => (key === '__proto__' ? undefined : v));
+    value = JSON.parse(stripFence(text));
   } catch (error) {
     return { ok: false, issues: [`not valid JSON (${(error as Error).message})`] };
   }
+  // Checked before the schema runs: a recursive schema would otherwise recurse once per level.
+  const problem = jsonValueProblem(value);
+  if (problem) return { ok: false, issues: [problem.detail] };
   if (schema instanceof z.ZodType) {
     const parsed = schema.safeParse(value);
-    if (parsed.success) return { ok: true, value: parsed.data };
+    if (parsed.success) return kept(parsed.data);
     return {
       ok: false,
       issues: parsed.error.issues.map((i) =>
@@ -63,9 +67,16 @@ function check(schema: ResponseSchema, text: string): Checked {
       'responseFormat: asynchronous schemas are not supported; use a synchronous zod schema',
     );
   }
-  return result.issues
-    ? { ok: false, issues: result.issues.map((i) => i.message) }
-    : { ok: true, value: result.value };
+  return result.issues ? { ok: false, issues: result.issues.map((i) => i.message) } : kept(result.value);
+}
+
+/** A schema may transform the value: what is kept is its JSON form, refused when that cannot be saved. */
+function kept(value: unknown): Checked {
+  try {
+    return { ok: true, value: toJsonValue(value, 'The structured output') };
+  } catch (error) {
+    return { ok: false, issues: [(error as Error).message] };
+  }
 }
 
 function stripFence(text: string): string {

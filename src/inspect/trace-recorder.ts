@@ -1,5 +1,6 @@
 import type { InspectionEvent } from 'xstate';
 import { AgentState } from '../state/agent-state';
+import { setOwn } from '../state/json-value';
 import { BlobTable } from './trace-blobs';
 import {
   TRACE_FORMAT,
@@ -374,7 +375,7 @@ function isObject(value: unknown): value is Record<string, unknown> {
 
 /**
  * A plain JSON copy of `value`: `toJSON()` honoured, errors as `{ name, message }`, actor refs as
- * `{ actor: sessionId }`, functions and `undefined` dropped, cycles cut.
+ * `{ actor: sessionId }`, functions and `undefined` dropped, cycles cut, an own `__proto__` key kept as data.
  */
 export function toJsonValue(value: unknown, depth = 0, seen = new Set<object>()): unknown {
   if (value === null || typeof value === 'string' || typeof value === 'boolean') return value;
@@ -393,9 +394,8 @@ export function toJsonValue(value: unknown, depth = 0, seen = new Set<object>())
     if (Array.isArray(value)) return value.map((item) => toJsonValue(item, depth + 1, seen) ?? null);
     const out: Record<string, unknown> = {};
     for (const key of Object.keys(record)) {
-      if (key === '__proto__') continue;
       const item = toJsonValue(record[key], depth + 1, seen);
-      if (item !== undefined) out[key] = item;
+      if (item !== undefined) setOwn(out, key, item);
     }
     return out;
   } finally {

@@ -21,6 +21,7 @@ import { NoSessionStoreError } from '../persistence/errors';
 import type { SessionStore } from '../persistence/session-store';
 import type { AgentState } from '../state/agent-state';
 import type { HookStage } from '../state/hook-stage';
+import { admitInference } from '../state/inference-admission';
 import type { ReportEvent } from '../state/loop-events';
 import type { ToolSet } from '../tools/define-tool';
 import { executeTools } from '../tools/tool-executor';
@@ -124,7 +125,7 @@ export function provideLoop(
           report: reporter(self),
           run: self,
         };
-        const answered = await driver.infer(state, context);
+        const answered = admitInference(await driver.infer(state, context));
         return needsApprovals ? signed(await requestApprovals(answered, tools), self) : answered;
       }),
       checkpoint: fromPromise<number, CheckpointInput>(({ input }) => {

@@ -1,4 +1,5 @@
 import { AgentMachineError } from './errors';
+import { toJsonValue } from './json-value';
 
 /**
  * An error as recorded in the state: plain data that survives serialization. `name` is the class
@@ -12,13 +13,17 @@ export interface AgentError {
 }
 
 export const AgentError = {
+  /** A recorded error; `details` are kept as their JSON form (see `toJsonValue`), so they always load. */
   of(
     name: string,
     message: string,
     code: string | null = null,
     details: Record<string, unknown> | null = null,
   ) {
-    return Object.freeze({ name, message, code, details }) as AgentError;
+    const kept = details === null ? null : toJsonValue(details, `The details of error '${name}'`);
+    const record =
+      typeof kept === 'object' && kept !== null && !Array.isArray(kept) ? Object.freeze(kept) : null;
+    return Object.freeze({ name, message, code, details: record }) as AgentError;
   },
   /** True for a recorded error (plain data), false for an Error instance or anything else. */
   is(value: unknown): value is AgentError {
@@ -32,25 +37,76 @@ export const AgentError = {
       'details' in value
     );
   },
-  /** Turns anything thrown into a record, keeping its class name, code and message. */
+  /**
+   * Turns anything thrown into a record, keeping its class name, code and message. Whatever was
+   * thrown (a string, an object with odd fields, a getter that throws, details JSON cannot hold)
+   * gives a record that saves and loads: fields that cannot be read or kept are left out.
+   */
   from(thrown: unknown): AgentError {
-    if (AgentError.is(thrown)) return thrown;
-    if (thrown instanceof Error) {
-      const rawCode = (thrown as Error & { code?: unknown }).code;
-      const code =
-        thrown instanceof AgentMachineError ? thrown.code : typeof rawCode === 'string' ? rawCode : null;
-      const statusCode = (thrown as { statusCode?: unknown }).statusCode;
-      const details = typeof statusCode === 'number' ? { statusCode } : null;
-      return AgentError.of(thrown.name || 'Error', thrown.message, code, details);
+    try {
+      return recordOf(thrown);
+    } catch (error) {
+      // A proxy whose traps throw: what it was cannot be read, that it failed is still recorded.
+      return AgentError.of('Error', `A thrown value that could not be read: ${safeString(error)}`);
     }
-    return AgentError.of('Error', typeof thrown === 'string' ? thrown : safeString(thrown));
   },
 };
+
+function recordOf(thrown: unknown): AgentError {
+  if (typeof thrown !== 'object' || thrown === null) {
+    return AgentError.of('Error', typeof thrown === 'string' ? thrown : safeString(thrown));
+  }
+  const read = (key: string): unknown => {
+    try {
+      return (thrown as Record<string, unknown>)[key];
+    } catch {
+      return undefined;
+    }
+  };
+  const isError = thrown instanceof Error;
+  const rawName = read('name');
+  const rawMessage = read('message');
+  const name = typeof rawName === 'string' && rawName !== '' ? rawName : 'Error';
+  let message: string;
+  if (typeof rawMessage === 'string') message = rawMessage;
+  else if (rawMessage !== undefined) message = safeString(rawMessage);
+  else if (isError) message = `${name} (its message could not be read)`;
+  else message = safeString(thrown);
+  const code = codeOf(thrown instanceof AgentMachineError ? thrown.code : read('code'));
+  let details: Record<string, unknown> | null = null;
+  if (!isError && 'details' in thrown) details = detailsOf(read('details'));
+  else if (isError) {
+    const statusCode = read('statusCode');
+    details = typeof statusCode === 'number' && Number.isFinite(statusCode) ? { statusCode } : null;
+  }
+  return AgentError.of(name, message, code, details);
+}
+
+/** A code as text: strings as they are, finite numbers (HTTP libraries use them) as digits. */
+function codeOf(value: unknown): string | null {
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+  return null;
+}
+
+/** Details that JSON can hold, or null (a record whose details cannot be saved keeps its message). */
+function detailsOf(value: unknown): Record<string, unknown> | null {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return null;
+  try {
+    return toJsonValue(value) as Record<string, unknown>;
+  } catch {
+    return { unsavedDetails: 'the thrown details could not be saved (too deep, a cycle or unreadable)' };
+  }
+}
 
 function safeString(value: unknown): string {
   try {
     return JSON.stringify(value) ?? String(value);
   } catch {
-    return String(value);
+    try {
+      return String(value);
+    } catch {
+      return `a thrown ${typeof value} that cannot be shown as text`;
+    }
   }
 }

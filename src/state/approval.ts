@@ -1,5 +1,6 @@
 import type { AgentState } from './agent-state';
 import { AgentMachineError } from './errors';
+import { toJsonValue } from './json-value';
 import type { ToolCall } from './message';
 
 /** A person's decision on one tool call awaiting approval. */
@@ -135,9 +136,17 @@ export const ApprovalRequest = {
     if (matches.length !== 1) throw decisionRefused(pending, toolCallId, path);
     const [first, ...rest] = matches[0]?.path ?? [];
     if (first === undefined) {
+      // Edited input enters the state here: kept as its JSON form, refused if that cannot be saved.
+      const kept: ApprovalDecision =
+        decision.type === 'edit'
+          ? Object.freeze({
+              type: 'edit',
+              args: toJsonValue(decision.args, `The edited input of '${toolCallId}'`),
+            })
+          : decision;
       return Object.freeze({
         ...request,
-        decisions: Object.freeze({ ...request.decisions, [toolCallId]: decision }),
+        decisions: Object.freeze({ ...request.decisions, [toolCallId]: kept }),
       });
     }
     // the match lies inside exactly one child: the first subagent call named `first` that lists it

@@ -11,6 +11,8 @@ export { ExecutionContinuation } from './execution-continuation';
 export { ExecutionState } from './execution-state';
 export { ExecutionStatus, isTerminalStatus } from './execution-status';
 export { newId } from './ids';
+export { InvalidUsageError } from './inference-admission';
+export { MAX_VALUE_DEPTH, toJsonValue, UnsavableValueError, ValueTooDeepError } from './json-value';
 export { Message, type MessageInput, type MessageRole, type ToolCall } from './message';
 export { type AgentStateJSON, agentStateSchema, FORMAT_VERSION } from './schemas';
 export { StepExecution } from './step-execution';

@@ -1,12 +1,30 @@
 import { z } from 'zod';
 import { executionStatuses } from './execution-status';
+import { jsonValueProblem } from './json-value';
 import { stopReasons } from './stop-reason';
 
-/** Any JSON value. `__proto__` keys are refused before parsing (see `assertNoProtoKeys`). */
-export const jsonValueSchema: z.ZodType<unknown> = z.lazy(() =>
-  z.union([z.string(), z.number(), z.boolean(), z.null(), z.array(jsonValueSchema), jsonRecordSchema]),
-);
-export const jsonRecordSchema = z.record(z.string(), jsonValueSchema);
+/**
+ * Any JSON value, at most MAX_VALUE_DEPTH levels deep. Checked by one iterative walk (no zod
+ * recursion per nesting level) and passed through as it is, so an own `__proto__` key stays data.
+ */
+export const jsonValueSchema: z.ZodType<unknown> = z.unknown().check((ctx) => {
+  const problem = jsonValueProblem(ctx.value);
+  if (problem)
+    ctx.issues.push({ code: 'custom', message: problem.detail, input: ctx.value, path: problem.path });
+});
+/** A JSON object (not an array), checked as jsonValueSchema is. */
+export const jsonRecordSchema: z.ZodType<Record<string, unknown>> = z
+  .custom<Record<string, unknown>>(
+    (value) => typeof value === 'object' && value !== null && !Array.isArray(value),
+    {
+      message: 'expected an object',
+    },
+  )
+  .check((ctx) => {
+    const problem = jsonValueProblem(ctx.value);
+    if (problem)
+      ctx.issues.push({ code: 'custom', message: problem.detail, input: ctx.value, path: problem.path });
+  });
 
 const timestamp = z.iso.datetime({ offset: true });
 const count = z.number().int().nonnegative();

@@ -8,6 +8,7 @@ import type { ApprovalRequest } from './approval';
 import { InvalidStateError } from './errors';
 import { ExecutionContinuation } from './execution-continuation';
 import { ExecutionState } from './execution-state';
+import { jsonValueProblem } from './json-value';
 import { Message, type ToolCall } from './message';
 import {
   type AgentStateJSON,
@@ -50,8 +51,8 @@ export function validate<S extends z.ZodType>(schema: S, data: unknown, what: st
       );
     }
   }
-  assertNoProtoKeys(input, [], what);
-  const result = schema.safeParse(input);
+  assertShape(input, what);
+  const result = safeParse(schema, input, what);
   if (!result.success) {
     const issue = firstIssue(result.error.issues);
     throw new InvalidStateError(formatPath(issue.path), describeIssue(issue), what, { cause: result.error });
@@ -59,17 +60,31 @@ export function validate<S extends z.ZodType>(schema: S, data: unknown, what: st
   return result.data;
 }
 
-function assertNoProtoKeys(value: unknown, path: PropertyKey[], what: string): void {
-  if (typeof value !== 'object' || value === null) return;
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) assertNoProtoKeys(value[i], [...path, i], what);
-    return;
+/**
+ * How deep a whole document (a state, a trace) may nest: a state's own structure, subagent states
+ * inside their calls, and values of MAX_VALUE_DEPTH inside those. Checked before the schema runs, so
+ * the schema's recursion over the structure stays far from the stack's limit.
+ */
+export const MAX_DOCUMENT_DEPTH = 512;
+
+/**
+ * The schema's verdict. Within MAX_DOCUMENT_DEPTH its recursion needs a fraction of Node's stack;
+ * called from a caller that has used up most of it, the overflow still answers as this library's error.
+ */
+function safeParse<S extends z.ZodType>(schema: S, input: unknown, what: string) {
+  try {
+    return schema.safeParse(input);
+  } catch (error) {
+    if (!(error instanceof RangeError)) throw error;
+    throw new InvalidStateError('', `too deeply nested to check here (${error.message})`, what, {
+      cause: error,
+    });
   }
-  for (const key of Object.keys(value)) {
-    if (key === '__proto__')
-      throw new InvalidStateError(formatPath([...path, key]), 'a __proto__ key is not allowed', what);
-    assertNoProtoKeys((value as Record<string, unknown>)[key], [...path, key], what);
-  }
+}
+
+function assertShape(input: unknown, what: string): void {
+  const problem = jsonValueProblem(input, MAX_DOCUMENT_DEPTH, false);
+  if (problem) throw new InvalidStateError(formatPath(problem.path), problem.detail, what);
 }
 
 type Issue = z.core.$ZodIssue;

@@ -1,6 +1,7 @@
 import { AgentError } from './agent-error';
 import type { AgentState } from './agent-state';
 import { newId } from './ids';
+import { toJsonValue } from './json-value';
 import type { ToolCall } from './message';
 import type { ToolExecutionJSON } from './schemas';
 import { decodePart } from './serialization';
@@ -28,6 +29,10 @@ export class ToolExecution {
 
   private constructor(private readonly props: ToolExecutionProps) {}
 
+  /**
+   * A call that returned `value`, kept as its JSON form (`toJsonValue`): a value that cannot be
+   * saved (too deep, a cycle) raises ValueTooDeepError or UnsavableValueError here, where it enters.
+   */
   static succeeded(
     toolCall: ToolCall,
     value: unknown,
@@ -37,7 +42,7 @@ export class ToolExecution {
     return new ToolExecution({
       id: newId(),
       toolCall,
-      value,
+      value: resultValue(toolCall, value),
       error: null,
       blocked: false,
       startedAt,
@@ -162,7 +167,7 @@ export class ToolExecution {
     return new ToolExecution({ ...this.props, childState: child, usage: child.usage() });
   }
   withValue(value: unknown): ToolExecution {
-    return new ToolExecution({ ...this.props, value, error: null });
+    return new ToolExecution({ ...this.props, value: resultValue(this.props.toolCall, value), error: null });
   }
   withError(error: unknown): ToolExecution {
     return new ToolExecution({ ...this.props, value: null, error: AgentError.from(error) });
@@ -182,4 +187,8 @@ export class ToolExecution {
       childState: (p.childState?.toJSON() ?? null) as unknown,
     };
   }
+}
+
+function resultValue(call: ToolCall, value: unknown): unknown {
+  return toJsonValue(value, `The result of tool call '${call.id}' (${call.name})`);
 }

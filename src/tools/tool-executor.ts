@@ -2,6 +2,7 @@ import type { Hook, ToolUseDecision } from '../hooks/hook';
 import { AgentError } from '../state/agent-error';
 import { AgentState } from '../state/agent-state';
 import { AgentStopError } from '../state/agent-stop-error';
+import { refusedArguments } from '../state/inference-admission';
 import { type ReportEvent, stepEventIds } from '../state/loop-events';
 import { Message, type ToolCall } from '../state/message';
 import { ToolExecution } from '../state/tool-execution';
@@ -111,6 +112,12 @@ export async function executeTools(state: AgentState, options: ToolExecutorOptio
       const { call, startedAt, blocked } = planned[index] as (typeof planned)[number];
       if (blocked) {
         results[index] = blocked;
+        continue;
+      }
+      const refusal = refusedArguments(step, call);
+      if (refusal) {
+        results[index] = ToolExecution.failed(call, refusal, startedAt);
+        finished(results[index] as ToolExecution, startedAt);
         continue;
       }
       try {

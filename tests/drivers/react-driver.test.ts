@@ -68,9 +68,12 @@ describe('parseReActReply', () => {
     });
   });
 
-  it('drops __proto__ keys from the input', () => {
+  it('keeps an own __proto__ key of the input as data, touching no prototype', () => {
     const parsed = parseReActReply('Action: add\nAction Input: {"a": 1, "__proto__": {"x": 1}}');
-    expect(parsed).toEqual({ type: 'action', thought: '', tool: 'add', input: { a: 1 } });
+    const input = (parsed as { input: Record<string, unknown> }).input;
+    expect(Object.keys(input)).toEqual(['a', '__proto__']);
+    expect(Object.getOwnPropertyDescriptor(input, '__proto__')?.value).toEqual({ x: 1 });
+    expect(Object.getPrototypeOf(input)).toBe(Object.prototype);
   });
 
   it.each([

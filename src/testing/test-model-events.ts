@@ -1,0 +1,207 @@
+/** The graph side of the agent test model: the events possible in each situation, and how situations are told apart. */
+import type { StatePath } from '@xstate/graph';
+import { type LoopContext, LoopTag } from '../../machines/agentLoop';
+import { consecutiveErrorSteps } from '../hooks/error-policy';
+import type { AgentState } from '../state/agent-state';
+import { AgentStep } from '../state/agent-step';
+import { AgentStopError } from '../state/agent-stop-error';
+import type { HookStage } from '../state/hook-stage';
+import { hookBehaviour, modelAnswer, toolOutcome } from './puppets';
+import {
+  APPROVAL_TIMEOUT_EVENT,
+  AUTO,
+  hookStageOf,
+  type ModelEvent,
+  PROBE_APPROVER,
+  PROBE_GATE,
+  PROBE_SUBAGENT,
+  PROBE_TOOL,
+  probeError,
+  type Snapshot,
+  STALE,
+  STALE_ERROR,
+} from './test-model-vocabulary';
+
+/** The workers answer with events of their own; `checkpoint` ends as an actor does. */
+const WORKERS = new Set(['hooks', 'driver', 'toolExecutor']);
+const answerType = (actor: string, kind: 'done' | 'error') =>
+  WORKERS.has(actor) ? `${actor}.${kind}` : `xstate.${kind}.actor.${actor}`;
+/** The actor whose answer (done or error) an event type is, or null (`answerType` read back). */
+export function answeringActor(type: string): string | null {
+  const match = /^xstate\.(?:done|error)\.actor\.(\w+)$/.exec(type) ?? /^(\w+)\.(?:done|error)$/.exec(type);
+  const actor = match?.[1];
+  return actor && (WORKERS.has(actor) || match[0].startsWith('xstate.')) ? actor : null;
+}
+const done = (actor: string, output: AgentState, behaviour: string): ModelEvent => ({
+  type: answerType(actor, 'done'),
+  output,
+  behaviour,
+  toJSON: () => ({ type: answerType(actor, 'done'), behaviour }),
+});
+const failed = (actor: string, error: unknown, behaviour: string): ModelEvent => ({
+  type: answerType(actor, 'error'),
+  error,
+  behaviour,
+  toJSON: () => ({ type: answerType(actor, 'error'), behaviour }),
+});
+
+/**
+ * Answers to an earlier request, on their way when a stop (or a new execution) came: their token
+ * is not the one waited for, and the waiting state drops them.
+ */
+function staleAnswers(worker: string, state: AgentState): ModelEvent[] {
+  return [
+    { ...done(worker, state, STALE), token: 'an earlier request' },
+    { ...failed(worker, new Error('late failure'), STALE_ERROR), token: 'an earlier request' },
+  ];
+}
+
+/** The events possible in a situation, with the outputs the puppets will produce. */
+export function eventsFor(
+  snapshot: Snapshot,
+  options: {
+    withSubagent: boolean;
+    executions: number;
+    probeHooks: boolean;
+    approvals: boolean;
+    timeLimit: boolean;
+  },
+): ModelEvent[] {
+  const { state, budget } = snapshot.context as LoopContext;
+  const value = JSON.stringify(snapshot.value);
+  if (snapshot.matches('pending') || snapshot.hasTag(LoopTag.outcome)) {
+    if (!snapshot.matches('pending') && state.executionCount() >= options.executions) return [];
+    return [{ type: 'execute' }, { type: 'user.message', text: 'again' }];
+  }
+  if (snapshot.hasTag(LoopTag.runningHooks) && !options.probeHooks) {
+    // Only your own hooks run here: they answer by themselves.
+    return [done('hooks', state, AUTO)];
+  }
+  const events: ModelEvent[] = [{ type: 'stop' }];
+  if (snapshot.hasTag(LoopTag.runningHooks)) {
+    const stage = Object.keys(hookStageOf).find((s) => value.includes(`"${s}"`)) as string;
+    const hookStage = hookStageOf[stage] as HookStage;
+    events.push(done('hooks', hookBehaviour(state, 'pass'), 'pass'));
+    // A continuation over a steps-limit signal would run past maxSteps on purpose; not modelled.
+    const overLimit = state
+      .execution()
+      ?.continuation()
+      .stopSignals.some((s) => s.reason === 'steps_limit_reached');
+    if (hookStage === 'afterStep' || (hookStage === 'beforeStep' && !overLimit)) {
+      events.push(done('hooks', hookBehaviour(state, 'continue'), 'continue'));
+    }
+    events.push(failed('hooks', new Error('probe hook failed'), 'throw'));
+    // every hook stage takes AgentStopError as a stop, onError and afterExecution included
+    events.push(failed('hooks', new AgentStopError('probe hook stops'), 'stop'));
+    events.push(...staleAnswers('hooks', state));
+  } else if (snapshot.matches({ inProgress: { step: 'inference' } })) {
+    const answers = [
+      'toolCall',
+      'final',
+      ...(options.withSubagent ? ['subagent'] : []),
+      ...(options.approvals ? ['approvalCall'] : []),
+      // the approver takes two steps (its gate call, its answer): called only with two steps left
+      ...(options.withSubagent &&
+      options.approvals &&
+      (budget.maxSteps === null || budget.maxSteps - state.stepCount() >= 2)
+        ? ['nestedApproval']
+        : []),
+    ];
+    for (const answer of answers) events.push(done('driver', modelAnswer(state, answer), answer));
+    events.push(failed('driver', new Error('model unavailable'), 'error'));
+    events.push(failed('driver', new AgentStopError('model stops'), 'stop'));
+    events.push(...staleAnswers('driver', state));
+  } else if (snapshot.hasTag(LoopTag.awaitingDecisions)) {
+    const pending = state.pendingApprovals()[0]?.toolCallId ?? 'none';
+    events.push(
+      { type: 'approve', toolCallId: pending },
+      { type: 'reject', toolCallId: pending, reason: 'no' },
+    );
+    events.push({ type: 'edit', toolCallId: pending, input: { n: 99 } });
+    for (const type of ['approve', 'reject', 'edit'])
+      events.push({ type, toolCallId: 'not-pending', input: { n: 1 } });
+    events.push({ type: 'user.message', text: 'meanwhile' }, { type: 'execute' });
+    if (options.timeLimit) events.push({ type: APPROVAL_TIMEOUT_EVENT, behaviour: 'timeout' });
+  } else if (value.includes('"saving"') || value.includes('"persist"')) {
+    events.push(done('checkpoint', state, 'saved'));
+    events.push(failed('checkpoint', new Error('probe store failed'), 'fail'));
+  } else if (snapshot.matches({ inProgress: { step: 'tools' } })) {
+    const calls = state.currentStep()?.requestedToolCalls() ?? [];
+    if (calls.some((c) => c.name === PROBE_SUBAGENT || c.name === PROBE_GATE || c.name === PROBE_APPROVER)) {
+      // The helper and the gate answer at once: nothing else can happen while they run.
+      return [done('toolExecutor', toolOutcome(state, 'ok'), AUTO)];
+    } else {
+      events.push(done('toolExecutor', toolOutcome(state, 'ok'), 'ok'));
+      events.push(done('toolExecutor', toolOutcome(state, 'fail'), 'fail'));
+      events.push(failed('toolExecutor', stopWithState(toolOutcome(state, 'fail')), 'stop'));
+      if (options.probeHooks)
+        events.push(failed('toolExecutor', new Error('probe tool hook failed'), 'crash'));
+      events.push(...staleAnswers('toolExecutor', state));
+    }
+  }
+  return events;
+}
+
+function stopWithState(state: AgentState): AgentStopError {
+  const error = new AgentStopError('probe tool stops', {}, PROBE_TOOL);
+  error.state = state;
+  return error;
+}
+
+/** A situation, abstracted so the graph is finite: what guards and invariants depend on. */
+export function abstractState(snapshot: Snapshot): string {
+  const { state, error } = snapshot.context as LoopContext;
+  const step = state.currentStep();
+  return JSON.stringify({
+    value: snapshot.value,
+    executions: state.executionCount(),
+    status: state.status(),
+    steps: state.stepCount(),
+    signals: [
+      ...new Set(
+        state
+          .execution()
+          ?.continuation()
+          .stopSignals.map((s) => s.reason) ?? [],
+      ),
+    ].sort(),
+    continued: state.execution()?.continuation().isContinuationRequested() ?? false,
+    // error steps at the end of the recorded steps, whatever the step in flight is
+    errorStreak: consecutiveErrorSteps(state.withCurrentStep(AgentStep.of().withError(probeError))) - 1,
+    current: step
+      ? [step.stepType(), step.requestedToolCalls().map((c) => c.name), step.toolExecutions().length]
+      : null,
+    // what `decide` reads once the step is recorded: the last step's calls and its continuation
+    last: lastStepOf(state),
+    approval: approvalOf(state),
+    failing: error !== null,
+  });
+}
+
+function approvalOf(state: AgentState) {
+  const approval = state.approval();
+  if (!approval) return null;
+  return [
+    state.pendingApprovals().length,
+    Object.values(approval.decisions)
+      .map((d) => d.type)
+      .sort(),
+  ];
+}
+
+function lastStepOf(state: AgentState) {
+  const last = state.lastStepExecution();
+  if (!last) return null;
+  return [last.step().stepType(), last.step().hasToolCalls(), last.continuation().isContinuationRequested()];
+}
+
+export function describe(path: StatePath<Snapshot, ModelEvent>): string {
+  const events = path.steps
+    .map((s) => s.event)
+    .filter((e) => e.type !== 'xstate.init')
+    .map((e) => {
+      const actor = answeringActor(e.type);
+      return actor ? `${actor}:${e.behaviour}` : e.type;
+    });
+  return `${JSON.stringify(path.state.value)} via ${events.join(' > ') || '(start)'}`;
+}

@@ -94,7 +94,8 @@ const UNFINISHED_JOB_STATES = new Set(['active', 'waiting', 'delayed', 'prioriti
 
 /**
  * Starts a worker that runs agent jobs from a BullMQ queue over Redis: `execute` (a state and/or a
- * user message for a session) and `resume` (continue a session from its last checkpoint). Enqueue
+ * user message for a session), `resume` (continue a session from its last checkpoint) and `decide`
+ * (decisions on the calls a waiting session lists, then the rest of the run). Enqueue
  * them with createAgentClient. Agents are registered here by name; a job names its agent.
  *
  * Guarantees: one session runs on one worker at a time (a session lock in Redis); a worker that

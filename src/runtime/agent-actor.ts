@@ -64,9 +64,11 @@ export interface Agent {
    * Delivers a person's decisions on tool calls awaiting approval (`state.pendingApprovals()`) and
    * continues the run: approved calls execute, edited ones with the new (validated) input,
    * rejected ones are recorded as blocked with the reason, which the model is told. `target` is
-   * the state `execute` returned, or a session id whose checkpoint awaits approval. Raises
-   * ApprovalError for an id that is not pending or an edit the tool's schema refuses; nothing runs
-   * twice. Resolves like `execute`: at the outcome, or waiting again if calls are left undecided.
+   * the state `execute` returned, or a session id whose checkpoint awaits approval. A call inside
+   * a waiting subagent (listed with its `path`) is routed down to its child, which resumes where
+   * it waited. Raises ApprovalError for an id that is not pending, an edit the tool's schema
+   * refuses, or (with `approvalSecret`) a missing or wrong signature; nothing runs twice. Resolves
+   * like `execute`: at the outcome, or waiting again if calls are left undecided.
    */
   decide(
     target: AgentState | string,

@@ -36,7 +36,9 @@ export interface SubagentRunner {
  * `parentAgentId` set, on its budget capped by what the caller has left. Tokens and cost are split
  * evenly between the subagent calls of one step, so parallel children cannot together spend more
  * than the remainder. The tool returns the child's final AgentState; the tool executor turns
- * it into the call's result (`ToolExecution.ofChild`).
+ * it into the call's result (`ToolExecution.ofChild`). A child that waits for decisions returns
+ * its waiting state, which the caller's step keeps; called again once they are taken, the tool
+ * resumes that child instead of starting a fresh one.
  */
 export function subagentTool(runner: SubagentRunner): Tool<z.output<typeof subagentInputSchema>, AgentState> {
   return {

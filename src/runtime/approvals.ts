@@ -7,6 +7,7 @@ import {
   type PendingApproval,
   pendingMatches,
 } from '../state/approval';
+import { InvalidArgumentError } from '../state/errors';
 import { type ToolSet, validateInput } from '../tools/define-tool';
 
 /**
@@ -48,6 +49,31 @@ export const approvalDecisions: Hook = {
     return undefined;
   },
 };
+
+/** Refuses a decision that is not one (InvalidArgumentError naming the field), before anything changes. */
+export function checkDecision(input: unknown, index: number): asserts input is ApprovalInput {
+  const at = `decisions[${index}]`;
+  if (typeof input !== 'object' || input === null)
+    throw new InvalidArgumentError(at, 'expected { toolCallId, type: "approve" | "reject" | "edit", ... }');
+  const { toolCallId, type, path, signature } = input as Record<string, unknown>;
+  if (typeof toolCallId !== 'string' || toolCallId === '')
+    throw new InvalidArgumentError(
+      `${at}.toolCallId`,
+      'expected the id of a pending call (a non-empty string)',
+    );
+  if (type !== 'approve' && type !== 'reject' && type !== 'edit')
+    throw new InvalidArgumentError(
+      `${at}.type`,
+      `${JSON.stringify(type)} is not "approve", "reject" or "edit"`,
+    );
+  if (path !== undefined && !(Array.isArray(path) && path.every((name) => typeof name === 'string')))
+    throw new InvalidArgumentError(
+      `${at}.path`,
+      "expected the pending call's path (an array of subagent names)",
+    );
+  if (signature !== undefined && typeof signature !== 'string')
+    throw new InvalidArgumentError(`${at}.signature`, "expected the pending call's signature (a string)");
+}
 
 /** The pending call a decision names, when exactly one does (else `withApprovalDecision` says why not). */
 export function pendingCall(state: AgentState, input: ApprovalInput): PendingApproval | undefined {

@@ -12,7 +12,7 @@ import { DEFAULT_MAX_DEPTH } from '../subagents/subagent-definition';
 import type { Agent } from './agent-actor';
 import { type AgentDefinition, checkDefinition } from './agent-definition';
 import { checkSignature } from './approval-signature';
-import { approvalPending, checkEdit } from './approvals';
+import { approvalPending, checkDecision, checkEdit } from './approvals';
 import { provideLoop } from './loop-actors';
 import { type InternalActorOptions, listened, runToOutcome } from './run-to-outcome';
 import { type Scope, subagentCalls } from './subagent-calls';
@@ -114,6 +114,7 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
       }
       let state = stored?.state ?? (target as AgentState);
       const sessionId = typeof target === 'string' ? target : null;
+      decisions.forEach(checkDecision);
       for (const decision of decisions) {
         if (approvalSecret) checkSignature(state, decision, approvalSecret, sessionId);
         await checkEdit(state, decision, agent.toolsAt);

@@ -4,6 +4,7 @@ import {
   type AgentEvent,
   AgentState,
   ApprovalError,
+  type ApprovalInput,
   createAgent,
   type Driver,
   defineTool,
@@ -204,6 +205,24 @@ describe('approvals inside subagents', () => {
     ).rejects.toMatchObject({ code: 'APPROVAL_NOT_PENDING' });
     expect(transfers).toEqual([]);
     expect(waiting.pendingApprovals()).toHaveLength(1);
+  });
+
+  it('refuses decisions that are not decisions, naming the field, before anything changes', async () => {
+    const { agent, transfers } = twoLevels();
+    const waiting = await agent.execute(ask());
+    const bad: unknown[] = [
+      [null, 'decisions[0]'],
+      [{ toolCallId: 't1', type: 'approve', path: 'payer' }, 'decisions[0].path'],
+      [{ toolCallId: 't1', type: 'maybe' }, 'decisions[0].type'],
+      [{ toolCallId: 7, type: 'approve' }, 'decisions[0].toolCallId'],
+    ];
+    for (const [decision, argument] of bad as [unknown, string][]) {
+      await expect(agent.decide(waiting, [decision as ApprovalInput])).rejects.toMatchObject({
+        code: 'INVALID_ARGUMENT',
+        argument,
+      });
+    }
+    expect(transfers).toEqual([]);
   });
 
   it('works at depth three: the decision walks down two levels', async () => {

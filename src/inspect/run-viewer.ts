@@ -214,9 +214,13 @@ function stepRow(agent: AgentView, step: StepView, total: number): string {
   const lane = (i: number) => `;top:${((i / lanes) * 100).toFixed(2)}%;height:${(100 / lanes).toFixed(2)}%`;
   const tools = step.tools
     .map((t) => {
-      const cls = t.blocked ? 'chip blocked' : t.error ? 'chip fail' : 'chip';
-      const mark = t.error ? ' ✗' : ' ✓';
-      const title = t.error ? `${t.error.name}: ${t.error.message}` : `${formatMs(t.durationMs)}`;
+      const cls = t.blocked || t.waiting ? 'chip blocked' : t.error ? 'chip fail' : 'chip';
+      const mark = t.error ? ' ✗' : t.waiting ? ' …' : ' ✓';
+      const title = t.error
+        ? `${t.error.name}: ${t.error.message}`
+        : t.waiting
+          ? 'waiting for approval in its subagent'
+          : `${formatMs(t.durationMs)}`;
       return `<span class="${cls}" title="${esc(title)}">${esc(t.name)}${mark}</span>`;
     })
     .join('');

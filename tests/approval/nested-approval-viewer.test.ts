@@ -1,4 +1,9 @@
-import { describe, expect, it } from 'vitest';
+import { existsSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { type Browser, chromium } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
   AgentState,
@@ -8,6 +13,36 @@ import {
   renderRunViewer,
   scriptedDriver,
 } from '../../src/index';
+
+const CHROMIUM = '/usr/bin/chromium';
+const OUT = resolve('test-output');
+let browser: Browser;
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(
+      `Chromium is not installed at ${CHROMIUM}: the run viewer is tested in a real browser. Install it with "apt-get install -y chromium".`,
+    );
+  }
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+  await mkdir(OUT, { recursive: true });
+}, 30_000);
+
+afterAll(async () => {
+  await browser?.close();
+});
 
 /** root -> manager -> clerk, whose transfer waits for approval; the root also reads the balance. */
 async function waitingTree() {
@@ -91,5 +126,28 @@ describe('the run viewer shows a waiting subagent', () => {
     expect(html).toContain('data-testid="pending-approvals"');
     expect(html).toContain('Waiting for approval');
     expect(html).toMatch(/<code>manager<\/code> › <code>clerk<\/code>/);
+  });
+
+  it('in a real browser: the page shows the pending call with its path, and the waiting call of the step', async () => {
+    const file = resolve(OUT, 'nested-approval-viewer.html');
+    await writeFile(file, renderRunViewer(await waitingTree()));
+    const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+    const problems: string[] = [];
+    page.on('pageerror', (e) => problems.push(e.message));
+    page.on('console', (m) => {
+      if (m.type() === 'error') problems.push(m.text());
+    });
+    await page.goto(pathToFileURL(file).href);
+    // biome-ignore lint/performance/useDomNodeTextContent: Playwright's Locator.innerText, not the DOM property
+    const pending = await page.locator('[data-testid="pending-approvals"]').first().innerText();
+    expect(pending).toContain('Waiting for approval of 1 tool call');
+    expect(pending).toMatch(/transfer\s+t1\s+in manager › clerk/);
+    await page.locator('li.step').first().click();
+    // biome-ignore lint/performance/useDomNodeTextContent: Playwright's Locator.innerText, not the DOM property
+    const detail = await page.locator('#detail').innerText();
+    expect(detail).toContain('waiting for approval');
+    expect(detail).toContain('none yet: its subagent waits for decisions on its tool calls');
+    expect(problems).toEqual([]);
+    await page.close();
   });
 });

@@ -71,7 +71,9 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
     depth: scope.depth,
     toolsAt: (path) => {
       const [name, ...rest] = path;
-      return name === undefined ? tools : subagents.childAgent(name).toolsAt(rest);
+      if (name === undefined) return tools;
+      // a path through no subagent of this agent (a state from elsewhere) leads to no tools
+      return subagents.has(name) ? subagents.childAgent(name).toolsAt(rest) : {};
     },
     inputFor: (state, runBudget, session) => ({
       state: prepare(state),

@@ -27,6 +27,8 @@ export interface SubagentCalls {
   toolsFor(self: AnyActorRef): ToolSet;
   /** The child agent called `name`, built on first call (a definition may list itself) and reused. */
   childAgent(name: string): Agent;
+  /** Whether this agent has a subagent called `name`. */
+  has(name: string): boolean;
 }
 
 export type BuildAgent = (definition: AgentDefinition, scope: Scope) => Agent;
@@ -82,5 +84,5 @@ export function subagentCalls(
     }
     return bound;
   };
-  return { toolsFor, childAgent };
+  return { toolsFor, childAgent, has: (name) => subagentNames.has(name) };
 }

@@ -225,6 +225,22 @@ describe('approvals inside subagents', () => {
     expect(transfers).toEqual([]);
   });
 
+  it('a waiting tree decided by an agent without that subagent: the call fails as an unknown tool, nothing runs', async () => {
+    const { agent, transfers } = twoLevels();
+    const waiting = await agent.execute(ask());
+    const other = createAgent({ driver: scriptedDriver([{ text: 'no payer here' }]) });
+    const done = await other.decide(waiting, [
+      { toolCallId: 't1', type: 'edit', args: { to: 'eve', amount: 1e9 } },
+    ]);
+    expect(transfers).toEqual([]);
+    const failed = done
+      .steps()[0]
+      ?.toolExecutions()
+      .find((e) => e.toolCallId() === 'p1');
+    expect(failed?.error()?.code).toBe('UNKNOWN_TOOL');
+    expect(done.finalResponse()).toBe('no payer here');
+  });
+
   it('works at depth three: the decision walks down two levels', async () => {
     const { transfer, transfers } = bank();
     const clerk = counted([{ toolCalls: [transferCall(7, 'deep')] }, { text: 'clerk paid' }]);

@@ -65,8 +65,9 @@ export function toolOutcome(state: AgentState, outcome: 'ok' | 'fail'): AgentSta
   // the approver's child waits for a decision on its gate call; once decided, it answers
   if (approver && !state.approval()?.children[approver.id]) {
     const child = AgentState.empty({ agentId: PROBE_APPROVER }).withUserMessage('open');
+    const at = state.execution()?.startedAtMs() ?? 0;
     return state.withSubagentsAwaiting({
-      [approver.id]: modelAnswer(child.withExecutionStarted(0).withStepStarted(0), 'approvalCall'),
+      [approver.id]: modelAnswer(child.withExecutionStarted(at).withStepStarted(at), 'approvalCall'),
     });
   }
   const executions = step.requestedToolCalls().map((call) => {
@@ -166,10 +167,21 @@ export const gateTool = defineTool({
   execute: async () => 'opened',
 });
 
-/** The state a path starts from: a task, or a step saved while awaiting approval of a gate call. */
-export function initialState(awaitingApproval: boolean): AgentState {
+/**
+ * The state a path starts from: a task, or a step saved while awaiting approval of a gate call,
+ * its own or (`'inSubagent'`) its approver subagent's.
+ */
+export function initialState(awaitingApproval: boolean | 'inSubagent'): AgentState {
   const fresh = AgentState.empty({ agentId: 'model' }).withUserMessage('task');
   if (!awaitingApproval) return fresh;
+  if (awaitingApproval === 'inSubagent') {
+    // saved now: the wait is within the time budget, so decisions (not only the timeout) are explored
+    const now = Date.now();
+    return toolOutcome(
+      modelAnswer(fresh.withExecutionStarted(now).withStepStarted(now), 'nestedApproval'),
+      'ok',
+    );
+  }
   return modelAnswer(fresh.withExecutionStarted(0).withStepStarted(0), 'approvalCall');
 }
 

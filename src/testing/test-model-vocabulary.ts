@@ -46,7 +46,12 @@ export interface AgentTestModelOptions {
   /** Let the model call a tool that needs approval, and explore decisions and the timeout. Default true. */
   readonly approvals?: boolean;
   /** Start from a state saved while awaiting approval (as `agent.decide()` does). Default false. */
-  readonly startAwaitingApproval?: boolean;
+  /**
+   * `'inSubagent'`: start from a step saved while its `approver` subagent's gate call awaits
+   * approval (the waiting tree a root session checkpoints), as after a crash between request and
+   * decision.
+   */
+  readonly startAwaitingApproval?: boolean | 'inSubagent';
 }
 
 /** What a path's run saw at one step: the real actor's snapshot, and the events emitted so far. */

@@ -12,6 +12,7 @@ import {
   defineTool,
   renderRunViewer,
   scriptedDriver,
+  summarizeAgentState,
 } from '../../src/index';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -126,6 +127,12 @@ describe('the run viewer shows a waiting subagent', () => {
     expect(html).toContain('data-testid="pending-approvals"');
     expect(html).toContain('Waiting for approval');
     expect(html).toMatch(/<code>manager<\/code> › <code>clerk<\/code>/);
+  });
+
+  it('the inspector summary names the waiting calls with their path, from the state and from its JSON', async () => {
+    const waiting = await waitingTree();
+    expect(summarizeAgentState(waiting).pendingApprovals).toEqual(['manager/clerk/transfer t1']);
+    expect(summarizeAgentState(JSON.parse(JSON.stringify(waiting)))).toEqual(summarizeAgentState(waiting));
   });
 
   it('in a real browser: the page shows the pending call with its path, and the waiting call of the step', async () => {

@@ -59,6 +59,7 @@ export const agentLoop = loopImplementations.createMachine({
         'tool.started': { actions: 'forwardReport' },
         'tool.finished': { actions: 'forwardReport' },
         'text.delta': { actions: 'forwardReport' },
+        'context.compacted': { actions: 'forwardReport' },
       },
       states: {
         beforeExecution: hookStage('beforeExecution', StateId.step, onActorError(AFTER_EXECUTION)),

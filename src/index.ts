@@ -10,6 +10,14 @@ export {
   type WorkerInput,
   type WorkRequest,
 } from '../machines/agentLoop';
+export { type ContextOverflow, contextOverflowOf } from './context/context-overflow';
+export { SUMMARY_SECTION, type Summarizer } from './context/context-summary';
+export {
+  type ContextCompaction,
+  type ContextOptions,
+  InvalidContextOptionsError,
+} from './context/context-window';
+export { estimateMessageTokens, estimateTextTokens } from './context/token-estimate';
 export * from './distributed/index';
 export type { Driver, DriverContext } from './drivers/driver';
 export {
@@ -106,6 +114,7 @@ export { BUDGET_GUARD, budgetSignal } from './state/budget-signal';
 export * from './state/index';
 export {
   type AgentEventType,
+  type ContextCompactedEvent,
   type EventIds,
   eventIds,
   type ReportEvent,

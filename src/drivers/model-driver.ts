@@ -4,9 +4,11 @@ import type {
   LanguageModelV4FunctionTool,
   LanguageModelV4Message,
 } from '@ai-sdk/provider';
+import { type ContextOptions, ContextWindow } from '../context/context-window';
 import { AgentStep, InferenceResponse } from '../state/agent-step';
 import { AppendOnlyList } from '../state/append-only-list';
 import { Message, type ToolCall } from '../state/message';
+import { Usage } from '../state/usage';
 import { inputJsonSchema, type ToolSet, toolDescription } from '../tools/define-tool';
 import type { Driver } from './driver';
 import {
@@ -22,6 +24,8 @@ import {
   type PricingTable,
 } from './model-call';
 import type { CollectedResult } from './model-stream';
+import { modelSummarizer } from './model-summarizer';
+import { callWithinWindow } from './windowed-model-call';
 
 export type { ModelPrice, PricingTable } from './model-call';
 
@@ -32,6 +36,8 @@ export interface ModelDriverOptions extends ModelCallOptions {
   readonly compileMessages?: MessageCompiler;
   /** Call options passed through to every model call (temperature, maxOutputTokens, ...). */
   readonly callOptions?: Partial<Omit<LanguageModelV4CallOptions, 'prompt' | 'tools' | 'abortSignal'>>;
+  /** Keep every prompt within `maxInputTokens` (see ContextOptions; `createAgent({ context })`). */
+  readonly context?: ContextOptions;
 }
 
 /**
@@ -52,6 +58,13 @@ export interface ModelDriverOptions extends ModelCallOptions {
  */
 export function modelDriver(model: LanguageModelV4, options: ModelDriverOptions = {}): Driver {
   const compile = options.compileMessages ?? conversationWithCurrentToolTrace;
+  const summarize = options.context?.summarize;
+  const window =
+    options.context &&
+    new ContextWindow(
+      options.context,
+      summarize ? modelSummarizer(summarize === true ? model : summarize, options) : null,
+    );
   const schemaCache = new WeakMap<ToolSet, Promise<LanguageModelV4FunctionTool[]>>();
   const toolsFor = (tools: ToolSet) => {
     let cached = schemaCache.get(tools);
@@ -81,6 +94,16 @@ export function modelDriver(model: LanguageModelV4, options: ModelDriverOptions 
       const format = state.responseFormat();
       if (format.type === 'json')
         call.responseFormat = { type: 'json', schema: format.schema as never, name: format.name };
+      // with a context window the prompt is made from the fitted messages instead
+      if (window) {
+        const messages = input instanceof AppendOnlyList ? input.toArray() : input;
+        const system = state.systemPrompt();
+        const prompt = (fitted: readonly Message[]) => toPrompt(system, fitted);
+        const done = await callWithinWindow(window, model, call, prompt, state, messages, context, options);
+        return done.state.withCurrentStep(
+          toStep(done.result, input, model, options.pricing, done.extraUsage),
+        );
+      }
       const result = await callModel(model, call, state, context, options);
       return state.withCurrentStep(toStep(result, input, model, options.pricing));
     },
@@ -164,6 +187,7 @@ function toStep(
   input: readonly Message[] | AppendOnlyList<Message>,
   model: LanguageModelV4,
   pricing: PricingTable | undefined,
+  extraUsage: Usage = Usage.zero,
 ): AgentStep {
   let text = '';
   const toolCalls: ToolCall[] = [];
@@ -182,7 +206,7 @@ function toStep(
       text,
       toolCalls,
       finishReason: result.finishReason.unified,
-      usage: callUsage(result, model, pricing),
+      usage: Usage.add(callUsage(result, model, pricing), extraUsage),
     }),
   });
 }

@@ -87,6 +87,8 @@ export interface StepView {
   readonly errors: readonly ErrorView[];
   /** Stop signals raised by the end of this step (new ones only), as `reason: message`. */
   readonly stopSignals: readonly string[];
+  /** How the step's prompt was compacted to fit the context window (from the trace), if it was. */
+  readonly compaction: string | null;
   /** Input messages as `[from, to)` ranges of RunView.messages; `newFrom` = how many were seen before. */
   readonly input: ReadonlyArray<readonly [number, number]>;
   readonly inputCount: number;
@@ -374,6 +376,7 @@ function agentView(source: AgentSource, args: AgentContextArgs): AgentView {
       tools,
       errors: step.stepErrors().map((e) => errorView(e, number, null)),
       stopSignals: newSignals.map((s) => `${s.reason}: ${s.message}${s.source ? ` (${s.source})` : ''}`),
+      compaction: timing?.compactions.get(number) ?? null,
       input,
       inputCount: inputList.size,
       newFrom,
@@ -439,6 +442,8 @@ interface TraceTiming {
   readonly path: PathView[];
   readonly actorTree: ActorView | null;
   readonly events: EventView[];
+  /** `context.compacted` per step number of the state's execution, described. */
+  readonly compactions: Map<number, string>;
 }
 
 function traceTiming(trace: Trace, actor: string, state: AgentState): TraceTiming {
@@ -507,7 +512,18 @@ function traceTiming(trace: Trace, actor: string, state: AgentState): TraceTimin
   // Step windows from the emitted step events of this execution; model calls inside them.
   const model = new Map<number, { start: number; duration: number }>();
   const windows = new Map<number, { start: number; end: number }>();
+  const compactions = new Map<number, string>();
   for (const e of mine) {
+    if (e.kind === 'emitted' && e.type === 'context.compacted') {
+      const payload = payloadOf(e, trace);
+      if (
+        payload &&
+        (!executionId || payload.executionId === executionId) &&
+        typeof payload.stepNumber === 'number'
+      )
+        compactions.set(payload.stepNumber, describeCompaction(payload));
+      continue;
+    }
     if (e.kind !== 'emitted' || (e.type !== 'step.started' && e.type !== 'step.finished')) continue;
     const payload = isRecord(e.payload) ? e.payload : {};
     if (executionId && payload.executionId !== executionId) continue;
@@ -544,16 +560,29 @@ function traceTiming(trace: Trace, actor: string, state: AgentState): TraceTimin
     else if (e.kind === 'event' && !e.type.startsWith('xstate.') && !REPORTS.has(e.type))
       events.push({ t: e.t, kind: 'event', type: e.type, summary: summarize(e, trace) });
   }
-  return { epoch, model, path, actorTree: buildTree(actor, 0), events };
+  return { epoch, model, path, actorTree: buildTree(actor, 0), events, compactions };
 }
 
-const REPORTS = new Set(['tool.started', 'tool.finished', 'text.delta']);
+const REPORTS = new Set(['tool.started', 'tool.finished', 'text.delta', 'context.compacted']);
+
+function payloadOf(entry: TraceEntry, trace: Trace): Record<string, unknown> | null {
+  if (entry.kind !== 'emitted' && entry.kind !== 'event') return null;
+  const payload = entry.payloadBlob !== undefined ? trace.blobs[entry.payloadBlob] : entry.payload;
+  return isRecord(payload) ? payload : null;
+}
+
+/** `tool-results: 7 messages removed, 7,032 → 4,778 tokens (forced by the provider)`. */
+function describeCompaction(p: Record<string, unknown>): string {
+  const count = (v: unknown) => (typeof v === 'number' ? v.toLocaleString('en-US') : '?');
+  const removed = typeof p.messagesRemoved === 'number' ? p.messagesRemoved : 0;
+  return `${String(p.strategy)}: ${removed} message${removed === 1 ? '' : 's'} removed, ${count(p.tokensBefore)} → ${count(p.tokensAfter)} tokens${p.forced === true ? ' (forced by the provider)' : ''}`;
+}
 
 function summarize(entry: TraceEntry, trace: Trace): string {
-  if (entry.kind !== 'emitted' && entry.kind !== 'event') return '';
-  const payload = entry.payloadBlob !== undefined ? trace.blobs[entry.payloadBlob] : entry.payload;
-  if (!isRecord(payload)) return '';
-  const p = payload;
+  const p = payloadOf(entry, trace);
+  if (!p) return '';
+  if (entry.kind === 'emitted' && entry.type === 'context.compacted')
+    return `step ${String(p.stepNumber)} · ${describeCompaction(p)}`;
   const parts: string[] = [];
   if (typeof p.stepNumber === 'number') parts.push(`step ${p.stepNumber}`);
   if (typeof p.toolName === 'string') parts.push(p.toolName);

@@ -247,7 +247,7 @@ function stepRow(agent: AgentView, step: StepView, total: number): string {
         : '')
   }</span><span class="step-meta"><span><b>${esc(formatMs(step.durationMs))}</b></span><span><b>${esc(formatNumber(step.usage.totalTokens))}</b> tokens</span><span>cost <b>${esc(formatCost(step.usage.cost))}</b></span></span></div>
 <div class="track"><div class="bar" style="left:${pct(step.offsetMs)};width:${pct(step.durationMs)}">${segments}</div></div>
-${notes.length ? `<div class="step-note">${notes.map(esc).join('<br>')}</div>` : ''}${preview}
+${notes.length ? `<div class="step-note">${notes.map(esc).join('<br>')}</div>` : ''}${preview}${step.compaction ? `<div class="step-context" data-testid="compaction">Context compacted · ${esc(step.compaction)}</div>` : ''}
 </li>`;
 }
 

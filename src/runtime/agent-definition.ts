@@ -1,4 +1,5 @@
 import type { LanguageModelV4 } from '@ai-sdk/provider';
+import type { ContextOptions } from '../context/context-window';
 import type { Driver } from '../drivers/driver';
 import type { ModelDriverOptions } from '../drivers/model-driver';
 import type { ErrorPolicyOptions } from '../hooks/error-policy';
@@ -18,6 +19,12 @@ export interface AgentDefinition {
   readonly model?: LanguageModelV4;
   /** Model driver settings (retries, pricing, message compiler) when `model` is given. */
   readonly modelOptions?: ModelDriverOptions;
+  /**
+   * Keep every prompt within the model's window: `{ maxInputTokens }` elides old tool results and
+   * drops old steps as needed; `summarize: true` (or a model) folds them into a summary instead.
+   * A prompt the provider refuses as too long is compacted once more and sent again. Needs `model`.
+   */
+  readonly context?: ContextOptions;
   /** A driver of your own (scripted, ReAct, ...) instead of `model`. */
   readonly driver?: Driver;
   readonly tools?: ToolSet;
@@ -94,6 +101,12 @@ export function checkDefinition(
   }
   if (definition.model && typeof definition.model.doGenerate !== 'function') {
     throw new InvalidDefinitionError(at('model'), 'is not an AI SDK LanguageModel (no doGenerate function)');
+  }
+  if (definition.context !== undefined && !definition.model) {
+    throw new InvalidDefinitionError(
+      at('context'),
+      'needs a model: context policies are applied by the model driver (give a model, or modelDriver(model, { context }) as the driver)',
+    );
   }
   if (definition.driver && typeof definition.driver.infer !== 'function') {
     throw new InvalidDefinitionError(at('driver'), 'has no infer(state, context) function');

@@ -40,7 +40,9 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
   const store = definition.store;
   const driver: Driver =
     definition.driver ??
-    (definition.model ? modelDriver(definition.model, definition.modelOptions) : (scope.driver as Driver));
+    (definition.model
+      ? modelDriver(definition.model, { ...definition.modelOptions, ...contextOf(definition) })
+      : (scope.driver as Driver));
   const tools = definition.tools ?? scope.tools ?? {};
   const subagents = subagentCalls(definition, scope, { driver, tools }, buildAgent);
   const approvalSecret = scope.depth === 0 ? definition.approvalSecret : undefined;
@@ -155,6 +157,9 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
   };
   return agent;
 }
+
+const contextOf = (definition: AgentDefinition) =>
+  definition.context ? { context: definition.context } : {};
 
 function jsonResponseFormat(schema: ResponseSchema): ResponseFormat {
   if (!(schema instanceof z.ZodType)) return { type: 'json' };

@@ -51,8 +51,23 @@ export interface TextDeltaEvent extends EventIds {
   readonly delta: string;
 }
 
+/**
+ * The prompt of a step was compacted to fit `context.maxInputTokens` (the recorded steps are not):
+ * how, how many messages were elided, dropped or summarized, and the prompt's tokens before and
+ * after. `forced` when the provider had refused the prompt as too long.
+ */
+export interface ContextCompactedEvent extends EventIds {
+  readonly type: 'context.compacted';
+  readonly stepNumber: number;
+  readonly strategy: 'tool-results' | 'drop-steps' | 'summary';
+  readonly messagesRemoved: number;
+  readonly tokensBefore: number;
+  readonly tokensAfter: number;
+  readonly forced: boolean;
+}
+
 /** Events the loop's own actors report to it while they run; the machine emits them unchanged. */
-export type ReportEvent = ToolStartedEvent | ToolFinishedEvent | TextDeltaEvent;
+export type ReportEvent = ToolStartedEvent | ToolFinishedEvent | TextDeltaEvent | ContextCompactedEvent;
 
 /** The typed events an agent actor emits (`actor.on(type, listener)`). */
 export type AgentEvent =

@@ -141,6 +141,18 @@ export function puppetDriver(puppet: Puppet | null): Driver {
           delta: `answer ${state.stepCount() + 1}`,
         });
       }
+      // with history behind it, the model driver fits the prompt to its window and reports it
+      if (answer === 'toolCall' && state.stepCount() > 0) {
+        report({
+          type: 'context.compacted',
+          ...stepEventIds(state),
+          strategy: 'tool-results',
+          messagesRemoved: 1,
+          tokensBefore: 2 * state.stepCount() * USAGE.inputTokens,
+          tokensAfter: state.stepCount() * USAGE.inputTokens,
+          forced: false,
+        });
+      }
       return modelAnswer(state, answer);
     },
   };

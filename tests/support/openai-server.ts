@@ -44,6 +44,8 @@ export type Reply =
       readonly status: number;
       readonly message: string;
       readonly headers?: Readonly<Record<string, string>>;
+      /** The body's `error.code` (OpenAI's `context_length_exceeded`, ...); default the status. */
+      readonly code?: string;
     }
   /** A body sent verbatim (e.g. malformed JSON). */
   | { readonly type: 'raw'; readonly status?: number; readonly body: string; readonly contentType?: string }
@@ -145,7 +147,7 @@ export async function startOpenAIServer(script: Script): Promise<OpenAIServer> {
         return sendJson(
           res,
           reply.status,
-          { error: { message: reply.message, type: 'scripted_error', code: reply.status } },
+          { error: { message: reply.message, type: 'scripted_error', code: reply.code ?? reply.status } },
           reply.headers,
         );
       case 'raw':

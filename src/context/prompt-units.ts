@@ -1,0 +1,72 @@
+import type { Message } from '../state/message';
+
+/**
+ * A piece of the compiled prompt that compaction keeps or removes whole: an assistant message with
+ * the tool results answering its calls (a step), or any other single message. Removing units, never
+ * single messages, is what keeps every tool call next to its result.
+ */
+export interface PromptUnit {
+  /** Index of the unit's first message in the compiled prompt. */
+  readonly start: number;
+  readonly messages: readonly Message[];
+  /** The system messages, the execution's task and the latest step: never removed. */
+  readonly pinned: boolean;
+}
+
+/**
+ * Splits the compiled messages into units and marks the pinned ones: system messages, the task
+ * (the current execution's first user message) and everything from the latest assistant message on.
+ *
+ * @example
+ * promptUnits([task, callAB, resultA, resultB, answer], 'exec-1');
+ * // [task (pinned), [callAB, resultA, resultB], answer (pinned)]
+ */
+export function promptUnits(messages: readonly Message[], executionId: string | null): PromptUnit[] {
+  const task = taskIndex(messages, executionId);
+  let latest = -1;
+  for (let i = messages.length - 1; i >= 0; i--) {
+    if (messages[i]?.role === 'assistant') {
+      latest = i;
+      break;
+    }
+  }
+  const units: PromptUnit[] = [];
+  let i = 0;
+  while (i < messages.length) {
+    const start = i;
+    const first = messages[i] as Message;
+    i++;
+    if (first.role === 'assistant' && first.toolCalls?.length) {
+      const ids = new Set(first.toolCalls.map((call) => call.id));
+      while (i < messages.length && messages[i]?.role === 'tool' && ids.has(messages[i]?.toolCallId ?? ''))
+        i++;
+    }
+    const pinned = first.role === 'system' || start === task || (latest >= 0 && start >= latest);
+    units.push({ start, messages: messages.slice(start, i), pinned });
+  }
+  return units;
+}
+
+/**
+ * The execution's task: the first user message after the last message of an earlier execution and
+ * before the first of this one (output messages carry their execution's id; user messages none).
+ * Without such a message, the last user message.
+ */
+function taskIndex(messages: readonly Message[], executionId: string | null): number {
+  let first = messages.length;
+  if (executionId !== null) {
+    const found = messages.findIndex((m) => m.metadata.execution_id === executionId);
+    if (found >= 0) first = found;
+  }
+  let earlier = -1;
+  for (let i = first - 1; i >= 0; i--) {
+    const id = messages[i]?.metadata.execution_id;
+    if (typeof id === 'string' && id !== executionId) {
+      earlier = i;
+      break;
+    }
+  }
+  for (let i = earlier + 1; i < first; i++) if (messages[i]?.role === 'user') return i;
+  for (let i = messages.length - 1; i >= 0; i--) if (messages[i]?.role === 'user') return i;
+  return -1;
+}

@@ -329,4 +329,33 @@ describe('approvals inside subagents', () => {
       vi.useRealTimers();
     }
   });
+  it("a child's own deadline ends its wait when it resumes: its call fails, the caller goes on", async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      const { transfer, transfers } = bank();
+      const agent = createAgent({
+        driver: scriptedDriver([{ toolCalls: [task('payer', 'p1')] }, { text: 'the payer ran out of time' }]),
+        subagents: {
+          agents: {
+            payer: {
+              description: 'Pays',
+              driver: scriptedDriver([{ toolCalls: [transferCall()] }, { text: 'paid' }]),
+              tools: { transfer },
+              budget: new ExecutionBudget({ maxSeconds: 60 }),
+            },
+          },
+        },
+      });
+      const waiting = await agent.execute(ask());
+      vi.setSystemTime(Date.now() + 120_000);
+      const done = await agent.decide(waiting, [{ toolCallId: 't1', type: 'approve' }]);
+      expect(transfers).toEqual([]);
+      const call = done.steps()[0]?.toolExecutions()[0];
+      expect(call?.error()?.message).toContain('time_limit_reached');
+      expect(call?.childState()?.stopReason()).toBe(StopReason.TimeLimitReached);
+      expect(done.finalResponse()).toBe('the payer ran out of time');
+    } finally {
+      vi.useRealTimers();
+    }
+  });
 });

@@ -11,6 +11,7 @@ import {
   createAgentWorker,
   ExecutionStatus,
   InvalidJobPayloadError,
+  JOB_METADATA_KEY,
   RedisSessionStore,
 } from '../../src/index';
 import { type RedisServer, startRedisServer } from '../distributed/support/redis-server';
@@ -119,6 +120,26 @@ describe('decisions through the worker pool (client.decide)', () => {
     const stored = await store.load('s2');
     expect(stored?.state.pendingApprovals().map((p) => p.toolCallId)).toEqual(['t1']);
     expect(ledgerLines()).toEqual(['model:root', 'model:payer']);
+  });
+
+  it('a decide job retried after its decisions were taken (its worker died) resumes the run instead of refusing them', async () => {
+    const { client, store, ledgerLines, waiting } = await setup();
+    const state = await waiting('s4');
+    const signature = state.pendingApprovals()[0]?.signature;
+    // what the first attempt of job 'retry-1' left behind: its mark, and the decision taken and saved
+    const stored = await store.load('s4');
+    const decided = stored?.state
+      .withMetadata(JOB_METADATA_KEY, `${client.queueName}/retry-1`)
+      .withApprovalDecision('t1', { type: 'approve' }, ['payer']) as AgentState;
+    await store.save('s4', decided, stored?.version ?? null);
+
+    const job = await client.decide(
+      { agent: 'payer', sessionId: 's4', decisions: [{ toolCallId: 't1', type: 'approve', signature }] },
+      { jobId: 'retry-1' },
+    );
+    const result = await job.finished({ timeoutMs: 20_000 });
+    expect(result.status).toBe(ExecutionStatus.Completed);
+    expect(ledgerLines()).toEqual(['model:root', 'model:payer', 'transfer:t1', 'model:payer', 'model:root']);
   });
 
   it('refuses a decide request without decisions before it reaches the queue', async () => {

@@ -131,7 +131,12 @@ export const agentLoop = loopImplementations.createMachine({
             tools: {
               entry: 'requestTools',
               on: {
-                'toolExecutor.done': [DROP_STALE, ...TO_AFTER_STEP],
+                'toolExecutor.done': [
+                  DROP_STALE,
+                  // a subagent call's child waits for decisions: the step waits with it
+                  { guard: 'asksApproval', target: 'awaitingApproval', actions: 'assignState' },
+                  ...TO_AFTER_STEP,
+                ],
                 'toolExecutor.error': [
                   DROP_STALE,
                   ...onActorError('afterStep', { failTarget: 'afterStep', evaluate: false }),

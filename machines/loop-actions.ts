@@ -45,10 +45,15 @@ export const loopActions = loopSetup.extend({
         return (error?.state ?? context.state).withStopSignal(AgentStopError.toSignal(error));
       },
     }),
-    /** A save that failed (a version conflict, a full disk): the run fails, the error recorded. */
+    /**
+     * A save that failed (a version conflict, a full disk): the run fails, the error recorded. A
+     * step waiting for its subagents had started their calls: they are recorded as failed with it.
+     */
     recordCheckpointFailure: assign(({ context, event }) => {
       const error = AgentError.from((event as { error?: unknown }).error);
-      return { state: context.state.withFailure(error, StopReason.ErrorForbade, 'checkpoint'), error };
+      const waitingChildren = Object.keys(context.state.approval()?.children ?? {}).length > 0;
+      const state = waitingChildren ? context.state.withPendingToolCallsFailed(error) : context.state;
+      return { state: state.withFailure(error, StopReason.ErrorForbade, 'checkpoint'), error };
     }),
     /** An error that ends the run; `inStep` when the step itself failed (the model call). */
     recordFailure: assign(({ context, event }, params?: { inStep?: boolean }) => {

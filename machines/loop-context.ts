@@ -50,11 +50,15 @@ export type LoopEvent =
   | SubagentEvent
   | WorkerAnswer;
 
-/** A person's decision on a tool call awaiting approval. */
-export type ApprovalEvent =
+/**
+ * A person's decision on a tool call awaiting approval. `path` (the pending call's) tells apart
+ * calls with the same id inside different subagents.
+ */
+export type ApprovalEvent = { path?: readonly string[] } & (
   | { type: 'approve'; toolCallId: string }
   | { type: 'reject'; toolCallId: string; reason?: string }
-  | { type: 'edit'; toolCallId: string; input: unknown };
+  | { type: 'edit'; toolCallId: string; input: unknown }
+);
 
 /**
  * A subagent tool asks its agent's actor to spawn the child agent actor (so the child lives in the
@@ -64,11 +68,12 @@ export type SubagentEvent =
   | { type: 'subagent.spawn'; id: string; name: string; state: AgentState; budget: ExecutionBudget }
   | { type: 'subagent.release'; id: string };
 
-/** The tool call and decision an approval event carries. */
-export function toDecision(event: LoopEvent): [string, ApprovalDecision] {
-  if (event.type === 'approve') return [event.toolCallId, { type: 'approve' }];
-  if (event.type === 'reject') return [event.toolCallId, { type: 'reject', reason: event.reason }];
-  if (event.type === 'edit') return [event.toolCallId, { type: 'edit', args: event.input }];
+/** The tool call, decision and path an approval event carries. */
+export function toDecision(event: LoopEvent): [string, ApprovalDecision, (readonly string[])?] {
+  if (event.type === 'approve') return [event.toolCallId, { type: 'approve' }, event.path];
+  if (event.type === 'reject')
+    return [event.toolCallId, { type: 'reject', reason: event.reason }, event.path];
+  if (event.type === 'edit') return [event.toolCallId, { type: 'edit', args: event.input }, event.path];
   throw new TypeError(`not a decision: ${event.type}`);
 }
 

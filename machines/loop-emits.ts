@@ -1,7 +1,7 @@
 /** The events the agent machine emits (`actor.on(type, listener)`), from its context. */
 import { emit } from 'xstate';
 import { AgentError } from '../src/state/agent-error';
-import { ApprovalError } from '../src/state/approval';
+import { ApprovalError, decisionRefused } from '../src/state/approval';
 import { eventIds, type ReportEvent } from '../src/state/loop-events';
 import { loopActions } from './loop-actions';
 import { toDecision } from './loop-context';
@@ -15,22 +15,24 @@ export const loopImplementations = loopActions.extend({
       toolCalls: context.state.pendingApprovals(),
     })),
     emitApprovalDecided: emit(({ context, event }) => {
-      const [toolCallId, decision] = toDecision(event);
+      const [toolCallId, decision, path] = toDecision(event);
       return {
         type: 'approval.decided' as const,
         ...eventIds(context.state),
         stepNumber: context.state.stepCount() + 1,
         toolCallId,
         decision,
+        ...(path && { path }),
       };
     }),
     /** An event the agent cannot take now (a decision for a call that is not pending, a message mid-approval). */
     refuseEvent: emit(({ context, event }) => {
       const error =
         'toolCallId' in event
-          ? ApprovalError.notPending(
+          ? decisionRefused(
+              context.state.pendingApprovals(),
               event.toolCallId,
-              context.state.pendingApprovals().map((p) => p.toolCallId),
+              'path' in event ? event.path : undefined,
             )
           : new ApprovalError(
               'APPROVAL_PENDING',

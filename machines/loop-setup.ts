@@ -5,6 +5,7 @@
  */
 import { fromCallback, fromPromise, setup } from 'xstate';
 import { AgentStopError } from '../src/state/agent-stop-error';
+import { pendingMatches } from '../src/state/approval';
 import { ExecutionStatus } from '../src/state/execution-status';
 import type { LoopEmitted } from '../src/state/loop-events';
 import {
@@ -60,9 +61,14 @@ export const loopSetup = setup({
     /** The state waits for (or has just received) decisions on tool calls of its step in flight. */
     awaitsApproval: ({ context }) => context.state.approval() !== null,
     asksApproval: ({ event }) => outputState(event).approval() !== null,
+    /** A decision that names exactly one pending call (a call inside a subagent included). */
     isPendingCall: ({ context, event }) =>
       'toolCallId' in event &&
-      context.state.pendingApprovals().some((p) => p.toolCallId === event.toolCallId),
+      pendingMatches(
+        context.state.pendingApprovals(),
+        event.toolCallId,
+        'path' in event ? event.path : undefined,
+      ).length === 1,
     allDecided: ({ context }) => context.state.pendingApprovals().length === 0,
     /** The time budget (maxSeconds, deadline) ran out while the run waited for approval. */
     timeBudgetExhausted: ({ context }) => timeLimitOf(context) === 0,

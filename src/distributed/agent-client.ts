@@ -1,14 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import type { Job, JobsOptions, Queue, QueueEvents } from 'bullmq';
+import type { ApprovalInput } from '../runtime/approvals';
 import { AgentState } from '../state/agent-state';
 import { InvalidArgumentError } from '../state/errors';
 import type { ExecutionStatus } from '../state/execution-status';
 import {
+  type AgentJobData,
   AgentJobName,
   type AgentJobReturnValue,
   type AgentStepProgress,
   checkAgentJob,
   DEFAULT_QUEUE_NAME,
+  type DecideJobData,
   type ExecuteJobData,
   parseFailureReason,
   type ResumeJobData,
@@ -51,6 +54,13 @@ export interface ResumeRequest {
   readonly sessionId: string;
 }
 
+/** Decisions on the calls a session waits for (`state.pendingApprovals()`, its subagents' included). */
+export interface DecideRequest {
+  readonly agent: string;
+  readonly sessionId: string;
+  readonly decisions: readonly ApprovalInput[];
+}
+
 export interface EnqueueOptions {
   /** The BullMQ job id (default a random UUID). A job id that exists is not enqueued again. */
   readonly jobId?: string;
@@ -75,7 +85,7 @@ export interface AgentJobResult {
 /** An enqueued job. */
 export interface AgentJob {
   readonly id: string;
-  readonly name: 'execute' | 'resume';
+  readonly name: AgentJobName;
   readonly agent: string;
   readonly sessionId: string;
   /**
@@ -93,6 +103,12 @@ export interface AgentClient {
   execute(request: ExecuteRequest, options?: EnqueueOptions): Promise<AgentJob>;
   /** Enqueues "continue the session from its last checkpoint"; a finished session is returned as is. */
   resume(request: ResumeRequest, options?: EnqueueOptions): Promise<AgentJob>;
+  /**
+   * Enqueues decisions on the calls a session waits for: a worker takes them (as `agent.decide`,
+   * under the session lock) and runs the rest of the run, with progress. A decision the session
+   * cannot take fails the job with ApprovalError's code (APPROVAL_NOT_PENDING, ...).
+   */
+  decide(request: DecideRequest, options?: EnqueueOptions): Promise<AgentJob>;
   /** Closes the queue and the event stream (jobs in the queue stay for the workers). */
   close(): Promise<void>;
 }
@@ -191,8 +207,8 @@ export async function createAgentClient(options: AgentClientOptions): Promise<Ag
   };
 
   const enqueue = async (
-    name: 'execute' | 'resume',
-    data: ExecuteJobData | ResumeJobData,
+    name: AgentJobName,
+    data: ExecuteJobData | ResumeJobData | DecideJobData,
     enqueueOptions: EnqueueOptions,
   ): Promise<AgentJob> => {
     const jobId = enqueueOptions.jobId ?? randomUUID();
@@ -221,6 +237,9 @@ export async function createAgentClient(options: AgentClientOptions): Promise<Ag
     },
     async resume(request, enqueueOptions = {}) {
       return enqueue(AgentJobName.Resume, resumeData(request), enqueueOptions);
+    },
+    async decide(request, enqueueOptions = {}) {
+      return enqueue(AgentJobName.Decide, decideData(request), enqueueOptions);
     },
     async close() {
       listeners.clear();
@@ -257,9 +276,16 @@ function resumeData(request: ResumeRequest): ResumeJobData {
   return data;
 }
 
+function decideData(request: DecideRequest): DecideJobData {
+  if (!request || typeof request !== 'object') throw new InvalidJobPayloadError('data', 'expected an object');
+  const data = { agent: request.agent, sessionId: request.sessionId, decisions: request.decisions };
+  checkAgentJob(AgentJobName.Decide, data);
+  return data;
+}
+
 async function finished(
   job: Job,
-  data: ExecuteJobData | ResumeJobData,
+  data: AgentJobData,
   queueEvents: QueueEvents,
   timeoutMs: number | undefined,
 ): Promise<AgentJobResult> {

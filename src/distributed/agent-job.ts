@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { isValidSessionId } from '../persistence/session-id';
+import type { ApprovalInput } from '../runtime/approvals';
 import { AgentState } from '../state/agent-state';
 import type { AgentStepType } from '../state/agent-step-type';
 import { AgentMachineError, InvalidStateError } from '../state/errors';
@@ -19,7 +20,7 @@ export const DEFAULT_QUEUE_NAME = 'agent-machine';
 export const JOB_METADATA_KEY = 'agentMachine.job';
 
 /** The job names a worker runs. */
-export const AgentJobName = { Execute: 'execute', Resume: 'resume' } as const;
+export const AgentJobName = { Execute: 'execute', Resume: 'resume', Decide: 'decide' } as const;
 export type AgentJobName = (typeof AgentJobName)[keyof typeof AgentJobName];
 
 const agentName = z.string().min(1, 'an agent name is required').max(200);
@@ -40,6 +41,25 @@ const executeData = z
 
 const resumeData = z.strictObject({ agent: agentName, sessionId });
 
+const decisionRoute = {
+  toolCallId: z.string().min(1),
+  path: z.array(z.string().min(1)).optional(),
+  signature: z.string().optional(),
+};
+const decideData = z.strictObject({
+  agent: agentName,
+  sessionId,
+  decisions: z
+    .array(
+      z.union([
+        z.strictObject({ ...decisionRoute, type: z.literal('approve') }),
+        z.strictObject({ ...decisionRoute, type: z.literal('reject'), reason: z.string().optional() }),
+        z.strictObject({ ...decisionRoute, type: z.literal('edit'), args: z.unknown() }),
+      ]),
+    )
+    .min(1, 'a decide job needs at least one decision'),
+});
+
 /** The data of an execute job as it travels through the queue. */
 export interface ExecuteJobData {
   readonly agent: string;
@@ -56,7 +76,14 @@ export interface ResumeJobData {
   readonly sessionId: string;
 }
 
-export type AgentJobData = ExecuteJobData | ResumeJobData;
+/** The data of a decide job: decisions on the calls a session waits for (`agent.decide`). */
+export interface DecideJobData {
+  readonly agent: string;
+  readonly sessionId: string;
+  readonly decisions: readonly ApprovalInput[];
+}
+
+export type AgentJobData = ExecuteJobData | ResumeJobData | DecideJobData;
 
 /** A job as the worker understands it, after validation. */
 export type AgentJobRequest =
@@ -67,7 +94,13 @@ export type AgentJobRequest =
       readonly state: AgentState | null;
       readonly message: string | null;
     }
-  | { readonly kind: 'resume'; readonly agent: string; readonly sessionId: string };
+  | { readonly kind: 'resume'; readonly agent: string; readonly sessionId: string }
+  | {
+      readonly kind: 'decide';
+      readonly agent: string;
+      readonly sessionId: string;
+      readonly decisions: readonly ApprovalInput[];
+    };
 
 /**
  * Validates a job's name and data (zod; the state with `AgentState.fromJSON`). Raises
@@ -80,6 +113,7 @@ export type AgentJobRequest =
 export function parseAgentJob(name: unknown, data: unknown): AgentJobRequest {
   const checked = checkAgentJob(name, data);
   if (name === AgentJobName.Resume) return { kind: 'resume', ...(checked as ResumeJobData) };
+  if (name === AgentJobName.Decide) return { kind: 'decide', ...(checked as DecideJobData) };
   const execute = checked as z.infer<typeof executeData>;
   let state: AgentState | null = null;
   if (execute.state !== undefined) {
@@ -105,9 +139,13 @@ export function parseAgentJob(name: unknown, data: unknown): AgentJobRequest {
  * InvalidJobPayloadError naming the first bad field.
  */
 export function checkAgentJob(name: unknown, data: unknown): AgentJobData {
-  if (name !== AgentJobName.Execute && name !== AgentJobName.Resume)
-    throw new InvalidJobPayloadError('name', `${JSON.stringify(name)} is not "execute" or "resume"`);
-  const schema = name === AgentJobName.Execute ? executeData : resumeData;
+  if (name !== AgentJobName.Execute && name !== AgentJobName.Resume && name !== AgentJobName.Decide)
+    throw new InvalidJobPayloadError(
+      'name',
+      `${JSON.stringify(name)} is not "execute", "resume" or "decide"`,
+    );
+  const schema =
+    name === AgentJobName.Execute ? executeData : name === AgentJobName.Resume ? resumeData : decideData;
   const parsed = schema.safeParse(data);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];

@@ -17,6 +17,7 @@ import {
   JOB_METADATA_KEY,
   parseAgentJob,
 } from './agent-job';
+import { runDecision } from './decision-run';
 import { SessionBusyError, UnknownAgentError } from './errors';
 import { type BullMQModule, bullmqConnection, closeRedis, loadBullmq, openRedis } from './redis-modules';
 import type { RedisConnection } from './redis-types';
@@ -87,7 +88,8 @@ const UNFINISHED_JOB_STATES = new Set(['active', 'waiting', 'delayed', 'prioriti
 
 /**
  * Starts a worker that runs agent jobs from a BullMQ queue over Redis: `execute` (a state and/or a
- * user message for a session) and `resume` (continue a session from its last checkpoint). Enqueue
+ * user message for a session), `resume` (continue a session from its last checkpoint) and `decide`
+ * (decisions on the calls a waiting session lists, then the rest of the run). Enqueue
  * them with createAgentClient. Agents are registered here by name; a job names its agent.
  *
  * Guarantees: one session runs on one worker at a time (a session lock in Redis); a worker that
@@ -291,7 +293,7 @@ async function runJob(
   const jobMark = `${context.queueName}/${job.id}`;
   const stored = await context.store.load(sessionId);
   let start: AgentState | null = null;
-  if (request.kind === 'resume') {
+  if (request.kind === 'resume' || request.kind === 'decide') {
     if (!stored) throw new SessionNotFoundError(sessionId);
   } else if (stored?.state.metadata()[JOB_METADATA_KEY] !== jobMark) {
     // A session whose execution another job started and has not finished (it may be stalled on
@@ -320,9 +322,11 @@ async function runJob(
   try {
     const agent = createAgent({ ...base.definition, store: runStore });
     const running =
-      start === null
-        ? agent.resume(sessionId, runOptions)
-        : agent.execute(start, { ...runOptions, sessionId });
+      request.kind === 'decide' && stored
+        ? runDecision(agent, request, stored, jobMark, runOptions)
+        : start === null
+          ? agent.resume(sessionId, runOptions)
+          : agent.execute(start, { ...runOptions, sessionId });
     const outcome = await Promise.race([
       running.then((state) => ({ kind: 'finished' as const, state })),
       runStore.halted,

@@ -57,6 +57,16 @@ export interface ToolView {
   readonly durationMs: number;
   /** The subagent this call ran, when the data links one. */
   readonly childAgent: string | null;
+  /** A subagent call whose child waits for decisions on its tool calls (no result yet). */
+  readonly waiting: boolean;
+}
+/** A tool call waiting for a person's decision, as `state.pendingApprovals()` lists it. */
+export interface PendingApprovalView {
+  readonly toolCallId: string;
+  readonly toolName: string;
+  readonly args: string;
+  /** The subagents that lead to the call (empty for the agent's own calls). */
+  readonly path: readonly string[];
 }
 export interface StepView {
   readonly number: number;
@@ -131,6 +141,8 @@ export interface AgentView {
   readonly stepCount: number;
   readonly systemPrompt: string;
   readonly finalResponse: string;
+  /** Calls the run waits for decisions on: its own, and those inside its waiting subagents. */
+  readonly pendingApprovals: readonly PendingApprovalView[];
   readonly errors: readonly ErrorView[];
   readonly steps: readonly StepView[];
   /** The statechart path (consecutive repeats merged); null without a trace. */
@@ -179,7 +191,7 @@ export function parseRun(
 interface AgentSource {
   readonly state: AgentState;
   readonly actor: string | null;
-  spawnedBy: { parentId: string; stepNumber: number; toolName: string } | null;
+  spawnedBy: { parentId: string; stepNumber: number; toolName: string; toolCallId?: string } | null;
 }
 
 /**
@@ -300,14 +312,17 @@ function agentView(source: AgentSource, args: AgentContextArgs): AgentView {
     previousInput = inputList;
     const output = step.outputMessages().map((m) => args.messages.add(m));
     const durationMs = Math.max(0, item.end - item.start);
-    const tools = step.toolExecutions().map((execution): ToolView => {
-      const error = execution.error();
-      const child = args.sources.find(
+    const childOf = (toolName: string, callId: string) =>
+      args.sources.find(
         (s) =>
           s.spawnedBy?.parentId === state.agentId() &&
           s.spawnedBy.stepNumber === number &&
-          s.spawnedBy.toolName === execution.name(),
+          s.spawnedBy.toolName === toolName &&
+          (s.spawnedBy.toolCallId === undefined || s.spawnedBy.toolCallId === callId),
       );
+    const tools = step.toolExecutions().map((execution): ToolView => {
+      const error = execution.error();
+      const child = childOf(execution.name(), execution.toolCallId());
       return {
         callId: execution.toolCallId(),
         name: execution.name(),
@@ -318,8 +333,27 @@ function agentView(source: AgentSource, args: AgentContextArgs): AgentView {
         offsetMs: clamp(execution.startedAt().getTime() - item.start, 0, durationMs),
         durationMs: Math.max(0, execution.completedAt().getTime() - execution.startedAt().getTime()),
         childAgent: child ? (args.keyOf.get(child.state.agentId()) ?? null) : null,
+        waiting: false,
       };
     });
+    // the calls of a waiting step whose subagent waits for decisions: no result yet
+    const waitingChildren = item.inFlight ? (state.approval()?.children ?? {}) : {};
+    for (const call of step.requestedToolCalls()) {
+      if (!Object.hasOwn(waitingChildren, call.id)) continue;
+      const child = childOf(call.name, call.id);
+      tools.push({
+        callId: call.id,
+        name: call.name,
+        args: pretty(call.args),
+        result: null,
+        error: null,
+        blocked: false,
+        offsetMs: 0,
+        durationMs: 0,
+        childAgent: child ? (args.keyOf.get(child.state.agentId()) ?? null) : null,
+        waiting: true,
+      });
+    }
     const measured = timing?.model.get(number);
     const firstTool = tools.length ? Math.min(...tools.map((t) => t.offsetMs)) : durationMs;
     const model = measured
@@ -388,6 +422,12 @@ function agentView(source: AgentSource, args: AgentContextArgs): AgentView {
     stepCount: state.stepCount(),
     systemPrompt: state.systemPrompt(),
     finalResponse: state.finalResponse(),
+    pendingApprovals: state.pendingApprovals().map((p) => ({
+      toolCallId: p.toolCallId,
+      toolName: p.toolName,
+      args: pretty(p.args),
+      path: p.path ?? [],
+    })),
     errors,
     steps,
     statePath: timing?.path ?? null,
@@ -577,6 +617,23 @@ function discoverEmbeddedAgents(sources: AgentSource[], notes: string[]): void {
   const known = new Set(sources.map((s) => s.state.agentId()));
   for (let i = 0; i < sources.length; i++) {
     const parent = sources[i] as AgentSource;
+    // children waiting for decisions, kept in their caller's waiting step
+    const waiting = parent.state.approval()?.children ?? {};
+    for (const call of parent.state.currentStep()?.requestedToolCalls() ?? []) {
+      const child = Object.hasOwn(waiting, call.id) ? waiting[call.id] : undefined;
+      if (!child || known.has(child.agentId())) continue;
+      known.add(child.agentId());
+      sources.push({
+        state: child,
+        actor: null,
+        spawnedBy: {
+          parentId: parent.state.agentId(),
+          stepNumber: parent.state.stepCount() + 1,
+          toolName: call.name,
+          toolCallId: call.id,
+        },
+      });
+    }
     parent.state.steps().forEach((step, index) => {
       for (const execution of step.toolExecutions()) {
         const kept = execution.childState();

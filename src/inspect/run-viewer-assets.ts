@@ -205,11 +205,14 @@ export const VIEWER_JS = `
         var box = add(detail, el('div', 'tool' + (t.error ? ' fail' : '')));
         var th = add(box, el('div', 'tool-head'));
         add(th, el('span', 'name', t.name));
-        add(th, el('span', 'badge ' + (t.error ? 't-error' : 't-final_response'), t.blocked ? 'blocked' : t.error ? 'failed' : 'ok'));
+        add(th, el('span', 'badge ' + (t.error ? 't-error' : t.waiting ? 't-in_flight' : 't-final_response'), t.blocked ? 'blocked' : t.error ? 'failed' : t.waiting ? 'waiting for approval' : 'ok'));
         add(th, el('span', 'dur', ms(t.durationMs)));
         add(box, el('div', 'lbl', 'Arguments'));
         add(box, el('pre', null, t.args || '{}'));
-        if (t.error) {
+        if (t.waiting) {
+          add(box, el('div', 'lbl', 'Result'));
+          add(box, el('pre', null, 'none yet: its subagent waits for decisions on its tool calls'));
+        } else if (t.error) {
           add(box, el('div', 'lbl', 'Error'));
           add(box, el('pre', 'err', t.error.name + (t.error.code ? ' [' + t.error.code + ']' : '') + ': ' + t.error.message));
         } else {

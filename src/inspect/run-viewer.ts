@@ -171,6 +171,7 @@ function agentSection(agent: AgentView, view: RunView): string {
 <div class="agent-head"><h2>${agent.depth === 0 ? 'Agent' : 'Subagent'} <code>${esc(shortId(agent.agentId))}</code></h2>${statusBadge(agent.status)}${relation}</div>
 <dl class="facts">${facts.map(([k, v]) => `<dt>${esc(k)}</dt><dd>${v}</dd>`).join('')}</dl>
 ${final}
+${pendingApprovals(agent)}
 <h3>Steps</h3>
 ${agent.steps.length ? `<div class="legend"><span><i style="background:var(--model)"></i>model call</span><span><i style="background:var(--tool)"></i>tool call</span><span><i style="background:var(--fail)"></i>failed tool call</span><span class="muted">bars: time within the execution; click a step for its messages</span></div>` : ''}
 ${agent.steps.length ? `<ol class="steps">${agent.steps.map((s) => stepRow(agent, s, span)).join('')}</ol>` : '<p class="empty-note">No steps recorded.</p>'}
@@ -180,6 +181,20 @@ ${renderStatePath(agent)}
 ${agent.actorTree ? `<details><summary>Actors</summary><ul class="tree">${actorNode(agent.actorTree)}</ul></details>` : ''}
 ${eventTable(agent)}
 </section>`;
+}
+
+/** The calls the run waits for decisions on, with the subagents that lead to each. */
+function pendingApprovals(agent: AgentView): string {
+  if (agent.pendingApprovals.length === 0) return '';
+  const items = agent.pendingApprovals.map(
+    (p) =>
+      `<li><code>${esc(p.toolName)}</code> <span class="mono">${esc(p.toolCallId)}</span>${
+        p.path.length
+          ? ` <span class="muted">in ${p.path.map((name) => `<code>${esc(name)}</code>`).join(' › ')}</span>`
+          : ''
+      }<pre>${esc(p.args)}</pre></li>`,
+  );
+  return `<div class="signals" data-testid="pending-approvals"><b>Waiting for approval</b> of ${agent.pendingApprovals.length} tool call${agent.pendingApprovals.length === 1 ? '' : 's'}<ul>${items.join('')}</ul></div>`;
 }
 
 /** The time the step bars are drawn against: the execution, or the steps if they run longer. */
@@ -200,9 +215,13 @@ function stepRow(agent: AgentView, step: StepView, total: number): string {
   const lane = (i: number) => `;top:${((i / lanes) * 100).toFixed(2)}%;height:${(100 / lanes).toFixed(2)}%`;
   const tools = step.tools
     .map((t) => {
-      const cls = t.blocked ? 'chip blocked' : t.error ? 'chip fail' : 'chip';
-      const mark = t.error ? ' ✗' : ' ✓';
-      const title = t.error ? `${t.error.name}: ${t.error.message}` : `${formatMs(t.durationMs)}`;
+      const cls = t.blocked || t.waiting ? 'chip blocked' : t.error ? 'chip fail' : 'chip';
+      const mark = t.error ? ' ✗' : t.waiting ? ' …' : ' ✓';
+      const title = t.error
+        ? `${t.error.name}: ${t.error.message}`
+        : t.waiting
+          ? 'waiting for approval in its subagent'
+          : `${formatMs(t.durationMs)}`;
       return `<span class="${cls}" title="${esc(title)}">${esc(t.name)}${mark}</span>`;
     })
     .join('');

@@ -29,6 +29,11 @@ export interface AgentStateSummary {
   readonly usage: { inputTokens: number; outputTokens: number; totalTokens: number; cost: number };
   /** The length of the final answer (0 when there is none); the answer itself is conversation. */
   readonly finalResponseLength: number;
+  /**
+   * The calls the run waits for decisions on, its subagents' included, as
+   * `[subagent/...]tool callId` (`payer/transfer t1`); empty when it waits for none.
+   */
+  readonly pendingApprovals: readonly string[];
 }
 
 /**
@@ -56,7 +61,34 @@ export function summarizeAgentState(state: AgentState | Record<string, unknown>)
     messageCount: state.messageList().size,
     usage: { ...state.usage() },
     finalResponseLength: state.finalResponse().length,
+    pendingApprovals: state
+      .pendingApprovals()
+      .map((p) => pendingLabel(p.path ?? [], p.toolName, p.toolCallId)),
   };
+}
+
+function pendingLabel(path: readonly string[], toolName: string, toolCallId: string): string {
+  return `${path.map((name) => `${name}/`).join('')}${toolName} ${toolCallId}`;
+}
+
+/** The pending calls of a state's JSON (read tolerantly), its waiting children's included. */
+function pendingOfJson(execution: Record<string, unknown> | null, path: readonly string[]): string[] {
+  const waiting = execution && isRecord(execution.awaitingApproval) ? execution.awaitingApproval : null;
+  if (!waiting) return [];
+  const step = isRecord(waiting.step) ? waiting.step : {};
+  const response = isRecord(step.inferenceResponse) ? step.inferenceResponse : {};
+  const calls = (Array.isArray(response.toolCalls) ? response.toolCalls : []).filter(isRecord);
+  const own = Array.isArray(waiting.toolCallIds) ? waiting.toolCallIds : [];
+  const decided = isRecord(waiting.decisions) ? waiting.decisions : {};
+  const children = isRecord(waiting.children) ? waiting.children : {};
+  return calls.flatMap((call) => {
+    const id = String(call.id);
+    const name = String(call.name);
+    const mine = own.includes(id) && !Object.hasOwn(decided, id) ? [pendingLabel(path, name, id)] : [];
+    const child = Object.hasOwn(children, id) ? children[id] : null;
+    const childExecution = isRecord(child) && isRecord(child.execution) ? child.execution : null;
+    return [...mine, ...pendingOfJson(childExecution, [...path, name])];
+  });
 }
 
 /** True for an AgentState's `toJSON()` shape (as an inspector serializes the context). */
@@ -139,6 +171,7 @@ function summarizeJson(json: Record<string, unknown>): AgentStateSummary {
     messageCount: Array.isArray(messages) ? messages.length : 0,
     usage,
     finalResponseLength: lastStepType === 'final_response' ? text.length : 0,
+    pendingApprovals: pendingOfJson(execution, []),
   };
 }
 

@@ -4,6 +4,7 @@ import type { agentLoop, LoopInput, LoopSession } from '../../machines/agentLoop
 import type { AgentState } from '../state/agent-state';
 import type { ExecutionBudget } from '../state/execution-budget';
 import type { AgentEvent } from '../state/loop-events';
+import type { ToolSet } from '../tools/define-tool';
 import type { AgentStream } from '../ui/agent-stream';
 import type { AgentDefinition } from './agent-definition';
 import type { ApprovalInput } from './approvals';
@@ -44,6 +45,8 @@ export interface Agent {
   readonly machine: typeof agentLoop;
   /** Depth in a tree of agents: 0 for an agent made by `createAgent`. */
   readonly depth: number;
+  /** The tools of this agent (`[]`), or of the subagent at `path` below it (names, as `PendingApproval.path`). */
+  toolsAt(path: readonly string[]): ToolSet;
   /** Runs one execution of `state` and resolves with the final state. */
   execute(state: AgentState, options?: ExecuteOptions): Promise<AgentState>;
   /**
@@ -67,9 +70,11 @@ export interface Agent {
    * Delivers a person's decisions on tool calls awaiting approval (`state.pendingApprovals()`) and
    * continues the run: approved calls execute, edited ones with the new (validated) input,
    * rejected ones are recorded as blocked with the reason, which the model is told. `target` is
-   * the state `execute` returned, or a session id whose checkpoint awaits approval. Raises
-   * ApprovalError for an id that is not pending or an edit the tool's schema refuses; nothing runs
-   * twice. Resolves like `execute`: at the outcome, or waiting again if calls are left undecided.
+   * the state `execute` returned, or a session id whose checkpoint awaits approval. A call inside
+   * a waiting subagent (listed with its `path`) is routed down to its child, which resumes where
+   * it waited. Raises ApprovalError for an id that is not pending, an edit the tool's schema
+   * refuses, or (with `approvalSecret`) a missing or wrong signature; nothing runs twice. Resolves
+   * like `execute`: at the outcome, or waiting again if calls are left undecided.
    */
   decide(
     target: AgentState | string,

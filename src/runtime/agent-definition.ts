@@ -76,6 +76,13 @@ export interface AgentDefinition {
    * `agent.close()`. A subagent without tools or servers of its own uses its caller's.
    */
   readonly mcpServers?: McpServersConfig;
+  /**
+   * Binds approvals to the exact call: each pending approval of a run of this agent (its subagents'
+   * included) carries a `signature`, an HMAC-SHA256 over the session id, the path, the call id and
+   * its exact input; `decide` refuses a decision without the matching signature
+   * (APPROVAL_SIGNATURE_INVALID). Read from the root definition only.
+   */
+  readonly approvalSecret?: string;
 }
 
 /**
@@ -176,6 +183,10 @@ export function checkDefinition(
       at('store'),
       'must be a SessionStore (load and save), e.g. new SqliteSessionStore(file)',
     );
+  }
+  const secret: unknown = definition.approvalSecret;
+  if (secret !== undefined && (typeof secret !== 'string' || secret.length === 0)) {
+    throw new InvalidDefinitionError(at('approvalSecret'), 'must be a non-empty string (a key kept secret)');
   }
   for (const [name, server] of Object.entries(definition.mcpServers ?? {})) {
     if (!MCP_SERVER_NAME.test(name))

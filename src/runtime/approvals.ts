@@ -1,10 +1,11 @@
 /** Human in the loop at run time: which calls need approval, carrying out decisions, checking edits. */
 import type { Hook } from '../hooks/hook';
 import type { AgentState } from '../state/agent-state';
-import { ApprovalError } from '../state/approval';
+import { ApprovalError, type ApprovalInput, type PendingApproval, pendingMatches } from '../state/approval';
+import { InvalidArgumentError } from '../state/errors';
 import { type ToolSet, validateInput } from '../tools/define-tool';
 
-export type { ApprovalInput } from '../state/approval';
+export type { ApprovalInput };
 
 /** Marks the calls of a new step whose tools need a person's approval. */
 export async function requestApprovals(state: AgentState, tools: ToolSet): Promise<AgentState> {
@@ -35,24 +36,57 @@ export const approvalDecisions: Hook = {
   },
 };
 
+/** Refuses a decision that is not one (InvalidArgumentError naming the field), before anything changes. */
+export function checkDecision(input: unknown, index: number): asserts input is ApprovalInput {
+  const at = `decisions[${index}]`;
+  if (typeof input !== 'object' || input === null)
+    throw new InvalidArgumentError(at, 'expected { toolCallId, type: "approve" | "reject" | "edit", ... }');
+  const { toolCallId, type, path, signature } = input as Record<string, unknown>;
+  if (typeof toolCallId !== 'string' || toolCallId === '')
+    throw new InvalidArgumentError(
+      `${at}.toolCallId`,
+      'expected the id of a pending call (a non-empty string)',
+    );
+  if (type !== 'approve' && type !== 'reject' && type !== 'edit')
+    throw new InvalidArgumentError(
+      `${at}.type`,
+      `${JSON.stringify(type)} is not "approve", "reject" or "edit"`,
+    );
+  if (path !== undefined && !(Array.isArray(path) && path.every((name) => typeof name === 'string')))
+    throw new InvalidArgumentError(
+      `${at}.path`,
+      "expected the pending call's path (an array of subagent names)",
+    );
+  if (signature !== undefined && typeof signature !== 'string')
+    throw new InvalidArgumentError(`${at}.signature`, "expected the pending call's signature (a string)");
+}
+
+/** The pending call a decision names, when exactly one does (else `withApprovalDecision` says why not). */
+export function pendingCall(state: AgentState, input: ApprovalInput): PendingApproval | undefined {
+  const matches = pendingMatches(state.pendingApprovals(), input.toolCallId, input.path);
+  return matches.length === 1 ? matches[0] : undefined;
+}
+
+/**
+ * Checks an edited input against the schema of the tool it is for, in the agent (or the subagent
+ * at the call's path) that asked: `toolsAt(path)` gives that agent's tools.
+ */
 export async function checkEdit(
   state: AgentState,
-  toolCallId: string,
-  args: unknown,
-  tools: ToolSet,
+  input: ApprovalInput,
+  toolsAt: (path: readonly string[]) => ToolSet,
 ): Promise<void> {
-  const call = state
-    .currentStep()
-    ?.requestedToolCalls()
-    .find((c) => c.id === toolCallId);
-  const tool = call && Object.hasOwn(tools, call.name) ? tools[call.name] : undefined;
+  if (input.type !== 'edit') return;
+  const call = pendingCall(state, input);
+  const tools = call && toolsAt(call.path ?? []);
+  const tool = call && tools && Object.hasOwn(tools, call.toolName) ? tools[call.toolName] : undefined;
   if (!call || !tool) return; // withApprovalDecision reports the id as not pending
-  const result = await validateInput(tool.inputSchema, args);
+  const result = await validateInput(tool.inputSchema, input.args);
   if (!result.ok) {
     throw new ApprovalError(
       'APPROVAL_INVALID_EDIT',
-      `Edited input for tool call '${toolCallId}' (${call.name}) is invalid: ${result.issues.join('; ')}; nothing was changed.`,
-      toolCallId,
+      `Edited input for tool call '${input.toolCallId}' (${call.toolName}) is invalid: ${result.issues.join('; ')}; nothing was changed.`,
+      input.toolCallId,
     );
   }
 }

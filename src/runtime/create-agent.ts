@@ -15,7 +15,8 @@ import { AgentTracing } from '../telemetry/agent-tracing';
 import { AgentStream, alongside } from '../ui/agent-stream';
 import type { Agent } from './agent-actor';
 import { type AgentDefinition, checkDefinition } from './agent-definition';
-import { approvalPending, checkEdit } from './approvals';
+import { checkSignature } from './approval-signature';
+import { approvalPending, checkDecision, checkEdit } from './approvals';
 import { ChatTurnConflictError } from './chat-turn-conflict-error';
 import { provideLoop } from './loop-actors';
 import { type InternalActorOptions, listened, runToOutcome } from './run-to-outcome';
@@ -65,12 +66,14 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
   const inference = tracing ? tracing.traceDriver(driver, modelId) : driver;
   const agentName = definition.name ?? 'agent';
   const subagents = subagentCalls(definition, scope, { driver, tools, tracing, modelId, mcp }, buildAgent);
+  const approvalSecret = scope.depth === 0 ? definition.approvalSecret : undefined;
   const { machine, hookStages } = provideLoop(definition, {
     driver: inference,
     tools,
     store,
     subagents,
     mcp,
+    approvalSecret,
   });
 
   const responseFormat = definition.responseFormat && jsonResponseFormat(definition.responseFormat);
@@ -93,6 +96,12 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
     budget,
     machine,
     depth: scope.depth,
+    toolsAt: (path) => {
+      const [name, ...rest] = path;
+      if (name === undefined) return tools;
+      // a path through no subagent of this agent (a state from elsewhere) leads to no tools
+      return subagents.has(name) ? subagents.childAgent(name).toolsAt(rest) : {};
+    },
     inputFor: (state, runBudget, session) => ({
       state: prepare(state),
       hookStages,
@@ -143,10 +152,13 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
         if (!stored) throw new SessionNotFoundError(target);
       }
       let state = stored?.state ?? (target as AgentState);
+      const sessionId = typeof target === 'string' ? target : null;
+      decisions.forEach(checkDecision);
       for (const decision of decisions) {
-        if (decision.type === 'edit') await checkEdit(state, decision.toolCallId, decision.args, tools);
-        const { toolCallId, ...rest } = decision;
-        state = state.withApprovalDecision(toolCallId, rest as ApprovalDecision);
+        if (approvalSecret) checkSignature(state, decision, approvalSecret, sessionId);
+        await checkEdit(state, decision, agent.toolsAt);
+        const { toolCallId, path, signature: _signature, ...rest } = decision;
+        state = state.withApprovalDecision(toolCallId, rest as ApprovalDecision, path);
       }
       const session =
         typeof target === 'string' ? { id: target, version: stored?.version ?? null } : undefined;

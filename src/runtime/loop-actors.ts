@@ -27,6 +27,7 @@ import type { ReportEvent } from '../state/loop-events';
 import type { ToolSet } from '../tools/define-tool';
 import { executeTools } from '../tools/tool-executor';
 import type { AgentDefinition } from './agent-definition';
+import { withSignedApprovals } from './approval-signature';
 import { approvalDecisions, requestApprovals } from './approvals';
 import { SettledToolCalls } from './settled-tool-calls';
 import { stepWorker } from './step-worker';
@@ -48,9 +49,11 @@ export function provideLoop(
     readonly subagents: SubagentCalls;
     /** MCP servers whose tools join the agent's (they start at the first model call). */
     readonly mcp: McpServers | undefined;
+    /** The root's `approvalSecret`: its pending approvals are signed (children's are signed by the root). */
+    readonly approvalSecret?: string;
   },
 ): ProvidedLoop {
-  const { driver, tools, store, subagents, mcp } = parts;
+  const { driver, tools, store, subagents, mcp, approvalSecret } = parts;
   const userHooks = definition.hooks ?? [];
   const stages: Record<HookStage, Hook[]> = {
     beforeExecution: hooksFor(userHooks, 'beforeExecution'),
@@ -74,6 +77,11 @@ export function provideLoop(
     ...(needsApprovals ? [approvalDecisions] : []),
     ...userHooks.filter((h) => h.beforeToolUse || h.afterToolUse),
   ];
+  const signed = (state: AgentState, self: AnyActorRef) => {
+    if (!approvalSecret || state.approval() === null) return state;
+    const session = (self.getSnapshot() as { context: LoopContext }).context.session;
+    return withSignedApprovals(state, approvalSecret, session?.id ?? null);
+  };
   // Reports after the run ended (an aborted tool settling late) have no one to go to.
   const reporter = (self: AnyActorRef) => (event: ReportEvent) => {
     const snapshot = self.getSnapshot() as { status: string; context: LoopContext };
@@ -126,7 +134,7 @@ export function provideLoop(
           run: self,
         };
         const answered = admitInference(await driver.infer(state, context));
-        return needsApprovals ? requestApprovals(answered, tools) : answered;
+        return needsApprovals ? signed(await requestApprovals(answered, tools), self) : answered;
       }),
       checkpoint: fromPromise<number, CheckpointInput>(({ input }) => {
         if (!store) throw new NoSessionStoreError('Checkpointing');
@@ -147,7 +155,8 @@ export function provideLoop(
           report: reporter(self),
           onSettled: settled.collect(self, step),
         }).finally(() => settled.release(self, step));
-        return done.withApprovalCleared();
+        // a subagent waiting for decisions leaves the step waiting: its calls are signed here
+        return approvalSecret ? signed(done, self) : done;
       }),
     },
   });

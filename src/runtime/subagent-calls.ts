@@ -36,6 +36,8 @@ export interface SubagentCalls {
   childAgent(name: string): Agent;
   /** The children built so far (to close them with their parent). */
   children(): Iterable<Agent>;
+  /** Whether this agent has a subagent called `name`. */
+  has(name: string): boolean;
 }
 
 export type BuildAgent = (definition: AgentDefinition, scope: Scope) => Agent;
@@ -99,5 +101,10 @@ export function subagentCalls(
     }
     return bound;
   };
-  return { toolsFor, childAgent, children: () => children.values() };
+  return {
+    toolsFor,
+    childAgent,
+    children: () => children.values(),
+    has: (name) => subagentNames.has(name),
+  };
 }

@@ -316,13 +316,30 @@ export class AgentState {
     return this.withExecution(this.ensureExecution().withApproval(ApprovalRequest.of(toolCallIds, at)));
   }
   /**
-   * Takes a person's decision on a pending tool call. Raises ApprovalError (APPROVAL_NOT_PENDING)
+   * The step in flight waits for the children of its subagent calls, which wait for decisions
+   * (their states by the call's id); the step's finished calls keep their results.
+   */
+  withSubagentsAwaiting(children: Readonly<Record<string, AgentState>>, at = Date.now()): AgentState {
+    return this.withExecution(this.ensureExecution().withApproval(ApprovalRequest.ofChildren(children, at)));
+  }
+  /** The signatures of the pending calls (`approvalSecret`), by `approvalKey(path, toolCallId)`. */
+  withApprovalSignatures(signatures: Readonly<Record<string, string>>): AgentState {
+    const approval = this.approval();
+    if (!approval) return this;
+    return this.withExecution(
+      this.ensureExecution().withApproval(ApprovalRequest.withSignatures(approval, signatures)),
+    );
+  }
+  /**
+   * Takes a person's decision on a pending tool call, the step's own or one inside a waiting
+   * subagent (`path` tells calls with the same id apart). Raises ApprovalError (APPROVAL_NOT_PENDING)
    * for an id that is not pending or already decided, and changes nothing then.
    */
-  withApprovalDecision(toolCallId: string, decision: ApprovalDecision): AgentState {
+  withApprovalDecision(toolCallId: string, decision: ApprovalDecision, path?: readonly string[]): AgentState {
     const approval = this.approval();
+    const calls = this.currentStep()?.requestedToolCalls() ?? [];
     if (!approval) throw ApprovalError.notPending(toolCallId, []);
-    const decided = ApprovalRequest.withDecision(approval, toolCallId, decision);
+    const decided = ApprovalRequest.withDecision(approval, calls, toolCallId, decision, path);
     return this.withExecution(this.ensureExecution().withApproval(decided));
   }
   /** The decisions have been carried out (the approved calls ran): no approval is pending. */

@@ -1,3 +1,4 @@
+import type { AgentState } from './agent-state';
 import { AgentMachineError } from './errors';
 import { toJsonValue } from './json-value';
 import type { ToolCall } from './message';
@@ -8,12 +9,20 @@ export type ApprovalDecision =
   | { readonly type: 'reject'; readonly reason?: string }
   | { readonly type: 'edit'; readonly args: unknown };
 
-/** Tool calls of the step in flight that wait for a person, and the decisions taken so far. */
+/**
+ * Tool calls of the step in flight that wait for a person, and the decisions taken so far. A step
+ * whose subagent calls wait for decisions inside their children keeps each child's waiting state
+ * here (`children`), so that the caller's checkpoint holds the whole waiting tree.
+ */
 export interface ApprovalRequest {
   readonly requestedAt: number;
   /** The calls that need a decision, in the model's order. */
   readonly toolCallIds: readonly string[];
   readonly decisions: Readonly<Record<string, ApprovalDecision>>;
+  /** Subagent calls of the step whose child waits for decisions: the child's state, by the call's id. */
+  readonly children: Readonly<Record<string, AgentState>>;
+  /** With an `approvalSecret`: each pending call's signature, by `approvalKey(path, toolCallId)`. */
+  readonly signatures: Readonly<Record<string, string>>;
 }
 
 /** A pending call as `state.pendingApprovals()` lists it. */
@@ -21,12 +30,23 @@ export interface PendingApproval {
   readonly toolCallId: string;
   readonly toolName: string;
   readonly args: unknown;
+  /** For a call inside a subagent: the names of the subagents that lead to it (`['researcher']`). */
+  readonly path?: readonly string[];
+  /** With an `approvalSecret`: the signature a decision on this call must carry. */
+  readonly signature?: string;
 }
+
+type ApprovalErrorCode =
+  | 'APPROVAL_NOT_PENDING'
+  | 'APPROVAL_INVALID_EDIT'
+  | 'APPROVAL_PENDING'
+  | 'APPROVAL_AMBIGUOUS'
+  | 'APPROVAL_SIGNATURE_INVALID';
 
 /** A decision the run cannot take: the id is not pending, or edited arguments are invalid. */
 export class ApprovalError extends AgentMachineError {
   constructor(
-    code: 'APPROVAL_NOT_PENDING' | 'APPROVAL_INVALID_EDIT' | 'APPROVAL_PENDING',
+    code: ApprovalErrorCode,
     message: string,
     readonly toolCallId: string | null = null,
   ) {
@@ -43,40 +63,146 @@ export class ApprovalError extends AgentMachineError {
   }
 }
 
+/** The pending calls a decision names: those with its id, at its path when it gives one. */
+export function pendingMatches(
+  pending: readonly PendingApproval[],
+  toolCallId: string,
+  path?: readonly string[],
+): PendingApproval[] {
+  return pending.filter((p) => p.toolCallId === toolCallId && (path === undefined || samePath(p.path, path)));
+}
+
+/** Why a decision on `toolCallId` (at `path`) cannot be taken: no pending call, or several, match it. */
+export function decisionRefused(
+  pending: readonly PendingApproval[],
+  toolCallId: string,
+  path?: readonly string[],
+): ApprovalError {
+  const matches = pendingMatches(pending, toolCallId, path);
+  if (matches.length <= 1) {
+    return ApprovalError.notPending(
+      toolCallId,
+      pending.map((p) => (p.path ? `${p.path.join('/')}/${p.toolCallId}` : p.toolCallId)),
+    );
+  }
+  return new ApprovalError(
+    'APPROVAL_AMBIGUOUS',
+    `Tool call id '${toolCallId}' is pending in more than one agent (${matches
+      .map((p) => (p.path ?? []).join('/') || '(root)')
+      .join(', ')}); give the decision's 'path' as well. Nothing was changed.`,
+    toolCallId,
+  );
+}
+
+/** The key of a pending call in a tree of agents: the subagent names leading to it, and its id. */
+export function approvalKey(path: readonly string[] | undefined, toolCallId: string): string {
+  return JSON.stringify([...(path ?? []), toolCallId]);
+}
+
 export const ApprovalRequest = {
   of(toolCallIds: readonly string[], requestedAt = Date.now()): ApprovalRequest {
     return Object.freeze({
       requestedAt,
       toolCallIds: Object.freeze([...toolCallIds]),
       decisions: Object.freeze({}),
+      children: Object.freeze({}),
+      signatures: Object.freeze({}),
+    });
+  },
+  /** A step that waits for the children of its subagent calls (`children`: by the call's id). */
+  ofChildren(children: Readonly<Record<string, AgentState>>, requestedAt = Date.now()): ApprovalRequest {
+    return Object.freeze({
+      ...ApprovalRequest.of([], requestedAt),
+      children: Object.freeze({ ...children }),
     });
   },
   undecided(request: ApprovalRequest): string[] {
     return request.toolCallIds.filter((id) => !Object.hasOwn(request.decisions, id));
   },
-  withDecision(request: ApprovalRequest, toolCallId: string, decision: ApprovalDecision): ApprovalRequest {
-    const pending = ApprovalRequest.undecided(request);
-    if (!pending.includes(toolCallId)) throw ApprovalError.notPending(toolCallId, pending);
-    // Edited input enters the state here: kept as its JSON form, refused if that cannot be saved.
-    const kept: ApprovalDecision =
-      decision.type === 'edit'
-        ? Object.freeze({
-            type: 'edit',
-            args: toJsonValue(decision.args, `The edited input of '${toolCallId}'`),
-          })
-        : decision;
-    return Object.freeze({
-      ...request,
-      decisions: Object.freeze({ ...request.decisions, [toolCallId]: kept }),
-    });
+  /**
+   * Takes a decision on a pending call: one of the step's own, or one inside a waiting child (found
+   * by its id, and by `path` when the id alone names more than one pending call). Raises
+   * ApprovalError for a call that is not pending, and changes nothing then.
+   */
+  withDecision(
+    request: ApprovalRequest,
+    calls: readonly ToolCall[],
+    toolCallId: string,
+    decision: ApprovalDecision,
+    path?: readonly string[],
+  ): ApprovalRequest {
+    const pending = ApprovalRequest.pending(request, calls);
+    const matches = pendingMatches(pending, toolCallId, path);
+    if (matches.length !== 1) throw decisionRefused(pending, toolCallId, path);
+    const [first, ...rest] = matches[0]?.path ?? [];
+    if (first === undefined) {
+      // Edited input enters the state here: kept as its JSON form, refused if that cannot be saved.
+      const kept: ApprovalDecision =
+        decision.type === 'edit'
+          ? Object.freeze({
+              type: 'edit',
+              args: toJsonValue(decision.args, `The edited input of '${toolCallId}'`),
+            })
+          : decision;
+      return Object.freeze({
+        ...request,
+        decisions: Object.freeze({ ...request.decisions, [toolCallId]: kept }),
+      });
+    }
+    // the match lies inside exactly one child: the first subagent call named `first` that lists it
+    for (const call of calls) {
+      const child = call.name === first ? request.children[call.id] : undefined;
+      if (!child?.pendingApprovals().some((p) => p.toolCallId === toolCallId && samePath(p.path, rest))) {
+        continue;
+      }
+      const decided = child.withApprovalDecision(toolCallId, decision, rest);
+      return Object.freeze({
+        ...request,
+        children: Object.freeze({ ...request.children, [call.id]: decided }),
+      });
+    }
+    throw ApprovalError.notPending(toolCallId, []);
   },
+  /** The undecided calls: the step's own, then those inside its waiting children, in the model's order. */
   pending(request: ApprovalRequest, calls: readonly ToolCall[]): PendingApproval[] {
     const undecided = new Set(ApprovalRequest.undecided(request));
-    return calls
-      .filter((c) => undecided.has(c.id))
-      .map((c) => ({ toolCallId: c.id, toolName: c.name, args: c.args }));
+    const out: PendingApproval[] = [];
+    for (const call of calls) {
+      if (undecided.has(call.id)) {
+        out.push(signed({ toolCallId: call.id, toolName: call.name, args: call.args }, request));
+      }
+      const child = request.children[call.id];
+      for (const nested of child?.pendingApprovals() ?? []) {
+        const path = [call.name, ...(nested.path ?? [])];
+        const { signature: _childSignature, ...rest } = nested;
+        out.push(signed({ ...rest, path }, request));
+      }
+    }
+    return out;
+  },
+  withSignatures(request: ApprovalRequest, signatures: Readonly<Record<string, string>>): ApprovalRequest {
+    return Object.freeze({ ...request, signatures: Object.freeze({ ...signatures }) });
   },
 };
 
-/** A decision as `agent.decide()` takes it: the tool call it is for, and the decision. */
-export type ApprovalInput = { readonly toolCallId: string } & ApprovalDecision;
+function signed(pending: PendingApproval, request: ApprovalRequest): PendingApproval {
+  const signature = request.signatures[approvalKey(pending.path, pending.toolCallId)];
+  return Object.freeze(signature === undefined ? pending : { ...pending, signature });
+}
+
+function samePath(a: readonly string[] | undefined, b: readonly string[] | undefined): boolean {
+  const left = a ?? [];
+  const right = b ?? [];
+  return left.length === right.length && left.every((name, i) => name === right[i]);
+}
+
+/**
+ * A decision as `agent.decide()` takes it. `path` (the pending call's) tells apart calls with the
+ * same id in different subagents; `signature` (the pending call's) is required with an
+ * `approvalSecret`.
+ */
+export type ApprovalInput = {
+  readonly toolCallId: string;
+  readonly path?: readonly string[];
+  readonly signature?: string;
+} & ApprovalDecision;

@@ -216,6 +216,16 @@ export class ExecutionState {
               requestedAt: new Date(approval.requestedAt).toISOString(),
               toolCallIds: approval.toolCallIds,
               decisions: approval.decisions,
+              // written only when there are some: the waiting children's states, the signatures
+              ...(Object.keys(approval.children).length > 0 && {
+                children: Object.fromEntries(
+                  Object.entries(approval.children).map(([id, child]): [string, unknown] => [
+                    id,
+                    child.toJSON(),
+                  ]),
+                ),
+              }),
+              ...(Object.keys(approval.signatures).length > 0 && { signatures: approval.signatures }),
             }
           : null,
     };

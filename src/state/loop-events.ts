@@ -111,6 +111,8 @@ export type AgentEvent =
       readonly stepNumber: number;
       readonly toolCallId: string;
       readonly decision: ApprovalDecision;
+      /** For a call inside a subagent, when the decision named it: the path to it. */
+      readonly path?: readonly string[];
     })
   | (EventIds & { readonly type: 'event.refused'; readonly event: string; readonly error: AgentError })
   | ReportEvent;

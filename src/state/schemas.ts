@@ -170,6 +170,14 @@ const approvalShape = {
   requestedAt: timestamp,
   toolCallIds: z.array(z.string().min(1)),
   decisions: z.record(z.string(), approvalDecisionSchema),
+  /** The waiting children of the step's subagent calls, by the call's id. */
+  children: z
+    .record(
+      z.string(),
+      z.lazy((): z.ZodType<unknown> => agentStateSchema),
+    )
+    .optional(),
+  signatures: z.record(z.string(), z.string()).optional(),
 };
 
 const executionShape = {

@@ -204,6 +204,15 @@ function decodeApproval(json: StoredExecutionStateJSON['awaitingApproval'], inpu
       requestedAt: ms(json.requestedAt),
       toolCallIds: Object.freeze([...json.toolCallIds]),
       decisions: Object.freeze({ ...json.decisions }) as ApprovalRequest['decisions'],
+      children: Object.freeze(
+        Object.fromEntries(
+          Object.entries(json.children ?? {}).map(([id, child]) => [
+            id,
+            buildAgentState(child as AgentStateJSON),
+          ]),
+        ),
+      ),
+      signatures: Object.freeze({ ...json.signatures }),
     }),
   };
 }

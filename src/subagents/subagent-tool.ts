@@ -35,9 +35,12 @@ export interface SubagentRunner {
 /**
  * The tool the model sees for one subagent: `{ task, context? }` in, the child's final answer out.
  * The child starts from a fresh state (its own system prompt, the task as the user message), with
- * `parentAgentId` set, on its budget capped by what the caller has left. The subagent calls of one step share that remainder (`siblingShare`), so parallel
- * children cannot together spend more than it. The tool returns the child's final AgentState; the tool executor turns
- * it into the call's result (`ToolExecution.ofChild`).
+ * `parentAgentId` set, on its budget capped by what the caller has left. The subagent calls of one
+ * step share that remainder (`siblingShare`), so parallel children cannot together spend more than
+ * it. The tool returns the child's final AgentState; the tool executor turns it into the call's
+ * result (`ToolExecution.ofChild`). A child that waits for decisions returns its waiting state,
+ * which the caller's step keeps; called again once they are taken, the tool resumes that child
+ * instead of starting a fresh one.
  */
 export function subagentTool(runner: SubagentRunner): Tool<z.output<typeof subagentInputSchema>, AgentState> {
   return {
@@ -67,9 +70,12 @@ export function subagentTool(runner: SubagentRunner): Tool<z.output<typeof subag
         index,
         step?.inferenceResponse().usage ?? Usage.zero,
       );
-      const child = AgentState.empty({ parentAgentId: state.agentId() }).withUserMessage(
-        context ? `${task}\n\nContext:\n${context}` : task,
-      );
+      // a child that waited for decisions (kept in the caller's waiting step) resumes where it waited
+      const child =
+        state.approval()?.children[toolCallId] ??
+        AgentState.empty({ parentAgentId: state.agentId() }).withUserMessage(
+          context ? `${task}\n\nContext:\n${context}` : task,
+        );
       return runner.run(child, { signal, toolCallId, budget: runner.childBudget.cappedBy(share) });
     },
   };

@@ -7,6 +7,7 @@ import {
   gateTool,
   initialState,
   type Puppet,
+  probeApprover,
   probeSubagent,
   probeTool,
   puppetDriver,
@@ -19,6 +20,7 @@ import {
   type AgentTestModelOptions,
   type AgentTestPath,
   type ModelEvent,
+  PROBE_APPROVER,
   PROBE_GATE,
   PROBE_SUBAGENT,
   PROBE_TOOL,
@@ -66,7 +68,14 @@ export function createAgentTestModel(options: AgentTestModelOptions = {}) {
     hooks: [...(probeHooks ? [puppetHooks(puppet, outcomes)] : []), ...(options.hooks ?? [])],
     budget,
     errorPolicy: options.errorPolicy ?? { maxConsecutiveErrorSteps: 2 },
-    subagents: withSubagent ? { agents: { [PROBE_SUBAGENT]: probeSubagent } } : undefined,
+    subagents: withSubagent
+      ? {
+          agents: {
+            [PROBE_SUBAGENT]: probeSubagent,
+            ...(approvals ? { [PROBE_APPROVER]: probeApprover } : {}),
+          },
+        }
+      : undefined,
     store: probeStore ? puppetStore(puppet) : undefined,
   });
   // The machine that paths are computed on: the real one, with this configuration's guards.

@@ -17,7 +17,14 @@ import { Message } from '../state/message';
 import { ToolExecution } from '../state/tool-execution';
 import { Usage } from '../state/usage';
 import { defineTool } from '../tools/define-tool';
-import { PROBE_GATE, PROBE_SUBAGENT, PROBE_TOOL, SUBAGENT_USAGE, USAGE } from './test-model-vocabulary';
+import {
+  PROBE_APPROVER,
+  PROBE_GATE,
+  PROBE_SUBAGENT,
+  PROBE_TOOL,
+  SUBAGENT_USAGE,
+  USAGE,
+} from './test-model-vocabulary';
 export function hookBehaviour(state: AgentState, behaviour: string): AgentState {
   return behaviour === 'continue' ? state.withContinuationRequested() : state;
 }
@@ -31,7 +38,9 @@ export function modelAnswer(state: AgentState, answer: string): AgentState {
         ? { id: `helper-${state.executionCount()}-${n}`, name: PROBE_SUBAGENT, args: { task: `part ${n}` } }
         : answer === 'approvalCall'
           ? { id: `gate-${state.executionCount()}-${n}`, name: PROBE_GATE, args: { n } }
-          : null;
+          : answer === 'nestedApproval'
+            ? { id: `approver-${state.executionCount()}-${n}`, name: PROBE_APPROVER, args: { task: 'open' } }
+            : null;
   const text = call ? '' : `answer ${n}`;
   const answered = state.withCurrentStep(
     AgentStep.of({
@@ -51,7 +60,17 @@ export function modelAnswer(state: AgentState, answer: string): AgentState {
 export function toolOutcome(state: AgentState, outcome: 'ok' | 'fail'): AgentState {
   const step = state.currentStep();
   if (!step) return state;
+  const approver = step.requestedToolCalls().find((c) => c.name === PROBE_APPROVER);
+  // the approver's child waits for a decision on its gate call; once decided, it answers
+  if (approver && !state.approval()?.children[approver.id]) {
+    const child = AgentState.empty({ agentId: PROBE_APPROVER }).withUserMessage('open');
+    const at = state.execution()?.startedAtMs() ?? 0;
+    return state.withSubagentsAwaiting({
+      [approver.id]: modelAnswer(child.withExecutionStarted(at).withStepStarted(at), 'approvalCall'),
+    });
+  }
   const executions = step.requestedToolCalls().map((call) => {
+    if (call.name === PROBE_APPROVER) return ToolExecution.succeeded(call, 'answer 2', 0, 0);
     if (call.name === PROBE_SUBAGENT)
       return ToolExecution.succeeded(call, 'helped', 0, 0).withUsage(Usage.of(SUBAGENT_USAGE));
     if (call.name === PROBE_GATE) {
@@ -64,7 +83,8 @@ export function toolOutcome(state: AgentState, outcome: 'ok' | 'fail'): AgentSta
       ? ToolExecution.succeeded(call, 'ok', 0, 0)
       : ToolExecution.failed(call, new Error('probe failed'), 0, 0);
   });
-  return state.withCurrentStep(step.withToolExecutions(executions));
+  // the decisions have been carried out, as the tool executor does
+  return state.withCurrentStep(step.withToolExecutions(executions)).withApprovalCleared();
 }
 
 interface PuppetCall {
@@ -161,10 +181,21 @@ export const gateTool = defineTool({
   execute: async () => 'opened',
 });
 
-/** The state a path starts from: a task, or a step saved while awaiting approval of a gate call. */
-export function initialState(awaitingApproval: boolean): AgentState {
+/**
+ * The state a path starts from: a task, or a step saved while awaiting approval of a gate call,
+ * its own or (`'inSubagent'`) its approver subagent's.
+ */
+export function initialState(awaitingApproval: boolean | 'inSubagent'): AgentState {
   const fresh = AgentState.empty({ agentId: 'model' }).withUserMessage('task');
   if (!awaitingApproval) return fresh;
+  if (awaitingApproval === 'inSubagent') {
+    // saved now: the wait is within the time budget, so decisions (not only the timeout) are explored
+    const now = Date.now();
+    return toolOutcome(
+      modelAnswer(fresh.withExecutionStarted(now).withStepStarted(now), 'nestedApproval'),
+      'ok',
+    );
+  }
   return modelAnswer(fresh.withExecutionStarted(0).withStepStarted(0), 'approvalCall');
 }
 
@@ -183,6 +214,15 @@ export const probeSubagent: SubagentDefinition = {
           }),
         }),
       ),
+  },
+};
+
+/** Calls the gate (which waits for a person's decision), then answers. */
+export const probeApprover: SubagentDefinition = {
+  description: 'A helper whose gate call needs approval',
+  driver: {
+    name: 'approver',
+    infer: (state) => modelAnswer(state, state.stepCount() === 0 ? 'approvalCall' : 'final'),
   },
 };
 

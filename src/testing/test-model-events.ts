@@ -12,6 +12,7 @@ import {
   AUTO,
   hookStageOf,
   type ModelEvent,
+  PROBE_APPROVER,
   PROBE_GATE,
   PROBE_SUBAGENT,
   PROBE_TOOL,
@@ -66,7 +67,7 @@ export function eventsFor(
     timeLimit: boolean;
   },
 ): ModelEvent[] {
-  const { state } = snapshot.context as LoopContext;
+  const { state, budget } = snapshot.context as LoopContext;
   const value = JSON.stringify(snapshot.value);
   if (snapshot.matches('pending') || snapshot.hasTag(LoopTag.outcome)) {
     if (!snapshot.matches('pending') && state.executionCount() >= options.executions) return [];
@@ -99,6 +100,12 @@ export function eventsFor(
       'final',
       ...(options.withSubagent ? ['subagent'] : []),
       ...(options.approvals ? ['approvalCall'] : []),
+      // the approver takes two steps (its gate call, its answer): called only with two steps left
+      ...(options.withSubagent &&
+      options.approvals &&
+      (budget.maxSteps === null || budget.maxSteps - state.stepCount() >= 2)
+        ? ['nestedApproval']
+        : []),
     ];
     for (const answer of answers) events.push(done('driver', modelAnswer(state, answer), answer));
     events.push(failed('driver', new Error('model unavailable'), 'error'));
@@ -120,7 +127,7 @@ export function eventsFor(
     events.push(failed('checkpoint', new Error('probe store failed'), 'fail'));
   } else if (snapshot.matches({ inProgress: { step: 'tools' } })) {
     const calls = state.currentStep()?.requestedToolCalls() ?? [];
-    if (calls.some((c) => c.name === PROBE_SUBAGENT || c.name === PROBE_GATE)) {
+    if (calls.some((c) => c.name === PROBE_SUBAGENT || c.name === PROBE_GATE || c.name === PROBE_APPROVER)) {
       // The helper and the gate answer at once: nothing else can happen while they run.
       return [done('toolExecutor', toolOutcome(state, 'ok'), AUTO)];
     } else {

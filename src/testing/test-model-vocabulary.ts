@@ -17,6 +17,8 @@ export const PROBE_TOOL = 'probe';
 export const PROBE_SUBAGENT = 'helper';
 /** The tool that needs a person's approval; it runs at once when approved. */
 export const PROBE_GATE = 'gate';
+/** The subagent whose one gate call waits for a decision (an approval inside a child); then it answers. */
+export const PROBE_APPROVER = 'approver';
 export const APPROVAL_TIMEOUT_EVENT = `xstate.after.approvalTimeout.${StateId.waitingForDecisions.slice(1)}`;
 /** The time budget of the test model (its approval wait can time out). */
 export const TIME_LIMIT_SECONDS = 3_600;
@@ -44,7 +46,12 @@ export interface AgentTestModelOptions {
   /** Let the model call a tool that needs approval, and explore decisions and the timeout. Default true. */
   readonly approvals?: boolean;
   /** Start from a state saved while awaiting approval (as `agent.decide()` does). Default false. */
-  readonly startAwaitingApproval?: boolean;
+  /**
+   * `'inSubagent'`: start from a step saved while its `approver` subagent's gate call awaits
+   * approval (the waiting tree a root session checkpoints), as after a crash between request and
+   * decision.
+   */
+  readonly startAwaitingApproval?: boolean | 'inSubagent';
 }
 
 /** What a path's run saw at one step: the real actor's snapshot, and the events emitted so far. */

@@ -34,6 +34,12 @@ export interface ToolExecutorOptions {
  * time; then afterToolUse hooks run in the model's order. A failing call (unknown tool, invalid
  * arguments, a throw, a timeout, a block, an afterToolUse hook that throws) fails alone and is
  * reported to the model as the tool's result. An AgentStopError from a tool propagates once the other calls have settled.
+ *
+ * A subagent call whose child waits for decisions on its own tool calls leaves the step waiting:
+ * the state returned keeps the finished calls' executions on the step and the waiting children in
+ * its approval (`withSubagentsAwaiting`). Run again once the children's calls are decided, the
+ * executor resumes those children (the subagent tool finds them in the approval) and runs only the
+ * calls without a result yet.
  */
 export async function executeTools(state: AgentState, options: ToolExecutorOptions): Promise<AgentState> {
   const step = state.currentStep();
@@ -57,10 +63,19 @@ export async function executeTools(state: AgentState, options: ToolExecutorOptio
   };
 
   let current = state;
+  // calls that finished before the step waited for a subagent keep their results
+  const kept = new Map(step.toolExecutions().map((e) => [e.toolCallId(), e]));
   // `settled`: a call that ends before it runs (a hook blocked it or gave arguments that cannot be kept).
   const planned: Array<{ call: ToolCall; startedAt: number; settled?: ToolExecution }> = [];
+  // a subagent call whose child waited was started (reported, passed by the hooks) before it waited
+  const resumed = state.approval()?.children ?? {};
   for (const requested of step.requestedToolCalls()) {
+    if (kept.has(requested.id)) continue;
     const startedAt = Date.now();
+    if (Object.hasOwn(resumed, requested.id)) {
+      planned.push({ call: requested, startedAt });
+      continue;
+    }
     report?.({
       type: 'tool.started',
       ...ids,
@@ -107,6 +122,7 @@ export async function executeTools(state: AgentState, options: ToolExecutorOptio
   }
 
   const results: ToolExecution[] = new Array(planned.length);
+  const waiting = new Map<string, AgentState>();
   let stop: AgentStopError | undefined;
   let next = 0;
   const toolState = current;
@@ -124,7 +140,13 @@ export async function executeTools(state: AgentState, options: ToolExecutorOptio
       if (refusal) execution = ToolExecution.failed(call, refusal, startedAt);
       else {
         try {
-          execution = await runTool(call, toolState, options, startedAt);
+          const result = await runTool(call, toolState, options, startedAt);
+          // a subagent whose child waits for decisions: the step waits with it
+          if (result instanceof AgentState) {
+            waiting.set(call.id, result);
+            continue;
+          }
+          execution = result;
         } catch (error) {
           if (!AgentStopError.is(error)) throw error;
           stop ??= error;
@@ -140,6 +162,7 @@ export async function executeTools(state: AgentState, options: ToolExecutorOptio
   await Promise.all(Array.from({ length: workers }, worker));
 
   for (let i = 0; i < results.length; i++) {
+    if (results[i] === undefined) continue; // a subagent waiting for decisions
     for (const hook of hooks) {
       if (!hook.afterToolUse) continue;
       const execution = results[i] as ToolExecution;
@@ -163,12 +186,27 @@ export async function executeTools(state: AgentState, options: ToolExecutorOptio
   }
 
   const inFlight = current.currentStep() ?? step;
-  const messages = results.map((execution) => toolResultMessage(execution));
-  const done = current.withCurrentStep(
-    inFlight.withToolExecutions(results).withOutputMessages([...inFlight.outputMessages(), ...messages]),
-  );
-  if (stop) throw Object.assign(stop, { state: done });
+  const byCall = new Map([...kept, ...results.filter(Boolean).map((e) => [e.toolCallId(), e] as const)]);
+  const ordered = step.requestedToolCalls().flatMap((call) => byCall.get(call.id) ?? []);
+  if (waiting.size > 0 && !stop) {
+    // the tool messages are written once every call has its result
+    return current
+      .withCurrentStep(inFlight.withToolExecutions(ordered))
+      .withSubagentsAwaiting(Object.fromEntries(waiting));
+  }
+  const messages = ordered.map((execution) => toolResultMessage(execution));
+  const done = current
+    .withCurrentStep(
+      inFlight.withToolExecutions(ordered).withOutputMessages([...inFlight.outputMessages(), ...messages]),
+    )
+    .withApprovalCleared();
+  if (stop) throw Object.assign(stop, { state: done.withPendingToolCallsFailed(stopped(stop)) });
   return done;
+}
+
+/** The result of a call whose subagent still waited when a tool asked the run to stop. */
+function stopped(stop: AgentStopError): AgentError {
+  return AgentError.of('AgentStopError', stop.message, 'STOPPED_WHILE_AWAITING_APPROVAL');
 }
 
 async function runTool(
@@ -176,7 +214,7 @@ async function runTool(
   state: AgentState,
   options: ToolExecutorOptions,
   startedAt: number,
-): Promise<ToolExecution> {
+): Promise<ToolExecution | AgentState> {
   const tool = Object.hasOwn(options.tools, call.name) ? options.tools[call.name] : undefined;
   if (!tool) {
     const known = Object.keys(options.tools);
@@ -203,11 +241,11 @@ async function runTool(
   }
   const execute = tool.execute;
   const timeoutMs = tool.timeoutMs ?? options.timeoutMs;
-  const recorded = (value: unknown) =>
-    // A subagent tool answers with the child's final state.
-    value instanceof AgentState
-      ? ToolExecution.ofChild(call, value, startedAt)
-      : ToolExecution.succeeded(call, value === undefined ? null : value, startedAt);
+  const recorded = (value: unknown): ToolExecution | AgentState => {
+    // A subagent tool answers with the child's state: final, or waiting for decisions.
+    if (!(value instanceof AgentState)) return ToolExecution.succeeded(call, value ?? null, startedAt);
+    return value.approval() !== null ? value : ToolExecution.ofChild(call, value, startedAt);
+  };
   const failed = (error: unknown) => {
     if (AgentStopError.is(error)) throw error;
     return ToolExecution.failed(call, error, startedAt);

@@ -16,6 +16,13 @@ const fromApproval = createAgentTestModel({
   startAwaitingApproval: true,
   executions: 1,
 });
+// a crash between request and decision inside a subagent: the saved waiting tree runs again
+const fromNestedApproval = createAgentTestModel({
+  probeHooks: false,
+  probeStore: false,
+  startAwaitingApproval: 'inSubagent',
+  executions: 1,
+});
 const simple = createAgentTestModel({
   probeHooks: false,
   budget: new ExecutionBudget({ maxSteps: 2 }),
@@ -39,6 +46,10 @@ describe('every transition, without hooks', () => {
 
 describe('every transition, from a state saved while awaiting approval', () => {
   for (const path of fromApproval.transitionPaths()) it(path.description, () => path.run());
+});
+
+describe('every transition, from a state saved while a subagent awaits approval', () => {
+  for (const path of fromNestedApproval.transitionPaths()) it(path.description, () => path.run());
 });
 
 describe('every simple path of one execution, without hooks', () => {

@@ -1,0 +1,31 @@
+/**
+ * A decide job on a worker: a person's decisions on the calls a session waits for (its subagents'
+ * included), and the rest of the run. The job marks the session before it decides, so that a
+ * retry of the same job (its worker died or was closed) that finds its decisions already taken
+ * resumes the run instead of refusing them as no longer pending.
+ */
+import type { Agent, ExecuteOptions } from '../runtime/agent-actor';
+import type { ApprovalInput } from '../runtime/approvals';
+import type { AgentState } from '../state/agent-state';
+import { pendingMatches } from '../state/approval';
+import { JOB_METADATA_KEY } from './agent-job';
+
+export async function runDecision(
+  agent: Agent,
+  request: { readonly sessionId: string; readonly decisions: readonly ApprovalInput[] },
+  stored: { readonly state: AgentState; readonly version: number },
+  jobMark: string,
+  options: Omit<ExecuteOptions, 'sessionId'>,
+): Promise<AgentState> {
+  const { sessionId, decisions } = request;
+  const store = agent.definition.store;
+  if (!store) throw new TypeError('runDecision needs an agent with a store');
+  if (stored.state.metadata()[JOB_METADATA_KEY] === jobMark) {
+    const pending = stored.state.pendingApprovals();
+    const taken = decisions.every((d) => pendingMatches(pending, d.toolCallId, d.path).length === 0);
+    if (taken) return agent.resume(sessionId, options);
+  } else {
+    await store.save(sessionId, stored.state.withMetadata(JOB_METADATA_KEY, jobMark), stored.version);
+  }
+  return agent.decide(sessionId, decisions, options);
+}

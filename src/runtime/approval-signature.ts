@@ -1,0 +1,78 @@
+/**
+ * Binding approvals to the exact call (`approvalSecret`): each pending call of a root run is signed
+ * with HMAC-SHA256 over the session, the path of subagents to the call, its id and its exact input
+ * (canonical JSON), and a decision must carry that signature. A decision made for another call, an
+ * altered input, or another session does not match and is refused.
+ */
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import type { AgentState } from '../state/agent-state';
+import { ApprovalError, approvalKey, type PendingApproval } from '../state/approval';
+import { type ApprovalInput, pendingCall } from './approvals';
+
+/** The signature of one pending call; `sessionId` is the run's session (null without one). */
+export function approvalSignature(
+  secret: string,
+  sessionId: string | null,
+  pending: PendingApproval,
+): string {
+  const subject = canonicalJson({
+    session: sessionId,
+    path: pending.path ?? [],
+    toolCallId: pending.toolCallId,
+    input: pending.args,
+  });
+  return createHmac('sha256', secret).update(subject).digest('base64url');
+}
+
+/** The state with every pending call (its own and those inside waiting subagents) signed. */
+export function withSignedApprovals(state: AgentState, secret: string, sessionId: string | null): AgentState {
+  const pending = state.pendingApprovals();
+  if (pending.length === 0) return state;
+  return state.withApprovalSignatures(
+    Object.fromEntries(
+      pending.map((p) => [approvalKey(p.path, p.toolCallId), approvalSignature(secret, sessionId, p)]),
+    ),
+  );
+}
+
+/**
+ * Refuses (APPROVAL_SIGNATURE_INVALID) a decision on a pending call whose signature is missing or
+ * does not match. A decision that names no pending call is left to `withApprovalDecision` to refuse.
+ */
+export function checkSignature(
+  state: AgentState,
+  input: ApprovalInput,
+  secret: string,
+  sessionId: string | null,
+): void {
+  const call = pendingCall(state, input);
+  if (!call) return;
+  const expected = Buffer.from(approvalSignature(secret, sessionId, call));
+  const given = Buffer.from(typeof input.signature === 'string' ? input.signature : '');
+  if (given.length === expected.length && timingSafeEqual(given, expected)) return;
+  const where = sessionId === null ? 'this state (no session)' : `session '${sessionId}'`;
+  throw new ApprovalError(
+    'APPROVAL_SIGNATURE_INVALID',
+    `The decision on tool call '${input.toolCallId}' ${
+      input.signature === undefined ? 'carries no signature' : 'carries a signature that does not match'
+    }: pass the 'signature' of the pending call as listed by pendingApprovals() for ${where}, unaltered. Nothing was changed.`,
+    input.toolCallId,
+  );
+}
+
+/** JSON with object keys sorted at every level, so equal values always sign alike. */
+export function canonicalJson(value: unknown): string {
+  return JSON.stringify(sortKeys(value));
+}
+
+function sortKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortKeys);
+  if (value === null || typeof value !== 'object') return value;
+  const source = value as Record<string, unknown>;
+  return Object.fromEntries(
+    Object.keys(source)
+      .filter((key) => source[key] !== undefined)
+      .sort()
+      .map((key) => [key, sortKeys(source[key])]),
+  );
+}

@@ -17,6 +17,7 @@ import {
   SqliteSessionStore,
 } from '../src/persistence/index';
 import { collectGarbage, median, now, printTable } from './harness';
+import { journalFigures } from './persistence-journal';
 import { appendToolStep, libraryAgent, question } from './workload';
 
 const STEPS = 200;
@@ -102,6 +103,7 @@ export default async function run(): Promise<void> {
       rows,
     );
     await agentRuns(stores);
+    await journalFigures(dir);
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

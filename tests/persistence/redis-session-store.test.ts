@@ -39,20 +39,14 @@ const redisKind: StoreKind = {
       return store;
     };
     const store = open();
-    const key = (id: string) => store.sessionKey(id);
-    const readRaw = async (id: string) => (await raw.get(key(id))) ?? '';
+    const key = (id: string) => store.journalKey(id);
     return {
       store,
       reopen: open,
-      readRaw,
-      readRawState: readRaw,
-      writeRawState: async (id, text) => {
-        await raw.set(key(id), text);
-      },
-      editState: async (id, edit) => {
-        const doc = JSON.parse(await readRaw(id));
-        edit(doc.state);
-        await raw.set(key(id), JSON.stringify(doc));
+      readRaw: async (id) => JSON.stringify(await raw.lrange(key(id), 0, -1)),
+      readRecord: async (id) => (await raw.lindex(key(id), -1)) ?? '',
+      writeRecord: async (id, text) => {
+        await raw.lset(key(id), -1, text);
       },
       cleanup: async () => {
         await Promise.all(opened.map((s) => s.close()));
@@ -76,20 +70,22 @@ describe('RedisSessionStore (Redis specifics)', () => {
     await Promise.all(stores.map((s) => s.close()));
   });
 
-  it('writes the document format of the other stores under <prefix>session:<id>, indexed in <prefix>sessions', async () => {
+  it('appends one journal record per save to the list <prefix>journal:<id>, indexed in <prefix>sessions', async () => {
     const prefix = `format-${randomUUID()}:`;
     const store = open(prefix);
     const state = AgentState.empty().withUserMessage('hello');
     await store.save('chat-1', state, null);
+    await store.save('chat-1', state.withUserMessage('again'), 1);
     const raw = new Redis(server.connection);
     try {
-      const text = (await raw.get(`${prefix}session:chat-1`)) as string;
-      expect(text.startsWith('{"version":1,"savedAt":"')).toBe(true);
-      const doc = JSON.parse(text);
-      expect(Object.keys(doc)).toEqual(['version', 'savedAt', 'state']);
-      expect(doc.state).toEqual(state.toJSON());
+      const records = (await raw.lrange(`${prefix}journal:chat-1`, 0, -1)).map((t) => JSON.parse(t));
+      expect(records.map((r) => [r.journal, r.v, r.kind])).toEqual([
+        [1, 1, 'snapshot'],
+        [1, 2, 'delta'],
+      ]);
+      expect(records[1].sections.messages).toMatchObject({ from: 1, items: [{ content: 'again' }] });
       expect(await raw.zrange(`${prefix}sessions`, 0, -1)).toEqual(['chat-1']);
-      expect(store.sessionKey('chat-1')).toBe(`${prefix}session:chat-1`);
+      expect(store.journalKey('chat-1')).toBe(`${prefix}journal:chat-1`);
       expect(store.indexKey()).toBe(`${prefix}sessions`);
     } finally {
       await raw.quit();
@@ -106,7 +102,7 @@ describe('RedisSessionStore (Redis specifics)', () => {
     expect((await a.load('same-id'))?.state.messages()[0]?.content).toBe('in a');
   });
 
-  it('reads a document whose version is not first (written by hand), and refuses one without a version', async () => {
+  it('reads a document from before the journal whose version is not first, and refuses one without a version', async () => {
     const prefix = `shape-${randomUUID()}:`;
     const store = open(prefix);
     const raw = new Redis(server.connection);

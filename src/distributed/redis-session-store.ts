@@ -179,7 +179,7 @@ export class RedisSessionStore implements JournaledSessionStore {
         reply = await this.append(redis, id, expectedVersion, next);
       }
       if (reply[0] === 'ok') {
-        this.tips.set(id, next.tip);
+        this.tips.set(id, next.commit());
         return version;
       }
       if (reply[0] === 'conflict') {
@@ -286,7 +286,7 @@ export class RedisSessionStore implements JournaledSessionStore {
       next.text,
       id,
       next.kind,
-      next.kind === 'delta' ? next.tip.gen : '',
+      next.kind === 'delta' ? next.gen : '',
     )) as [string, string?];
   }
 

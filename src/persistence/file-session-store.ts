@@ -1,4 +1,4 @@
-import { copyFile, mkdir, open, readdir, readFile, unlink } from 'node:fs/promises';
+import { copyFile, type FileHandle, mkdir, open, readdir, stat, unlink } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { AgentState } from '../state/agent-state';
 import { syncDirectory, writeFileAtomic } from './atomic-file';
@@ -27,11 +27,23 @@ const LEGACY_EXTENSION = '.json';
 // One lock per file for the whole process, so two stores on the same directory serialize too.
 const fileLocks = new KeyedLock();
 
-/** What a store knows of a session file it wrote last: the tip, and the file's size after it. */
+/**
+ * What a store knows of a session file it wrote or read last: the tip, and the file's identity
+ * then. A file with another inode, size or modification time was written by someone else (or
+ * replaced): it is read again before the next append.
+ */
 interface KnownFile {
   readonly tip: JournalTip;
-  readonly size: number;
+  readonly stamp: FileStamp;
 }
+
+interface FileStamp {
+  readonly ino: number;
+  readonly size: number;
+  readonly mtimeMs: number;
+}
+
+const sameStamp = (a: FileStamp, b: FileStamp) => a.ino === b.ino && a.size === b.size && a.mtimeMs === b.mtimeMs;
 
 /**
  * A SessionStore with one append-only journal file per session, `<dir>/<sessionId>.journal`
@@ -75,7 +87,9 @@ export class FileSessionStore implements JournaledSessionStore {
       if (stored === null) return null;
       if (stored.kind === 'legacy') return stored.loaded;
       const replayed = replayRecords(stored.texts, stored.at);
-      this.remember(sessionId, replayed.tip, stored.end, stored.size);
+      // A torn tail is cut off by the next save, which then needs the intact length: only a file
+      // without one is remembered as it is.
+      if (stored.end === stored.stamp.size) this.known.set(sessionId, { tip: replayed.tip, stamp: stored.stamp });
       return { state: replayed.state, version: replayed.version };
     });
   }
@@ -87,12 +101,13 @@ export class FileSessionStore implements JournaledSessionStore {
       assertExpectedVersion(expectedVersion);
       return fileLocks.run(file, async () => {
         const known = this.known.get(sessionId);
-        const size = await sizeOf(file);
+        const stamp = await stampOf(file);
+        const size = stamp?.size ?? null;
         let actual: number | null;
         let tip: JournalTip | null = null;
         let end = size ?? 0;
         let legacy = false;
-        if (known && size === known.size) {
+        if (known && stamp && sameStamp(stamp, known.stamp)) {
           actual = known.tip.version;
           tip = known.tip;
         } else {
@@ -119,7 +134,8 @@ export class FileSessionStore implements JournaledSessionStore {
         } else {
           await appendAt(file, end, size, bytes);
         }
-        this.known.set(sessionId, { tip: next.tip, size: end + bytes.length });
+        const written = await stampOf(file);
+        if (written) this.known.set(sessionId, { tip: next.commit(), stamp: written });
         return version;
       });
     });
@@ -222,19 +238,19 @@ export class FileSessionStore implements JournaledSessionStore {
   /** The session as stored: the journal's intact records, or a document from before the journal. */
   private async read(sessionId: string): Promise<StoredFile | null> {
     const file = this.fileOf(sessionId);
-    const bytes = await readIfPresent(file);
-    if (bytes !== null) {
+    const read = await readIfPresent(file);
+    if (read !== null) {
       const at = { sessionId, location: file };
-      const { texts, end } = unframe(bytes);
+      const { texts, end } = unframe(read.bytes);
       if (texts.length === 0)
         throw new CorruptSessionError(sessionId, 'the file holds no intact journal record', file);
-      return { kind: 'journal', texts, end, size: bytes.length, at };
+      return { kind: 'journal', texts, end, stamp: read.stamp, at };
     }
     const legacyFile = this.legacyFileOf(sessionId);
     const legacy = await readIfPresent(legacyFile);
     if (legacy === null) return null;
     const at = { sessionId, location: legacyFile };
-    const text = decodeUtf8(legacy, at);
+    const text = decodeUtf8(legacy.bytes, at);
     const loaded = decodeSessionDocument(text, at);
     return {
       kind: 'legacy',
@@ -242,12 +258,6 @@ export class FileSessionStore implements JournaledSessionStore {
       savedAt: new Date(/"savedAt":"([^"]+)"/.exec(text)?.[1] ?? Number.NaN),
       at,
     };
-  }
-
-  private remember(sessionId: string, tip: JournalTip, end: number, size: number): void {
-    // A torn tail is cut off by the next save, which then needs the intact length: only a file
-    // without one is remembered as is.
-    if (end === size) this.known.set(sessionId, { tip, size });
   }
 
   private async removeLegacy(sessionId: string): Promise<void> {
@@ -276,7 +286,7 @@ export class FileSessionStore implements JournaledSessionStore {
 }
 
 type StoredFile =
-  | { kind: 'journal'; texts: string[]; end: number; size: number; at: StoredAt }
+  | { kind: 'journal'; texts: string[]; end: number; stamp: FileStamp; at: StoredAt }
   | { kind: 'legacy'; loaded: LoadedSession; savedAt: Date; at: StoredAt };
 
 /** Appends `bytes` at `end` (cutting off a torn tail first) and flushes the file to disk. */
@@ -291,26 +301,33 @@ async function appendAt(file: string, end: number, size: number, bytes: Buffer):
   }
 }
 
-async function sizeOf(file: string): Promise<number | null> {
+async function stampOf(file: string): Promise<FileStamp | null> {
   try {
-    const handle = await open(file, 'r');
-    try {
-      return (await handle.stat()).size;
-    } finally {
-      await handle.close();
-    }
+    const { ino, size, mtimeMs } = await stat(file);
+    return { ino, size, mtimeMs };
   } catch (error) {
     if (isNotFound(error)) return null;
     throw error;
   }
 }
 
-async function readIfPresent(file: string): Promise<Buffer | null> {
+/** The bytes of a file and its identity when read, or null when it does not exist. */
+async function readIfPresent(file: string): Promise<{ bytes: Buffer; stamp: FileStamp } | null> {
+  let handle: FileHandle;
   try {
-    return await readFile(file);
+    handle = await open(file, 'r');
   } catch (error) {
     if (isNotFound(error)) return null;
     throw error;
+  }
+  try {
+    // Stated before reading: if the file grows meanwhile, the stamp no longer matches, and the
+    // next save reads it again.
+    const { ino, mtimeMs } = await handle.stat();
+    const bytes = await handle.readFile();
+    return { bytes, stamp: { ino, size: bytes.length, mtimeMs } };
+  } finally {
+    await handle.close();
   }
 }
 

@@ -79,7 +79,7 @@ export class InMemorySessionStore implements JournaledSessionStore {
     const next = nextRecord(tip, state, version);
     if (journal) journal.push(next.text);
     else this.documents.set(id, [next.text]);
-    this.tips.set(id, next.tip);
+    this.tips.set(id, next.commit());
     return version;
   }
 

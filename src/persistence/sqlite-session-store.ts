@@ -31,7 +31,7 @@ const JOURNAL_DDL = `CREATE TABLE IF NOT EXISTS session_journal (
   saved_at TEXT NOT NULL,
   body TEXT NOT NULL,
   PRIMARY KEY (session_id, version)
-) STRICT;
+) STRICT, WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS session_journal_snapshots ON session_journal (session_id, version) WHERE kind = 'snapshot'`;
 
 interface Tip {
@@ -71,21 +71,12 @@ function prepare(db: SqliteDatabase) {
   // IMMEDIATE takes the write lock before the version is read, so a writer in another process
   // cannot slip in between the check and the append.
   const append = db.transaction(
-    (id: string, expected: number | null, encode: (tip: Tip | null) => NextRecord): NextRecord => {
+    (id: string, expected: number | null, step: number, encode: (tip: Tip | null) => NextRecord): NextRecord => {
       const tip = tipOf(id);
       if ((tip?.version ?? null) !== expected)
         throw new SessionConflictError(id, expected, tip?.version ?? null);
       const next = encode(tip);
-      const { tip: written } = next;
-      insert.run(
-        id,
-        written.version,
-        written.gen,
-        next.kind,
-        written.state.stepCount(),
-        new Date().toISOString(),
-        next.text,
-      );
+      insert.run(id, next.version, next.gen, next.kind, step, new Date().toISOString(), next.text);
       if (tip && tip.gen === null) removeLegacy.run(id);
       return next;
     },
@@ -102,8 +93,8 @@ function prepare(db: SqliteDatabase) {
     checkpoints: db.prepare(
       'SELECT version, step, saved_at FROM session_journal WHERE session_id = ? ORDER BY version',
     ),
-    append: (id: string, expected: number | null, encode: (tip: Tip | null) => NextRecord) =>
-      append.immediate(id, expected, encode),
+    append: (id: string, expected: number | null, step: number, encode: (tip: Tip | null) => NextRecord) =>
+      append.immediate(id, expected, step, encode),
     fork: db.transaction((from: string, version: number, to: string) => {
       const existing = tipOf(to);
       if (existing) throw new SessionConflictError(to, null, existing.version);
@@ -158,11 +149,11 @@ export class SqliteSessionStore implements JournaledSessionStore {
     const cached = this.tips.peek(id);
     const early = cached?.version === expectedVersion ? nextRecord(cached, state, version) : null;
     const next = await this.connection.run((db) =>
-      db.append(id, expectedVersion, (tip) =>
+      db.append(id, expectedVersion, state.stepCount(), (tip) =>
         early && tip?.gen === cached?.gen ? early : nextRecord(null, state, version),
       ),
     );
-    this.tips.set(id, next.tip);
+    this.tips.set(id, next.commit());
     return version;
   }
 

@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import { z } from 'zod';
 import { CorruptSessionError } from '../errors';
 import type { StoredAt } from '../session-document';
 
@@ -44,24 +43,35 @@ export interface JournalRecord {
   readonly acct: Accounting;
 }
 
-const patchSchema = z.strictObject({ from: z.number().int().nonnegative(), items: z.array(z.unknown()) });
-const recordSchema = z.strictObject({
-  journal: z.number().int(),
-  v: z.number().int().positive(),
-  gen: z.string().min(1),
-  at: z.string(),
-  step: z.number().int().nonnegative(),
-  kind: z.enum(['snapshot', 'delta']),
-  head: z.record(z.string(), z.unknown()),
-  steps: patchSchema.optional(),
-  sections: z.record(z.string(), patchSchema).optional(),
-  content: z.record(z.string(), z.string()).optional(),
-  acct: z.strictObject({
-    live: z.number().nonnegative(),
-    garbage: z.number().nonnegative(),
-    steps: z.number().nonnegative(),
-  }),
-});
+const KEYS = new Set(['journal', 'v', 'gen', 'at', 'step', 'kind', 'head', 'steps', 'sections', 'content', 'acct']);
+
+/** Where a parsed record does not have the shape of JournalRecord, or null when it does. */
+function shapeProblem(data: Record<string, unknown>): string | null {
+  const count = (value: unknown) => typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
+  const patch = (value: unknown) => isRecord(value) && count(value.from) && Array.isArray(value.items);
+  for (const key of Object.keys(data)) if (!KEYS.has(key)) return `unknown key ${JSON.stringify(key)}`;
+  if (!count(data.v) || (data.v as number) < 1) return 'v';
+  if (typeof data.gen !== 'string' || data.gen === '') return 'gen';
+  if (typeof data.at !== 'string') return 'at';
+  if (!count(data.step)) return 'step';
+  if (data.kind !== 'snapshot' && data.kind !== 'delta') return 'kind';
+  if (!isRecord(data.head)) return 'head';
+  if (data.steps !== undefined && !patch(data.steps)) return 'steps';
+  if (data.sections !== undefined && !(isRecord(data.sections) && Object.values(data.sections).every(patch)))
+    return 'sections';
+  if (
+    data.content !== undefined &&
+    !(isRecord(data.content) && Object.values(data.content).every((t) => typeof t === 'string'))
+  )
+    return 'content';
+  const acct = data.acct;
+  if (!isRecord(acct) || !count(acct.live) || !count(acct.garbage) || !count(acct.steps)) return 'acct';
+  return null;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
 
 /** A record as one line of JSON text. */
 export function encodeRecord(record: JournalRecord): string {
@@ -91,18 +101,10 @@ export function decodeRecord(text: string, at: StoredAt): JournalRecord {
       at.location,
       'journal',
     );
-  const result = recordSchema.safeParse(data);
-  if (!result.success) {
-    const issue = result.error.issues[0];
-    throw new CorruptSessionError(
-      at.sessionId,
-      `a journal record is malformed at ${issue?.path.join('.') || '(top)'}: ${issue?.message}`,
-      at.location,
-      null,
-      { cause: result.error },
-    );
-  }
-  return result.data as JournalRecord;
+  const problem = isRecord(data) ? shapeProblem(data) : 'it is not a JSON object';
+  if (problem !== null)
+    throw new CorruptSessionError(at.sessionId, `a journal record is malformed (bad ${problem})`, at.location);
+  return data as unknown as JournalRecord;
 }
 
 const HEAD =

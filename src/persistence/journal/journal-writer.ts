@@ -20,21 +20,27 @@ import {
  * What a writer remembers of the last checkpoint it wrote or read, to append only what changed:
  * the state itself (appends share its lists, so "what is new" is found without comparing
  * contents), its head fields as JSON, the content stored since the newest snapshot, the accounts.
+ * The set of content keys is shared along a chain of tips and grows when a record is committed,
+ * so that a save does not copy it.
  */
 export interface JournalTip {
   readonly version: number;
   readonly gen: string;
   readonly state: AgentState;
   readonly head: Readonly<Record<string, string>>;
-  readonly contentKeys: ReadonlySet<string>;
+  readonly contentKeys: Set<string>;
   readonly acct: Accounting;
 }
 
-/** A record ready to append, and the tip it leaves. */
+/** A record ready to append. */
 export interface NextRecord {
   readonly text: string;
   readonly kind: 'snapshot' | 'delta';
-  readonly tip: JournalTip;
+  readonly version: number;
+  readonly gen: string;
+  readonly acct: Accounting;
+  /** The tip after the record; call it once the record is stored (it adds the record's content keys). */
+  commit(): JournalTip;
 }
 
 /** Bytes of superseded records tolerated beyond the live ones before a snapshot is written. */
@@ -49,7 +55,7 @@ const GARBAGE_ALLOWANCE = 64 * 1024;
 export function nextRecord(tip: JournalTip | null, state: AgentState, version: number): NextRecord {
   if (tip && tip.version === version - 1) {
     const delta = encodeDelta(tip, state, version);
-    if (delta && delta.tip.acct.garbage <= delta.tip.acct.live + GARBAGE_ALLOWANCE) return delta;
+    if (delta && delta.acct.garbage <= delta.acct.live + GARBAGE_ALLOWANCE) return delta;
   }
   return encodeSnapshot(state, version);
 }
@@ -80,18 +86,15 @@ export function encodeSnapshot(state: AgentState, version: number): NextRecord {
   let text = encodeRecord(record);
   // The live bytes are the record's own; written once more so that the accounts say so.
   text = encodeRecord({ ...record, acct: { ...record.acct, live: text.length } });
-  return {
-    text,
-    kind: 'snapshot',
-    tip: {
-      version,
-      gen: record.gen,
-      state,
-      head,
-      contentKeys: content.keys,
-      acct: { live: text.length, garbage: 0, steps: stepsBytes },
-    },
+  const tip: JournalTip = {
+    version,
+    gen: record.gen,
+    state,
+    head,
+    contentKeys: new Set(Object.keys(content.added)),
+    acct: { live: text.length, garbage: 0, steps: stepsBytes },
   };
+  return { text, kind: 'snapshot', version, gen: record.gen, acct: tip.acct, commit: () => tip };
 }
 
 /** The tip after reading `state` at `version` from records whose newest says `gen` and `acct`. */
@@ -100,14 +103,14 @@ export function tipOf(
   version: number,
   gen: string,
   acct: Accounting,
-  contentKeys: ReadonlySet<string>,
+  contentKeys: Set<string>,
 ): JournalTip {
   return { version, gen, state, head: headOf(state), contentKeys, acct };
 }
 
 function encodeDelta(tip: JournalTip, state: AgentState, version: number): NextRecord | null {
   const before = tip.state;
-  const content = new ContentWriter(new Set(tip.contentKeys));
+  const content = new ContentWriter(tip.contentKeys);
   let garbage = tip.acct.garbage;
   let live = tip.acct.live;
 
@@ -176,10 +179,17 @@ function encodeDelta(tip: JournalTip, state: AgentState, version: number): NextR
     ...(Object.keys(content.added).length > 0 && { content: content.added }),
     acct: { live, garbage, steps: stepsBytes },
   };
+  const next: JournalTip = { version, gen: tip.gen, state, head, contentKeys: tip.contentKeys, acct: record.acct };
   return {
     text: encodeRecord(record),
     kind: 'delta',
-    tip: { version, gen: tip.gen, state, head, contentKeys: content.keys, acct: record.acct },
+    version,
+    gen: tip.gen,
+    acct: record.acct,
+    commit: () => {
+      for (const hash of Object.keys(content.added)) tip.contentKeys.add(hash);
+      return next;
+    },
   };
 }
 
@@ -255,19 +265,16 @@ export function headOf(state: AgentState): Record<string, string> {
   return out;
 }
 
-/** Collects content (long strings) not yet stored since the newest snapshot. */
+/** Collects content (long strings) not yet stored since the newest snapshot; `stored` is not changed. */
 class ContentWriter {
   readonly added: Record<string, string> = {};
-  constructor(readonly keys: Set<string>) {}
+  constructor(private readonly stored: ReadonlySet<string>) {}
 
   /** The string itself when short, else `{ "$c": hash }` (storing it if new). */
   ref(text: string): string | { $c: string } {
     if (text.length < CONTENT_MIN_LENGTH) return text;
     const hash = contentHash(text);
-    if (!this.keys.has(hash)) {
-      this.keys.add(hash);
-      this.added[hash] = text;
-    }
+    if (!this.stored.has(hash) && !(hash in this.added)) this.added[hash] = text;
     return { $c: hash };
   }
 }

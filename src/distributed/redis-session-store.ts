@@ -11,7 +11,12 @@ import { assertVersion, checkpointsOf, replayRecords } from '../persistence/jour
 import { readRecordHead } from '../persistence/journal/journal-record';
 import { type NextRecord, nextRecord } from '../persistence/journal/journal-writer';
 import { TipCache } from '../persistence/journal/tip-cache';
-import { decodeSessionDocument, type StoredAt, storedVersion } from '../persistence/session-document';
+import {
+  decodeSessionDocument,
+  type StoredAt,
+  savedAtOf,
+  storedVersion,
+} from '../persistence/session-document';
 import { assertSessionId } from '../persistence/session-id';
 import type { LoadedSession } from '../persistence/session-store';
 import { assertExpectedVersion, assertState } from '../persistence/store-arguments';
@@ -201,8 +206,7 @@ export class RedisSessionStore implements JournaledSessionStore {
       const text = await redis.get(this.sessionKey(id));
       if (text === null) return [];
       const { state, version } = decodeSessionDocument(text, this.legacyAt(id));
-      const savedAt = new Date(/"savedAt":"([^"]+)"/.exec(text)?.[1] ?? Number.NaN);
-      return [{ version, stepNumber: state.stepCount(), savedAt }];
+      return [{ version, stepNumber: state.stepCount(), savedAt: savedAtOf(text) }];
     });
   }
 

@@ -15,7 +15,7 @@ import { assertVersion, checkpointsOf, lastGen, lastVersion, replayRecords } fro
 import { readRecordHead } from './journal/journal-record';
 import { type JournalTip, nextRecord } from './journal/journal-writer';
 import { KeyedLock } from './keyed-lock';
-import { decodeSessionDocument, type StoredAt } from './session-document';
+import { decodeSessionDocument, type StoredAt, savedAtOf } from './session-document';
 import { assertSessionId, isValidSessionId } from './session-id';
 import type { LoadedSession } from './session-store';
 import { assertExpectedVersion, assertState } from './store-arguments';
@@ -43,7 +43,8 @@ interface FileStamp {
   readonly mtimeMs: number;
 }
 
-const sameStamp = (a: FileStamp, b: FileStamp) => a.ino === b.ino && a.size === b.size && a.mtimeMs === b.mtimeMs;
+const sameStamp = (a: FileStamp, b: FileStamp) =>
+  a.ino === b.ino && a.size === b.size && a.mtimeMs === b.mtimeMs;
 
 /**
  * A SessionStore with one append-only journal file per session, `<dir>/<sessionId>.journal`
@@ -89,7 +90,8 @@ export class FileSessionStore implements JournaledSessionStore {
       const replayed = replayRecords(stored.texts, stored.at);
       // A torn tail is cut off by the next save, which then needs the intact length: only a file
       // without one is remembered as it is.
-      if (stored.end === stored.stamp.size) this.known.set(sessionId, { tip: replayed.tip, stamp: stored.stamp });
+      if (stored.end === stored.stamp.size)
+        this.known.set(sessionId, { tip: replayed.tip, stamp: stored.stamp });
       return { state: replayed.state, version: replayed.version };
     });
   }
@@ -255,7 +257,7 @@ export class FileSessionStore implements JournaledSessionStore {
     return {
       kind: 'legacy',
       loaded,
-      savedAt: new Date(/"savedAt":"([^"]+)"/.exec(text)?.[1] ?? Number.NaN),
+      savedAt: savedAtOf(text),
       at,
     };
   }

@@ -10,7 +10,7 @@ import { assertVersion, checkpointsOf, lastGen, lastVersion, replayRecords } fro
 import { readRecordHead } from './journal/journal-record';
 import { nextRecord } from './journal/journal-writer';
 import { TipCache } from './journal/tip-cache';
-import { decodeSessionDocument, type StoredAt, storedVersion } from './session-document';
+import { decodeSessionDocument, type StoredAt, savedAtOf, storedVersion } from './session-document';
 import { assertSessionId } from './session-id';
 import type { LoadedSession } from './session-store';
 import { assertExpectedVersion, assertState } from './store-arguments';
@@ -152,11 +152,6 @@ export class InMemorySessionStore implements JournaledSessionStore {
   private checkOpen(): void {
     if (this.closed) throw new StoreClosedError('InMemorySessionStore');
   }
-}
-
-function savedAtOf(document: string): Date {
-  const match = /"savedAt":"([^"]+)"/.exec(document);
-  return new Date(match?.[1] ?? Number.NaN);
 }
 
 function indexOfVersion(records: readonly string[], version: number): number {

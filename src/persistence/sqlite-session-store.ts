@@ -1,5 +1,11 @@
+import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import type { AgentState } from '../state/agent-state';
-import { CheckpointNotFoundError, SessionConflictError, SessionNotFoundError } from './errors';
+import {
+  CheckpointNotFoundError,
+  CorruptSessionError,
+  SessionConflictError,
+  SessionNotFoundError,
+} from './errors';
 import type { Checkpoint, JournaledSessionStore } from './journal/checkpoint';
 import { assertVersion } from './journal/journal-log';
 import { decodeRecord } from './journal/journal-record';
@@ -21,7 +27,11 @@ const SESSIONS_DDL = `CREATE TABLE IF NOT EXISTS sessions (
   state_json TEXT NOT NULL
 ) STRICT`;
 
-/** One row per checkpoint (a journal record, JOURNAL_FORMAT.md); the body is the record's JSON. */
+/**
+ * One row per checkpoint (a journal record, JOURNAL_FORMAT.md); the body is the record's JSON,
+ * compressed with raw DEFLATE: a page of SQLite then holds several records, so an append rewrites
+ * fewer pages.
+ */
 const JOURNAL_DDL = `CREATE TABLE IF NOT EXISTS session_journal (
   session_id TEXT NOT NULL,
   version INTEGER NOT NULL CHECK (version >= 1),
@@ -29,9 +39,9 @@ const JOURNAL_DDL = `CREATE TABLE IF NOT EXISTS session_journal (
   kind TEXT NOT NULL CHECK (kind IN ('snapshot', 'delta')),
   step INTEGER NOT NULL,
   saved_at TEXT NOT NULL,
-  body TEXT NOT NULL,
+  body BLOB NOT NULL,
   PRIMARY KEY (session_id, version)
-) STRICT, WITHOUT ROWID;
+) STRICT;
 CREATE INDEX IF NOT EXISTS session_journal_snapshots ON session_journal (session_id, version) WHERE kind = 'snapshot'`;
 
 interface Tip {
@@ -71,12 +81,25 @@ function prepare(db: SqliteDatabase) {
   // IMMEDIATE takes the write lock before the version is read, so a writer in another process
   // cannot slip in between the check and the append.
   const append = db.transaction(
-    (id: string, expected: number | null, step: number, encode: (tip: Tip | null) => NextRecord): NextRecord => {
+    (
+      id: string,
+      expected: number | null,
+      step: number,
+      encode: (tip: Tip | null) => NextRecord,
+    ): NextRecord => {
       const tip = tipOf(id);
       if ((tip?.version ?? null) !== expected)
         throw new SessionConflictError(id, expected, tip?.version ?? null);
       const next = encode(tip);
-      insert.run(id, next.version, next.gen, next.kind, step, new Date().toISOString(), next.text);
+      insert.run(
+        id,
+        next.version,
+        next.gen,
+        next.kind,
+        step,
+        new Date().toISOString(),
+        deflateRawSync(next.text),
+      );
       if (tip && tip.gen === null) removeLegacy.run(id);
       return next;
     },
@@ -210,7 +233,7 @@ export class SqliteSessionStore implements JournaledSessionStore {
     // Forgotten first: after a load that fails, the next save writes the whole state again.
     if (version === null) this.tips.delete(id);
     const upTo = version ?? Number.MAX_SAFE_INTEGER;
-    const rows = db.records.all({ id, upTo }) as { version: number; body: string }[];
+    const rows = db.records.all({ id, upTo }) as { version: number; body: Uint8Array }[];
     if (rows.length === 0) {
       const legacy = this.readLegacy(db, id);
       if (!legacy) {
@@ -224,7 +247,7 @@ export class SqliteSessionStore implements JournaledSessionStore {
     const last = rows[rows.length - 1] as { version: number };
     if (version !== null && last.version !== version) throw new CheckpointNotFoundError(id, version);
     const replayed = replay(
-      rows.map((row) => decodeRecord(row.body, at)),
+      rows.map((row) => decodeRecord(inflateBody(row.body, at), at)),
       at,
     );
     if (version === null) this.tips.set(id, replayed.tip);
@@ -244,5 +267,19 @@ export class SqliteSessionStore implements JournaledSessionStore {
 
   private at(sessionId: string): StoredAt {
     return { sessionId, location: `${this.file}#session_journal/${sessionId}` };
+  }
+}
+
+function inflateBody(body: Uint8Array, at: StoredAt): string {
+  try {
+    return inflateRawSync(body).toString('utf8');
+  } catch (error) {
+    throw new CorruptSessionError(
+      at.sessionId,
+      `a journal record cannot be decompressed: ${(error as Error).message}`,
+      at.location,
+      null,
+      { cause: error },
+    );
   }
 }

@@ -1,7 +1,7 @@
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { crc32 as zlibCrc32 } from 'node:zlib';
+import { deflateRawSync, inflateRawSync, crc32 as zlibCrc32 } from 'node:zlib';
 import Database from 'better-sqlite3';
 import { appendToolStep } from '../../bench/workload';
 import { AgentState, createAgent, scriptedDriver } from '../../src/index';
@@ -145,24 +145,21 @@ export const storeKinds: StoreKind[] = [
               db.prepare('SELECT * FROM session_journal WHERE session_id = ? ORDER BY version').all(id),
             ),
           ),
+        // Bodies are raw DEFLATE of the record's JSON.
         readRecord: async (id) =>
-          withDb(
-            (db) =>
-              (
-                db
-                  .prepare(
-                    `SELECT body FROM session_journal WHERE session_id = @id AND version = (${newest})`,
-                  )
-                  .get({ id }) as { body: string }
-              ).body,
-          ),
+          withDb((db) => {
+            const row = db
+              .prepare(`SELECT body FROM session_journal WHERE session_id = @id AND version = (${newest})`)
+              .get({ id }) as { body: Buffer };
+            return inflateRawSync(row.body).toString('utf8');
+          }),
         writeRecord: async (id, text) => {
           withDb((db) =>
             db
               .prepare(
-                `UPDATE session_journal SET body = @text WHERE session_id = @id AND version = (${newest})`,
+                `UPDATE session_journal SET body = @body WHERE session_id = @id AND version = (${newest})`,
               )
-              .run({ id, text }),
+              .run({ id, body: deflateRawSync(text) }),
           );
         },
         cleanup: async () => {

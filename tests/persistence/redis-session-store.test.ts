@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisSessionStore } from '../../src/distributed/index';
@@ -59,6 +60,32 @@ const redisKind: StoreKind = {
 
 describeSessionStoreContract([redisKind]);
 
+describe('RedisSessionStore: the session document from before the journal', () => {
+  it('loads it, and moves it to the journal at its next save', async () => {
+    const prefix = `legacy-${randomUUID()}:`;
+    const raw = new Redis(server.connection);
+    const store = new RedisSessionStore({ connection: server.connection, prefix });
+    try {
+      const document = readFileSync(new URL('./fixtures/session-format-1.txt', import.meta.url), 'utf8');
+      await raw.set(`${prefix}session:legacy-chat`, document);
+      await raw.zadd(`${prefix}sessions`, 0, 'legacy-chat');
+      const loaded = await store.load('legacy-chat');
+      expect(loaded?.version).toBe(4);
+      expect(loaded?.state.toJSON()).toEqual(JSON.parse(document).state);
+      expect(await store.checkpoints('legacy-chat')).toMatchObject([{ version: 4, stepNumber: 2 }]);
+      const next = (loaded as { state: AgentState }).state.withUserMessage('And Paris?');
+      expect(await store.save('legacy-chat', next, 4)).toBe(5);
+      expect(await raw.exists(`${prefix}session:legacy-chat`)).toBe(0);
+      expect((await store.load('legacy-chat'))?.state.toJSON()).toEqual(next.toJSON());
+      expect(await store.list()).toEqual(['legacy-chat']);
+    } finally {
+      await store.close();
+      await removeKeys(raw, prefix);
+      await raw.quit();
+    }
+  });
+});
+
 describe('RedisSessionStore (Redis specifics)', () => {
   const stores: SessionStore[] = [];
   const open = (prefix: string) => {
@@ -118,6 +145,10 @@ describe('RedisSessionStore (Redis specifics)', () => {
         actualVersion: 3,
       });
       expect(await store.save('hand', AgentState.empty(), 3)).toBe(4);
+      // Moved to the journal by that save.
+      expect(await raw.exists(`${prefix}session:hand`)).toBe(0);
+      expect(await raw.llen(`${prefix}journal:hand`)).toBe(1);
+      expect((await store.load('hand'))?.version).toBe(4);
 
       await raw.set(`${prefix}session:nover`, JSON.stringify({ savedAt: new Date().toISOString(), state }));
       const error = await store.save('nover', AgentState.empty(), 1).catch((e: unknown) => e);

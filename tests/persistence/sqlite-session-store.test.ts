@@ -1,5 +1,6 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { inflateRawSync } from 'node:zlib';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AgentState } from '../../src/index';
@@ -67,7 +68,7 @@ describe('SqliteSessionStore', () => {
         ['chat-42', 2, 'delta', 2],
       ]);
       expect(new Date(rows[0]?.saved_at as string).toISOString()).toBe(rows[0]?.saved_at);
-      const delta = JSON.parse(rows[1]?.body as string);
+      const delta = JSON.parse(inflateRawSync(rows[1]?.body as Buffer).toString('utf8'));
       expect(delta.sections).toEqual({
         messages: { from: 4, items: [expect.objectContaining({ content: 'and now?' })] },
       });

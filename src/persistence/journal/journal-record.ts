@@ -43,7 +43,19 @@ export interface JournalRecord {
   readonly acct: Accounting;
 }
 
-const KEYS = new Set(['journal', 'v', 'gen', 'at', 'step', 'kind', 'head', 'steps', 'sections', 'content', 'acct']);
+const KEYS = new Set([
+  'journal',
+  'v',
+  'gen',
+  'at',
+  'step',
+  'kind',
+  'head',
+  'steps',
+  'sections',
+  'content',
+  'acct',
+]);
 
 /** Where a parsed record does not have the shape of JournalRecord, or null when it does. */
 function shapeProblem(data: Record<string, unknown>): string | null {
@@ -101,9 +113,13 @@ export function decodeRecord(text: string, at: StoredAt): JournalRecord {
       at.location,
       'journal',
     );
-  const problem = isRecord(data) ? shapeProblem(data) : 'it is not a JSON object';
+  const problem = isRecord(data) ? shapeProblem(data) : 'top level, not a JSON object';
   if (problem !== null)
-    throw new CorruptSessionError(at.sessionId, `a journal record is malformed (bad ${problem})`, at.location);
+    throw new CorruptSessionError(
+      at.sessionId,
+      `a journal record is malformed (bad ${problem})`,
+      at.location,
+    );
   return data as unknown as JournalRecord;
 }
 

@@ -179,7 +179,14 @@ function encodeDelta(tip: JournalTip, state: AgentState, version: number): NextR
     ...(Object.keys(content.added).length > 0 && { content: content.added }),
     acct: { live, garbage, steps: stepsBytes },
   };
-  const next: JournalTip = { version, gen: tip.gen, state, head, contentKeys: tip.contentKeys, acct: record.acct };
+  const next: JournalTip = {
+    version,
+    gen: tip.gen,
+    state,
+    head,
+    contentKeys: tip.contentKeys,
+    acct: record.acct,
+  };
   return {
     text: encodeRecord(record),
     kind: 'delta',

@@ -3,21 +3,29 @@
  * (`agent.execute(state, { sessionId })`, a ~1 KiB tool result per step, a checkpoint per step):
  * - bytes written during a 400-step run (the process's write() bytes from /proc/self/io, so the
  *   WAL and its checkpoints count for SQLite), against the tool results' own bytes;
- * - the cost of a checkpoint early and late in a 2,000-step run (mean and median save time over
- *   steps 100-199 and 1,900-1,999);
+ * - the cost of a checkpoint early and late in a 2,000-step run: the saves of steps 100-199 of
+ *   one session and of steps 1,900-1,999 of another, taken in turns (one early save, one late
+ *   save), so that both see the same disk (fsync times on a shared machine vary by 10x from one
+ *   second to the next); the sessions are built by saves after every step, as a run makes them;
  * - the time to load a 1,000-step session.
  * JOURNAL_STEPS=<n> scales the long run down (the old whole-document stores take minutes at 2,000).
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { AgentState, createAgent, defineTool, ExecutionBudget, scriptedDriver } from '../src/index';
 import {
-  FileSessionStore,
-  type LoadedSession,
-  type SessionStore,
-  SqliteSessionStore,
-} from '../src/persistence/index';
+  AgentState,
+  AgentStep,
+  createAgent,
+  defineTool,
+  ExecutionBudget,
+  InferenceResponse,
+  Message,
+  scriptedDriver,
+  ToolExecution,
+  Usage,
+} from '../src/index';
+import { FileSessionStore, type SessionStore, SqliteSessionStore } from '../src/persistence/index';
 import { collectGarbage, median, now, printTable } from './harness';
 
 const RESULT_BYTES = 1024;
@@ -39,28 +47,48 @@ const lookup = defineTool({
   execute: ({ n }) => resultText(n),
 });
 
-/** Records the duration of every save, so a run's checkpoints can be timed one by one. */
-class TimedStore implements SessionStore {
-  readonly saveMs: number[] = [];
-  constructor(private readonly inner: SessionStore) {}
-  load(id: string): Promise<LoadedSession | null> {
-    return this.inner.load(id);
+/** Appends one recorded step whose tool returned `resultText(n)`, as the runtime records it. */
+function withStep(state: AgentState, n: number): AgentState {
+  const call = { id: `call-${n}`, name: 'lookup', args: { n } };
+  const text = resultText(n);
+  const step = AgentStep.of({
+    inputMessages: state.messageList(),
+    outputMessages: [Message.assistant('', [call]), Message.toolResult(call, text)],
+    inferenceResponse: InferenceResponse.of({
+      toolCalls: [call],
+      finishReason: 'tool-calls',
+      usage: Usage.of({ inputTokens: 10, outputTokens: 5 }),
+    }),
+    toolExecutions: [ToolExecution.succeeded(call, text, Date.now())],
+  });
+  return state.withStepStarted().withCurrentStep(step).withCurrentStepRecorded();
+}
+
+/** A session saved after each of its first `steps` steps. */
+async function grow(store: SessionStore, id: string, steps: number) {
+  let state = AgentState.empty().withUserMessage('go').withExecutionStarted();
+  let version = await store.save(id, state, null);
+  for (let n = 0; n < steps; n++) {
+    state = withStep(state, n);
+    version = await store.save(id, state, version);
   }
-  async save(id: string, state: AgentState, expected: number | null): Promise<number> {
-    const start = now();
-    const version = await this.inner.save(id, state, expected);
-    this.saveMs.push(now() - start);
-    return version;
+  return { state, version };
+}
+
+/** Save times (ms) of steps `early`..`early + 99` of one session and `late`..`late + 99` of another, in turns. */
+async function earlyAndLate(store: SessionStore, early: number, late: number) {
+  const sessions = [await grow(store, 'early', early), await grow(store, 'late', late)];
+  const times: [number[], number[]] = [[], []];
+  for (let i = 0; i < 100; i++) {
+    for (const [k, id] of ['early', 'late'].entries()) {
+      const session = sessions[k] as { state: AgentState; version: number };
+      session.state = withStep(session.state, (k === 0 ? early : late) + i);
+      const start = now();
+      session.version = await store.save(id, session.state, session.version);
+      times[k]?.push(now() - start);
+    }
   }
-  delete(id: string): Promise<void> {
-    return this.inner.delete(id);
-  }
-  list(): Promise<string[]> {
-    return this.inner.list();
-  }
-  close(): Promise<void> {
-    return this.inner.close();
-  }
+  return { early: times[0], late: times[1] };
 }
 
 async function run(store: SessionStore, sessionId: string, steps: number): Promise<AgentState> {
@@ -109,12 +137,9 @@ export async function journalFigures(dir: string): Promise<void> {
     const content = 399 * RESULT_BYTES;
 
     // Checkpoint cost early and late in a long run.
-    const timed = new TimedStore(create('long'));
-    await run(timed, 'long', long);
-    await timed.close();
-    const window = (from: number) => timed.saveMs.slice(from + 1, from + 101); // save 0 is the start
-    const early = window(100);
-    const late = window(long - 100);
+    const longStore = create('long');
+    const { early, late } = await earlyAndLate(longStore, 100, long - 100);
+    await longStore.close();
 
     // Load time of a 1,000-step session (median of 5 loads, each by a fresh store).
     const loadStore = create('load');
@@ -136,12 +161,12 @@ export async function journalFigures(dir: string): Promise<void> {
       'x content': written / content,
       'ms/save steps 100-199 (mean, median)': `${mean(early).toFixed(2)}, ${median(early).toFixed(2)}`,
       [`ms/save steps ${long - 100}-${long - 1} (mean, median)`]: `${mean(late).toFixed(2)}, ${median(late).toFixed(2)}`,
-      'late/early (mean)': mean(late) / mean(early),
+      'late/early (mean, median)': `${(mean(late) / mean(early)).toFixed(2)}, ${(median(late) / median(early)).toFixed(2)}`,
       'ms to load 1,000 steps': median(loads),
     });
   }
   printTable(
-    `Checkpoint journal: a ~${RESULT_BYTES}-byte tool result per step, a checkpoint per step through agent.execute (${long}-step run for the cost per save)`,
+    `Checkpoint journal: a ~${RESULT_BYTES}-byte tool result per step, a checkpoint per step (bytes and load through agent.execute; cost per save early and late in a ${long}-step session, in turns)`,
     rows,
   );
 }

@@ -48,6 +48,8 @@ export interface StoreFixture {
   readRaw(sessionId: string): Promise<string>;
   /** The text of the session's newest journal record. */
   readRecord(sessionId: string): Promise<string>;
+  /** The texts of all the session's journal records, oldest first. */
+  readRecords(sessionId: string): Promise<string[]>;
   /** Replaces the text of the session's newest journal record (intact framing: a bug, not a crash). */
   writeRecord(sessionId: string, text: string): Promise<void>;
   /** Closes the stores and removes the storage. */
@@ -76,6 +78,7 @@ export const storeKinds: StoreKind[] = [
         reopen: open,
         readRaw: async (id) => JSON.stringify(documents.get(id) ?? null),
         readRecord: async (id) => records(id)[records(id).length - 1] as string,
+        readRecords: async (id) => [...records(id)],
         writeRecord: async (id, text) => {
           records(id)[records(id).length - 1] = text;
         },
@@ -102,6 +105,7 @@ export const storeKinds: StoreKind[] = [
         reopen: open,
         readRaw: async (id) => (await readFile(file(id))).toString('base64'),
         readRecord: async (id) => (await records(id)).at(-1) as string,
+        readRecords: records,
         writeRecord: async (id, text) => {
           const texts = await records(id);
           texts[texts.length - 1] = text;
@@ -153,6 +157,14 @@ export const storeKinds: StoreKind[] = [
               .get({ id }) as { body: Buffer };
             return inflateRawSync(row.body).toString('utf8');
           }),
+        readRecords: async (id) =>
+          withDb((db) =>
+            (
+              db
+                .prepare('SELECT body FROM session_journal WHERE session_id = ? ORDER BY version')
+                .all(id) as { body: Buffer }[]
+            ).map((row) => inflateRawSync(row.body).toString('utf8')),
+          ),
         writeRecord: async (id, text) => {
           withDb((db) =>
             db

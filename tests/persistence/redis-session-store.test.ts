@@ -7,6 +7,7 @@ import { AgentState, CorruptSessionError } from '../../src/index';
 import type { SessionStore } from '../../src/persistence/index';
 import { type RedisServer, startRedisServer } from '../distributed/support/redis-server';
 import type { StoreFixture, StoreKind } from './fixtures';
+import { describeJournalContract } from './journal.contract.test';
 import { describeSessionStoreContract } from './session-store.contract.test';
 
 let server: RedisServer;
@@ -46,6 +47,7 @@ const redisKind: StoreKind = {
       reopen: open,
       readRaw: async (id) => JSON.stringify(await raw.lrange(key(id), 0, -1)),
       readRecord: async (id) => (await raw.lindex(key(id), -1)) ?? '',
+      readRecords: (id) => raw.lrange(key(id), 0, -1),
       writeRecord: async (id, text) => {
         await raw.lset(key(id), -1, text);
       },
@@ -59,6 +61,7 @@ const redisKind: StoreKind = {
 };
 
 describeSessionStoreContract([redisKind]);
+describeJournalContract([redisKind]);
 
 describe('RedisSessionStore: the session document from before the journal', () => {
   it('loads it, and moves it to the journal at its next save', async () => {

@@ -125,11 +125,13 @@ function encodeDelta(tip: JournalTip, state: AgentState, version: number): NextR
     if (!extends_ && name === DEFAULT_SECTION) return null;
     const from = extends_ ? was.size : 0;
     if (from === now.size && extends_) continue;
+    const contentBefore = content.bytes;
     const items = sliceOf(now, from).map((m) => encodeMessage(m, content));
     sections[name] = { from, items };
-    const bytes = JSON.stringify(items).length;
-    live += bytes;
-    if (!extends_) garbage += bytes;
+    const bytes = JSON.stringify(items).length + content.bytes - contentBefore;
+    // A rewritten section supersedes the old one: its size stands in for the old one's.
+    if (extends_) live += bytes;
+    else garbage += bytes;
   }
 
   const wasExecution = before.execution();
@@ -147,11 +149,12 @@ function encodeDelta(tip: JournalTip, state: AgentState, version: number): NextR
     (wasSteps.size === 0 || wasSteps.isPrefixOf(nowSteps));
   if (sameExecution && wasSteps && nowSteps) {
     if (nowSteps.size > wasSteps.size) {
+      const contentBefore = content.bytes;
       const items = sliceOf(nowSteps, wasSteps.size).map((s) => encodeStepExecution(s, state, content));
       steps = { from: wasSteps.size, items };
       const bytes = JSON.stringify(items).length;
       stepsBytes += bytes;
-      live += bytes;
+      live += bytes + content.bytes - contentBefore;
     }
   } else if ((wasSteps?.size ?? 0) > 0 || (nowSteps?.size ?? 0) > 0) {
     const items = stepList(state).map((s) => encodeStepExecution(s, state, content));
@@ -169,7 +172,6 @@ function encodeDelta(tip: JournalTip, state: AgentState, version: number): NextR
     patch[key] = JSON.parse(json);
     garbage += (tip.head[key]?.length ?? 0) + key.length;
   }
-  for (const text of Object.values(content.added)) live += text.length;
 
   const record: JournalRecord = {
     ...envelope(state, version, tip.gen, 'delta'),
@@ -275,13 +277,18 @@ export function headOf(state: AgentState): Record<string, string> {
 /** Collects content (long strings) not yet stored since the newest snapshot; `stored` is not changed. */
 class ContentWriter {
   readonly added: Record<string, string> = {};
+  /** Characters of the content added. */
+  bytes = 0;
   constructor(private readonly stored: ReadonlySet<string>) {}
 
   /** The string itself when short, else `{ "$c": hash }` (storing it if new). */
   ref(text: string): string | { $c: string } {
     if (text.length < CONTENT_MIN_LENGTH) return text;
     const hash = contentHash(text);
-    if (!this.stored.has(hash) && !(hash in this.added)) this.added[hash] = text;
+    if (!this.stored.has(hash) && !(hash in this.added)) {
+      this.added[hash] = text;
+      this.bytes += text.length;
+    }
     return { $c: hash };
   }
 }

@@ -1,9 +1,9 @@
-import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AgentState } from '../../src/index';
 import { CorruptSessionError, FileSessionStore } from '../../src/persistence/index';
-import { finishedState, frameRecord, tempDir, unframeRecords } from './fixtures';
+import { appendStep, finishedState, frameRecord, tempDir, unframeRecords } from './fixtures';
 
 describe('FileSessionStore', () => {
   let dir: string;
@@ -33,6 +33,53 @@ describe('FileSessionStore', () => {
       [1, 2, 'delta', 2],
     ]);
     expect(Buffer.concat(records.map((r) => frameRecord(JSON.stringify(r))))).toEqual(bytes);
+  });
+
+  it.each([
+    ['cut off in its header', (frame: Buffer) => frame.subarray(0, 5)],
+    ['cut off in its payload', (frame: Buffer) => frame.subarray(0, frame.length - 10)],
+    [
+      'whose checksum does not match',
+      (frame: Buffer) => {
+        const bad = Buffer.from(frame);
+        bad[bad.length - 3] = (bad[bad.length - 3] as number) ^ 0xff;
+        return bad;
+      },
+    ],
+  ])(
+    'ignores a last record %s (a crash in an append): load reads the intact part, the next save cuts it off',
+    async (_, tear) => {
+      let state = AgentState.empty().withUserMessage('first').withExecutionStarted();
+      let version = await store.save('torn', state, null);
+      state = appendStep(state, 0);
+      version = await store.save('torn', state, version);
+      const intact = await readFile(join(dir, 'torn.journal'));
+      const next = appendStep(state, 1);
+      await appendFile(
+        join(dir, 'torn.journal'),
+        tear(frameRecord(JSON.stringify({ journal: 1, v: 3, torn: true }))),
+      );
+
+      const reader = new FileSessionStore(dir);
+      const loaded = await reader.load('torn');
+      expect(loaded?.version).toBe(2);
+      expect(loaded?.state.toJSON()).toEqual(state.toJSON());
+      expect((await reader.checkpoints('torn')).map((c) => c.version)).toEqual([1, 2]);
+      await reader.close();
+
+      expect(await store.save('torn', next, 2)).toBe(3);
+      const bytes = await readFile(join(dir, 'torn.journal'));
+      expect(bytes.subarray(0, intact.length)).toEqual(intact);
+      expect(unframeRecords(bytes).map((text) => JSON.parse(text).v)).toEqual([1, 2, 3]);
+      expect((await new FileSessionStore(dir).load('torn'))?.state.toJSON()).toEqual(next.toJSON());
+    },
+  );
+
+  it('a journal file without one intact record is corrupt (the first record is written whole or not at all)', async () => {
+    await writeFile(join(dir, 'empty.journal'), Buffer.from([0, 0, 0, 9, 1, 2]));
+    const error = await store.load('empty').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(CorruptSessionError);
+    expect((error as CorruptSessionError).problem).toBe('the file holds no intact journal record');
   });
 
   it('leaves no temporary files behind after saves and deletes', async () => {

@@ -79,6 +79,14 @@ redis.call('ZADD', KEYS[5], 0, ARGV[2])
 return 1
 `;
 
+/** Copies a document from before the journal. KEYS: the document, the fork's journal, its document, the index; ARGV: the fork's id. */
+const FORK_DOCUMENT_SCRIPT = `
+if redis.call('EXISTS', KEYS[2]) == 1 or redis.call('EXISTS', KEYS[3]) == 1 then return 0 end
+redis.call('SET', KEYS[3], redis.call('GET', KEYS[1]))
+redis.call('ZADD', KEYS[4], 0, ARGV[1])
+return 1
+`;
+
 /** KEYS: the journal, the document from before the journal, the snapshot position, the index; ARGV: the session id. */
 const DELETE_SCRIPT = `
 redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
@@ -231,10 +239,23 @@ export class RedisSessionStore implements JournaledSessionStore {
       assertVersion(version);
       const texts = await redis.lrange(this.journalKey(id), 0, -1);
       if (texts.length === 0) {
+        // A session from before the journal: its document is copied as it is.
         const loaded = await this.loadCheckpoint(id, version);
         if (!loaded) throw new SessionNotFoundError(id);
-        await this.save(target, loaded.state, null);
-        return { state: loaded.state, version: 1 };
+        const copied = await redis.eval(
+          FORK_DOCUMENT_SCRIPT,
+          4,
+          this.sessionKey(id),
+          this.journalKey(target),
+          this.sessionKey(target),
+          this.indexKey(),
+          target,
+        );
+        if (copied !== 1) {
+          const existing = await this.load(target);
+          throw new SessionConflictError(target, null, existing?.version ?? null);
+        }
+        return loaded;
       }
       const { state } = replayRecords(texts, this.at(id), version);
       const heads = texts.map((text) => readRecordHead(text));

@@ -133,6 +133,9 @@ export function describeMigration(kinds: typeof oldStores): void {
       // Loading changes nothing.
       expect(await old.holdsOldDocument()).toBe(true);
       expect(await old.journalRecords()).toBe(0);
+      // It can be forked at its version, as it is.
+      expect((await old.store.fork('legacy-chat', 4, 'legacy-fork')).version).toBe(4);
+      expect((await old.store.load('legacy-fork'))?.state.toJSON()).toEqual(OLD_STATE);
     });
 
     it('moves to the journal at its next save, which names the old version', async () => {

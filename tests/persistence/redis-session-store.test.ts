@@ -76,11 +76,13 @@ describe('RedisSessionStore: the session document from before the journal', () =
       expect(loaded?.version).toBe(4);
       expect(loaded?.state.toJSON()).toEqual(JSON.parse(document).state);
       expect(await store.checkpoints('legacy-chat')).toMatchObject([{ version: 4, stepNumber: 2 }]);
+      expect((await store.fork('legacy-chat', 4, 'legacy-fork')).version).toBe(4);
+      expect((await store.load('legacy-fork'))?.state.toJSON()).toEqual(JSON.parse(document).state);
       const next = (loaded as { state: AgentState }).state.withUserMessage('And Paris?');
       expect(await store.save('legacy-chat', next, 4)).toBe(5);
       expect(await raw.exists(`${prefix}session:legacy-chat`)).toBe(0);
       expect((await store.load('legacy-chat'))?.state.toJSON()).toEqual(next.toJSON());
-      expect(await store.list()).toEqual(['legacy-chat']);
+      expect(await store.list()).toEqual(['legacy-chat', 'legacy-fork']);
     } finally {
       await store.close();
       await removeKeys(raw, prefix);

@@ -22,8 +22,9 @@ export function replay(records: readonly JournalRecord[], at: StoredAt): Replaye
   const first = records[0];
   if (first?.kind !== 'snapshot')
     throw new CorruptSessionError(at.sessionId, 'the journal has no snapshot to start from', at.location);
-  const head: Record<string, unknown> = {};
-  const sections: Record<string, unknown[]> = {};
+  // Without prototypes: a `__proto__` key in a damaged record stays a plain key (and fails validation).
+  const head: Record<string, unknown> = Object.create(null);
+  const sections: Record<string, unknown[]> = Object.create(null);
   let steps: unknown[] = [];
   const content = new Map<string, string>();
   let previous = first.v - 1;
@@ -35,7 +36,7 @@ export function replay(records: readonly JournalRecord[], at: StoredAt): Replaye
         at.location,
       );
     previous = record.v;
-    Object.assign(head, record.head);
+    for (const [key, value] of Object.entries(record.head)) head[key] = value;
     for (const [name, patch] of Object.entries(record.sections ?? {}))
       sections[name] = applyPatch(
         sections[name] ?? [],

@@ -98,19 +98,21 @@ export interface RedisSessionStoreOptions {
   /** Where Redis is: ioredis options, or a client (the store opens a duplicate of it). */
   readonly connection: RedisConnection;
   /**
-   * Prefix of every key (default `agent-machine:`): sessions are `<prefix>session:<id>`, the index
-   * of ids is `<prefix>sessions`. Stores with different prefixes do not see each other's sessions.
+   * Prefix of every key (default `agent-machine:`): sessions are `<prefix>journal:<id>` (and
+   * `<prefix>journal-snapshot:<id>`; `<prefix>session:<id>` before the journal), the index of ids
+   * is `<prefix>sessions`. Stores with different prefixes do not see each other's sessions.
    */
   readonly prefix?: string;
 }
 
 /**
  * A SessionStore in Redis, for agents that run on several machines (see createAgentWorker). Each
- * session is one string key holding the same document the file store writes
- * (`{"version":N,"savedAt":...,"state":...}`); a sorted set indexes the ids for `list()`. A save is
- * one Lua script that checks the stored version and writes, so the optimistic version check holds
- * across every process sharing the Redis server. ioredis is loaded and the connection opened at
- * first use (`npm install ioredis`).
+ * session is a journal (JOURNAL_FORMAT.md): the list `<prefix>journal:<id>`, one record per
+ * checkpoint holding what changed since the previous one; a sorted set indexes the ids for
+ * `list()`. A save is one Lua script that checks the stored version and appends, so the optimistic
+ * version check holds across every process sharing the Redis server. Sessions saved before the
+ * journal (the string `<prefix>session:<id>`) load as they are and move to the journal at their
+ * next save. ioredis is loaded and the connection opened at first use (`npm install ioredis`).
  *
  * Redis keeps data in memory: configure persistence (AOF `appendfsync everysec` or `always`) if
  * checkpoints must survive a restart of the Redis server.

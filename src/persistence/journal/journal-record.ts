@@ -141,7 +141,7 @@ export function readRecordHead(
   };
 }
 
-/** The key content is stored under: 128 bits of its SHA-256, base64url. */
+/** The key content is stored under: 132 bits of its SHA-256, base64url. */
 export function contentHash(text: string): string {
   return createHash('sha256').update(text).digest('base64url').slice(0, 22);
 }

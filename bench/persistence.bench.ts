@@ -1,8 +1,9 @@
 /**
  * The cost of checkpointing: an execution of 200 steps saved after every step (save(state_i) with
  * the version the previous save returned), for each SessionStore, against the same 200 steps with
- * no store. Steps are built as in state.bench.ts. A save writes the whole state, so its cost grows
- * with the history; the table gives the mean over the 200 saves and the last one (200 steps).
+ * no store. Steps are built as in state.bench.ts. A save appends what changed since the previous
+ * one (the checkpoint journal); the table gives the mean over the 200 saves and the last one.
+ * Then the journal's own figures (persistence-journal.ts).
  * The file and SQLite stores write to os.tmpdir() and flush to disk on every save (fsync; SQLite
  * synchronous=FULL), so their figures depend on that disk.
  */
@@ -17,6 +18,7 @@ import {
   SqliteSessionStore,
 } from '../src/persistence/index';
 import { collectGarbage, median, now, printTable } from './harness';
+import { journalFigures } from './persistence-journal';
 import { appendToolStep, libraryAgent, question } from './workload';
 
 const STEPS = 200;
@@ -102,6 +104,7 @@ export default async function run(): Promise<void> {
       rows,
     );
     await agentRuns(stores);
+    await journalFigures(dir);
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

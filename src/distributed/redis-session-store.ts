@@ -1,13 +1,24 @@
 import type { Redis } from 'ioredis';
-import { CorruptSessionError, SessionConflictError, StoreClosedError } from '../persistence/errors';
+import {
+  CheckpointNotFoundError,
+  CorruptSessionError,
+  SessionConflictError,
+  SessionNotFoundError,
+  StoreClosedError,
+} from '../persistence/errors';
+import type { Checkpoint, JournaledSessionStore } from '../persistence/journal/checkpoint';
+import { assertVersion, checkpointsOf, replayRecords } from '../persistence/journal/journal-log';
+import { readRecordHead } from '../persistence/journal/journal-record';
+import { type NextRecord, nextRecord } from '../persistence/journal/journal-writer';
+import { TipCache } from '../persistence/journal/tip-cache';
 import {
   decodeSessionDocument,
-  encodeSessionDocument,
   type StoredAt,
+  savedAtOf,
   storedVersion,
 } from '../persistence/session-document';
 import { assertSessionId } from '../persistence/session-id';
-import type { LoadedSession, SessionStore } from '../persistence/session-store';
+import type { LoadedSession } from '../persistence/session-store';
 import { assertExpectedVersion, assertState } from '../persistence/store-arguments';
 import type { AgentState } from '../state/agent-state';
 import { InvalidArgumentError } from '../state/errors';
@@ -18,34 +29,69 @@ import type { RedisConnection } from './redis-types';
 export const DEFAULT_SESSION_KEY_PREFIX = 'agent-machine:';
 
 /**
- * The check-and-set of a save, atomic because Redis runs a script alone. The stored version is read
- * from the first 64 bytes of the document (`{"version":N,`, as every store writes it); a document of
- * another shape is decoded whole. KEYS: the session, the index. ARGV: the expected version ('' for
- * none), the new document, the session id. Replies `{ 'ok' }`, `{ 'conflict', storedVersion }` or
- * `{ 'corrupt' }` (the stored version cannot be read; nothing written).
+ * The check-and-append of a save, atomic because Redis runs a script alone. The stored version is
+ * read from the head of the newest journal record (`{"journal":1,"v":N,"gen":"…"`), or, for a
+ * session saved before the journal, from its document (which the append then replaces). KEYS: the
+ * journal list, the document from before the journal, the index, the newest snapshot's position.
+ * ARGV: the expected version ('' for none), the record, the session id, the record's kind, the
+ * generation a delta continues ('' for a snapshot). Replies `{ 'ok' }`, `{ 'conflict', version }`,
+ * `{ 'stale' }` (a delta whose base is not the stored head: send a snapshot) or `{ 'corrupt' }`.
  */
 const SAVE_SCRIPT = `
 local actual = ''
-if redis.call('EXISTS', KEYS[1]) == 1 then
-  local head = redis.call('GETRANGE', KEYS[1], 0, 63)
+local gen = ''
+local length = redis.call('LLEN', KEYS[1])
+local legacy = false
+if length > 0 then
+  local head = string.sub(redis.call('LINDEX', KEYS[1], -1), 1, 200)
+  actual, gen = string.match(head, '^{"journal":%d+,"v":(%d+),"gen":"([^"]*)"')
+  if not actual then return {'corrupt'} end
+elseif redis.call('EXISTS', KEYS[2]) == 1 then
+  legacy = true
+  local head = redis.call('GETRANGE', KEYS[2], 0, 63)
   actual = string.match(head, '^{"version":([1-9][0-9]*),')
   if not actual then
-    local ok, doc = pcall(cjson.decode, redis.call('GET', KEYS[1]))
+    local ok, doc = pcall(cjson.decode, redis.call('GET', KEYS[2]))
     local v = ok and type(doc) == 'table' and doc['version']
     if type(v) ~= 'number' or v < 1 or v % 1 ~= 0 then return {'corrupt'} end
     actual = string.format('%.0f', v)
   end
 end
 if actual ~= ARGV[1] then return {'conflict', actual} end
-redis.call('SET', KEYS[1], ARGV[2])
-redis.call('ZADD', KEYS[2], 0, ARGV[3])
+if ARGV[4] == 'delta' and gen ~= ARGV[5] then return {'stale'} end
+redis.call('RPUSH', KEYS[1], ARGV[2])
+if ARGV[4] == 'snapshot' then redis.call('SET', KEYS[4], length) end
+if legacy then redis.call('DEL', KEYS[2]) end
+redis.call('ZADD', KEYS[3], 0, ARGV[3])
 return {'ok'}
 `;
 
-/** KEYS: the session, the index; ARGV: the session id. */
+/**
+ * Copies the first records of a journal to a new session inside Redis. KEYS: the source journal,
+ * the fork's journal, the fork's document key from before the journal, its snapshot position, the
+ * index. ARGV: how many records, the fork's id, the position of the newest snapshot among them.
+ */
+const FORK_SCRIPT = `
+if redis.call('EXISTS', KEYS[2]) == 1 or redis.call('EXISTS', KEYS[3]) == 1 then return 0 end
+local records = redis.call('LRANGE', KEYS[1], 0, tonumber(ARGV[1]) - 1)
+for _, record in ipairs(records) do redis.call('RPUSH', KEYS[2], record) end
+redis.call('SET', KEYS[4], ARGV[3])
+redis.call('ZADD', KEYS[5], 0, ARGV[2])
+return 1
+`;
+
+/** Copies a document from before the journal. KEYS: the document, the fork's journal, its document, the index; ARGV: the fork's id. */
+const FORK_DOCUMENT_SCRIPT = `
+if redis.call('EXISTS', KEYS[2]) == 1 or redis.call('EXISTS', KEYS[3]) == 1 then return 0 end
+redis.call('SET', KEYS[3], redis.call('GET', KEYS[1]))
+redis.call('ZADD', KEYS[4], 0, ARGV[1])
+return 1
+`;
+
+/** KEYS: the journal, the document from before the journal, the snapshot position, the index; ARGV: the session id. */
 const DELETE_SCRIPT = `
-redis.call('DEL', KEYS[1])
-redis.call('ZREM', KEYS[2], ARGV[1])
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
+redis.call('ZREM', KEYS[4], ARGV[1])
 return 1
 `;
 
@@ -53,19 +99,21 @@ export interface RedisSessionStoreOptions {
   /** Where Redis is: ioredis options, or a client (the store opens a duplicate of it). */
   readonly connection: RedisConnection;
   /**
-   * Prefix of every key (default `agent-machine:`): sessions are `<prefix>session:<id>`, the index
-   * of ids is `<prefix>sessions`. Stores with different prefixes do not see each other's sessions.
+   * Prefix of every key (default `agent-machine:`): sessions are `<prefix>journal:<id>` (and
+   * `<prefix>journal-snapshot:<id>`; `<prefix>session:<id>` before the journal), the index of ids
+   * is `<prefix>sessions`. Stores with different prefixes do not see each other's sessions.
    */
   readonly prefix?: string;
 }
 
 /**
  * A SessionStore in Redis, for agents that run on several machines (see createAgentWorker). Each
- * session is one string key holding the same document the file store writes
- * (`{"version":N,"savedAt":...,"state":...}`); a sorted set indexes the ids for `list()`. A save is
- * one Lua script that checks the stored version and writes, so the optimistic version check holds
- * across every process sharing the Redis server. ioredis is loaded and the connection opened at
- * first use (`npm install ioredis`).
+ * session is a journal (JOURNAL_FORMAT.md): the list `<prefix>journal:<id>`, one record per
+ * checkpoint holding what changed since the previous one; a sorted set indexes the ids for
+ * `list()`. A save is one Lua script that checks the stored version and appends, so the optimistic
+ * version check holds across every process sharing the Redis server. Sessions saved before the
+ * journal (the string `<prefix>session:<id>`) load as they are and move to the journal at their
+ * next save. ioredis is loaded and the connection opened at first use (`npm install ioredis`).
  *
  * Redis keeps data in memory: configure persistence (AOF `appendfsync everysec` or `always`) if
  * checkpoints must survive a restart of the Redis server.
@@ -76,12 +124,13 @@ export interface RedisSessionStoreOptions {
  * await store.save('chat-42', next, version);                // 2
  * await store.close();
  */
-export class RedisSessionStore implements SessionStore {
+export class RedisSessionStore implements JournaledSessionStore {
   readonly prefix: string;
   private readonly connection: RedisConnection;
   private opening: Promise<Redis> | null = null;
   private closed = false;
   private readonly inFlight = new Set<Promise<unknown>>();
+  private readonly tips = new TipCache();
 
   constructor(options: RedisSessionStoreOptions) {
     if (!options || typeof options !== 'object' || !options.connection)
@@ -95,7 +144,7 @@ export class RedisSessionStore implements SessionStore {
     this.prefix = prefix;
   }
 
-  /** The Redis key that holds a session's document. */
+  /** The Redis key of a session's document from before the journal (read, and replaced at its next save). */
   sessionKey(sessionId: string): string {
     return `${this.prefix}session:${sessionId}`;
   }
@@ -105,11 +154,29 @@ export class RedisSessionStore implements SessionStore {
     return `${this.prefix}sessions`;
   }
 
+  /** The Redis key of a session's journal (a list of records, JOURNAL_FORMAT.md). */
+  journalKey(sessionId: string): string {
+    return `${this.prefix}journal:${sessionId}`;
+  }
+
+  private snapshotKey(sessionId: string): string {
+    return `${this.prefix}journal-snapshot:${sessionId}`;
+  }
+
   load(sessionId: string): Promise<LoadedSession | null> {
     return this.run(async (redis) => {
       const id = assertSessionId(sessionId);
-      const text = await redis.get(this.sessionKey(id));
-      return text === null ? null : decodeSessionDocument(text, this.at(id));
+      // Forgotten first: after a load that fails, the next save writes the whole state again.
+      this.tips.delete(id);
+      const from = Number((await redis.get(this.snapshotKey(id))) ?? 0);
+      const texts = await redis.lrange(this.journalKey(id), from, -1);
+      if (texts.length === 0) {
+        const text = await redis.get(this.sessionKey(id));
+        return text === null ? null : decodeSessionDocument(text, this.legacyAt(id));
+      }
+      const replayed = replayRecords(texts, this.at(id));
+      this.tips.set(id, replayed.tip);
+      return { state: replayed.state, version: replayed.version };
     });
   }
 
@@ -119,34 +186,136 @@ export class RedisSessionStore implements SessionStore {
       assertState(state);
       assertExpectedVersion(expectedVersion);
       const version = (expectedVersion ?? 0) + 1;
-      const document = encodeSessionDocument(version, state);
-      const key = this.sessionKey(id);
-      const reply = (await redis.eval(
-        SAVE_SCRIPT,
-        2,
-        key,
-        this.indexKey(),
-        expectedVersion === null ? '' : String(expectedVersion),
-        document,
-        id,
-      )) as [string, string?];
-      if (reply[0] === 'ok') return version;
+      const cached = this.tips.peek(id);
+      let next = nextRecord(cached?.version === expectedVersion ? cached : null, state, version);
+      let reply = await this.append(redis, id, expectedVersion, next);
+      // The stored head is not the one this store remembers: the whole state goes in a snapshot.
+      if (reply[0] === 'stale') {
+        next = nextRecord(null, state, version);
+        reply = await this.append(redis, id, expectedVersion, next);
+      }
+      if (reply[0] === 'ok') {
+        this.tips.set(id, next.commit());
+        return version;
+      }
       if (reply[0] === 'conflict') {
         const actual = reply[1] === '' || reply[1] === undefined ? null : Number(reply[1]);
         throw new SessionConflictError(id, expectedVersion, actual);
       }
       // The stored version cannot be read: name what is wrong as the other stores do.
-      const text = (await redis.get(key)) ?? '';
-      storedVersion(text, this.at(id));
+      const text = (await redis.get(this.sessionKey(id))) ?? '';
+      storedVersion(text, this.legacyAt(id));
       throw new CorruptSessionError(id, 'the stored version cannot be read', this.at(id).location);
+    });
+  }
+
+  checkpoints(sessionId: string): Promise<Checkpoint[]> {
+    return this.run(async (redis) => {
+      const id = assertSessionId(sessionId);
+      const texts = await redis.lrange(this.journalKey(id), 0, -1);
+      if (texts.length > 0) return checkpointsOf(texts, this.at(id));
+      const text = await redis.get(this.sessionKey(id));
+      if (text === null) return [];
+      const { state, version } = decodeSessionDocument(text, this.legacyAt(id));
+      return [{ version, stepNumber: state.stepCount(), savedAt: savedAtOf(text) }];
+    });
+  }
+
+  loadCheckpoint(sessionId: string, version: number): Promise<LoadedSession | null> {
+    return this.run(async (redis) => {
+      const id = assertSessionId(sessionId);
+      assertVersion(version);
+      const texts = await redis.lrange(this.journalKey(id), 0, -1);
+      if (texts.length > 0) return { state: replayRecords(texts, this.at(id), version).state, version };
+      const text = await redis.get(this.sessionKey(id));
+      if (text === null) return null;
+      const loaded = decodeSessionDocument(text, this.legacyAt(id));
+      if (loaded.version !== version) throw new CheckpointNotFoundError(id, version);
+      return loaded;
+    });
+  }
+
+  fork(sessionId: string, version: number, newSessionId: string): Promise<LoadedSession> {
+    return this.run(async (redis) => {
+      const id = assertSessionId(sessionId);
+      const target = assertSessionId(newSessionId);
+      assertVersion(version);
+      const texts = await redis.lrange(this.journalKey(id), 0, -1);
+      if (texts.length === 0) {
+        // A session from before the journal: its document is copied as it is.
+        const loaded = await this.loadCheckpoint(id, version);
+        if (!loaded) throw new SessionNotFoundError(id);
+        const copied = await redis.eval(
+          FORK_DOCUMENT_SCRIPT,
+          4,
+          this.sessionKey(id),
+          this.journalKey(target),
+          this.sessionKey(target),
+          this.indexKey(),
+          target,
+        );
+        if (copied !== 1) {
+          const existing = await this.load(target);
+          throw new SessionConflictError(target, null, existing?.version ?? null);
+        }
+        return loaded;
+      }
+      const { state } = replayRecords(texts, this.at(id), version);
+      const heads = texts.map((text) => readRecordHead(text));
+      const count = heads.findIndex((head) => head?.version === version) + 1;
+      let snapshot = count - 1;
+      while (snapshot > 0 && heads[snapshot]?.kind !== 'snapshot') snapshot--;
+      // The records up to the fork point are copied inside Redis, not decoded and re-encoded.
+      const copied = await redis.eval(
+        FORK_SCRIPT,
+        5,
+        this.journalKey(id),
+        this.journalKey(target),
+        this.sessionKey(target),
+        this.snapshotKey(target),
+        this.indexKey(),
+        String(count),
+        target,
+        String(snapshot),
+      );
+      if (copied !== 1) {
+        const existing = await this.load(target);
+        throw new SessionConflictError(target, null, existing?.version ?? null);
+      }
+      return { state, version };
     });
   }
 
   delete(sessionId: string): Promise<void> {
     return this.run(async (redis) => {
       const id = assertSessionId(sessionId);
-      await redis.eval(DELETE_SCRIPT, 2, this.sessionKey(id), this.indexKey(), id);
+      this.tips.delete(id);
+      await redis.eval(
+        DELETE_SCRIPT,
+        4,
+        this.journalKey(id),
+        this.sessionKey(id),
+        this.snapshotKey(id),
+        this.indexKey(),
+        id,
+      );
     });
+  }
+
+  private async append(redis: Redis, id: string, expectedVersion: number | null, next: NextRecord) {
+    return (await redis.eval(
+      SAVE_SCRIPT,
+      4,
+      this.journalKey(id),
+      this.sessionKey(id),
+      this.indexKey(),
+      this.snapshotKey(id),
+      expectedVersion === null ? '' : String(expectedVersion),
+      next.text,
+      id,
+      next.kind,
+      next.kind === 'delta' ? next.gen : '',
+    )) as [string, string?];
   }
 
   list(): Promise<string[]> {
@@ -195,6 +364,10 @@ export class RedisSessionStore implements SessionStore {
   }
 
   private at(sessionId: string): StoredAt {
+    return { sessionId, location: `redis:${this.journalKey(sessionId)}` };
+  }
+
+  private legacyAt(sessionId: string): StoredAt {
     return { sessionId, location: `redis:${this.sessionKey(sessionId)}` };
   }
 }

@@ -11,13 +11,13 @@ export const TEMP_SUFFIX = '.tmp';
  * the rename is atomic), which is flushed to disk, renamed over `file`, and the directory is
  * flushed so that the rename itself survives a power loss.
  */
-export async function writeFileAtomic(file: string, data: string): Promise<void> {
+export async function writeFileAtomic(file: string, data: string | Uint8Array): Promise<void> {
   const dir = dirname(file);
   const temp = join(dir, `.${basename(file)}.${randomBytes(6).toString('hex')}${TEMP_SUFFIX}`);
   try {
     const handle = await open(temp, 'wx');
     try {
-      await handle.writeFile(data, 'utf8');
+      await handle.writeFile(data);
       await handle.sync();
     } finally {
       await handle.close();

@@ -212,3 +212,16 @@ export class NoSessionStoreError extends AgentMachineError {
     );
   }
 }
+
+/** `loadCheckpoint` or `fork` named a version the session does not have. */
+export class CheckpointNotFoundError extends AgentMachineError {
+  constructor(
+    readonly sessionId: string,
+    readonly version: number,
+  ) {
+    super(
+      'CHECKPOINT_NOT_FOUND',
+      `Session ${JSON.stringify(sessionId)} has no checkpoint at version ${version}: pick one of store.checkpoints(${JSON.stringify(sessionId)}).`,
+    );
+  }
+}

@@ -1,69 +1,100 @@
-import { type FileHandle, mkdir, open, readdir, readFile, realpath, unlink } from 'node:fs/promises';
+import { copyFile, type FileHandle, mkdir, open, readdir, realpath, stat, unlink } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import type { AgentState } from '../state/agent-state';
 import { syncDirectory, writeFileAtomic } from './atomic-file';
-import { CorruptSessionError, SessionConflictError, StoreClosedError } from './errors';
-import { KeyedLock } from './keyed-lock';
 import {
-  DOCUMENT_HEAD_BYTES,
-  decodeSessionDocument,
-  encodeSessionDocument,
-  type StoredAt,
-  storedVersion,
-  versionFromHead,
-} from './session-document';
+  CheckpointNotFoundError,
+  CorruptSessionError,
+  SessionConflictError,
+  SessionNotFoundError,
+  StoreClosedError,
+} from './errors';
+import type { Checkpoint, JournaledSessionStore } from './journal/checkpoint';
+import { frame, unframe } from './journal/frame';
+import { assertVersion, checkpointsOf, lastGen, lastVersion, replayRecords } from './journal/journal-log';
+import { readRecordHead } from './journal/journal-record';
+import { type JournalTip, nextRecord } from './journal/journal-writer';
+import { KeyedLock } from './keyed-lock';
+import { decodeSessionDocument, type StoredAt, savedAtOf } from './session-document';
 import { assertSessionId, isValidSessionId } from './session-id';
-import type { LoadedSession, SessionStore } from './session-store';
+import type { LoadedSession } from './session-store';
 import { assertExpectedVersion, assertState } from './store-arguments';
 
-const EXTENSION = '.json';
+const EXTENSION = '.journal';
+/** The file of a session saved before the journal; read as it is, replaced at its next save. */
+const LEGACY_EXTENSION = '.json';
 
 // One lock per file for the whole process, so two stores on the same directory serialize too,
 // keyed by the file's real path: stores reaching one directory through a symlink share it.
 const fileLocks = new KeyedLock();
 
 /**
- * A SessionStore with one JSON file per session, `<dir>/<sessionId>.json`, holding
- * `{ version, savedAt, state }`. Writes are atomic (temporary file, fsync, rename, fsync of the
- * directory), so a crash leaves the previous version or the new one; saves of one session
- * serialize in this process, so the version check and the write are atomic. Several processes
- * writing the same directory are not coordinated: use SqliteSessionStore for that.
+ * What a store knows of a session file it wrote or read last: the tip, and the file's identity
+ * then. A file with another inode, size or modification time was written by someone else (or
+ * replaced): it is read again before the next append.
+ */
+interface KnownFile {
+  readonly tip: JournalTip;
+  readonly stamp: FileStamp;
+}
+
+interface FileStamp {
+  readonly ino: number;
+  readonly size: number;
+  readonly mtimeMs: number;
+}
+
+const sameStamp = (a: FileStamp, b: FileStamp) =>
+  a.ino === b.ino && a.size === b.size && a.mtimeMs === b.mtimeMs;
+
+/**
+ * A SessionStore with one append-only journal file per session, `<dir>/<sessionId>.journal`
+ * (JOURNAL_FORMAT.md): each save appends one record holding what changed since the previous one,
+ * framed with its length and a CRC-32, and flushes it to disk (fsync). A crash in the middle of an
+ * append leaves a torn last record, which loads ignore and the next save cuts off; the first
+ * record is written atomically (temporary file, fsync, rename), so a session exists whole or not
+ * at all. Saves of one session serialize in this process, so the version check and the append are
+ * atomic. Several processes writing the same directory are not coordinated: use
+ * SqliteSessionStore for that. Sessions saved before the journal (`<sessionId>.json`) load as they
+ * are and move to the journal at their next save.
  *
  * @example
  * const store = new FileSessionStore('./sessions');
- * const version = await store.save('chat-42', state, null);   // writes ./sessions/chat-42.json
+ * const version = await store.save('chat-42', state, null);   // writes ./sessions/chat-42.journal
  * const { state: again } = (await store.load('chat-42'))!;
  */
-export class FileSessionStore implements SessionStore {
+export class FileSessionStore implements JournaledSessionStore {
   /** The directory, absolute. */
   readonly dir: string;
   private created: Promise<unknown> | null = null;
   private realDir: string | null = null;
   private closed = false;
   private readonly inFlight = new Set<Promise<unknown>>();
+  private readonly known = new Map<string, KnownFile>();
 
   /** @param dir the directory of the session files; created at the first save if missing. */
   constructor(dir: string) {
     this.dir = resolve(dir);
   }
 
-  /** The file of a session (whether or not it exists). */
+  /** The journal file of a session (whether or not it exists). */
   fileOf(sessionId: string): string {
     return join(this.dir, `${assertSessionId(sessionId)}${EXTENSION}`);
   }
 
   load(sessionId: string): Promise<LoadedSession | null> {
     return this.track(async () => {
-      const file = this.fileOf(sessionId);
-      let bytes: Buffer;
-      try {
-        bytes = await readFile(file);
-      } catch (error) {
-        if (isNotFound(error)) return null;
-        throw error;
-      }
-      const at = { sessionId, location: file };
-      return decodeSessionDocument(decodeUtf8(bytes, at), at);
+      // Forgotten first: after a load that fails, the next save writes the whole state again.
+      this.known.delete(sessionId);
+      const stored = await this.read(sessionId);
+      if (stored === null) return null;
+      if (stored.kind === 'legacy') return stored.loaded;
+      const replayed = replayRecords(stored.texts, stored.at);
+      // A torn tail is cut off by the next save, which then needs the intact length: only a file
+      // without one is remembered as it is.
+      if (stored.end === stored.stamp.size)
+        this.known.set(sessionId, { tip: replayed.tip, stamp: stored.stamp });
+      return { state: replayed.state, version: replayed.version };
     });
   }
 
@@ -74,11 +105,94 @@ export class FileSessionStore implements SessionStore {
       assertExpectedVersion(expectedVersion);
       await this.ensureDir();
       return fileLocks.run(await this.lockKey(file), async () => {
-        const actual = await readStoredVersion(file, { sessionId, location: file });
+        const known = this.known.get(sessionId);
+        const stamp = await stampOf(file);
+        const size = stamp?.size ?? null;
+        let actual: number | null;
+        let tip: JournalTip | null = null;
+        let end = size ?? 0;
+        let legacy = false;
+        if (known && stamp && sameStamp(stamp, known.stamp)) {
+          actual = known.tip.version;
+          tip = known.tip;
+        } else {
+          const stored = await this.read(sessionId);
+          actual =
+            stored?.kind === 'journal'
+              ? lastVersion(stored.texts, stored.at)
+              : (stored?.loaded.version ?? null);
+          legacy = stored?.kind === 'legacy';
+          if (stored?.kind === 'journal') {
+            end = stored.end;
+            const gen = lastGen(stored.texts, stored.at);
+            tip = known && known.tip.version === actual && known.tip.gen === gen ? known.tip : null;
+          }
+        }
         if (actual !== expectedVersion) throw new SessionConflictError(sessionId, expectedVersion, actual);
         const version = (actual ?? 0) + 1;
-        await writeFileAtomic(file, encodeSessionDocument(version, state));
+        const next = nextRecord(tip, state, version);
+        const bytes = frame(next.text);
+        if (size === null || legacy) {
+          await this.ensureDir();
+          await writeFileAtomic(file, bytes);
+          if (legacy) await this.removeLegacy(sessionId);
+        } else {
+          await appendAt(file, end, size, bytes);
+        }
+        const written = await stampOf(file);
+        if (written) this.known.set(sessionId, { tip: next.commit(), stamp: written });
         return version;
+      });
+    });
+  }
+
+  checkpoints(sessionId: string): Promise<Checkpoint[]> {
+    return this.track(async () => {
+      const stored = await this.read(sessionId);
+      if (stored === null) return [];
+      if (stored.kind === 'journal') return checkpointsOf(stored.texts, stored.at);
+      const { state, version } = stored.loaded;
+      return [{ version, stepNumber: state.stepCount(), savedAt: stored.savedAt }];
+    });
+  }
+
+  loadCheckpoint(sessionId: string, version: number): Promise<LoadedSession | null> {
+    return this.track(async () => {
+      assertVersion(version);
+      const stored = await this.read(sessionId);
+      if (stored === null) return null;
+      if (stored.kind === 'legacy') {
+        if (stored.loaded.version === version) return stored.loaded;
+        throw new CheckpointNotFoundError(sessionId, version);
+      }
+      return { state: replayRecords(stored.texts, stored.at, version).state, version };
+    });
+  }
+
+  fork(sessionId: string, version: number, newSessionId: string): Promise<LoadedSession> {
+    return this.track(async () => {
+      assertVersion(version);
+      const target = this.fileOf(newSessionId);
+      return fileLocks.run(await this.lockKey(target), async () => {
+        const stored = await this.read(sessionId);
+        if (stored === null) throw new SessionNotFoundError(sessionId);
+        const existing = await this.read(newSessionId);
+        if (existing !== null) {
+          const actual =
+            existing.kind === 'journal' ? lastVersion(existing.texts, existing.at) : existing.loaded.version;
+          throw new SessionConflictError(newSessionId, null, actual);
+        }
+        if (stored.kind === 'legacy') {
+          if (stored.loaded.version !== version) throw new CheckpointNotFoundError(sessionId, version);
+          await copyFile(this.legacyFileOf(sessionId), `${this.legacyFileOf(newSessionId)}`);
+          await syncDirectory(this.dir);
+          return stored.loaded;
+        }
+        const state = replayRecords(stored.texts, stored.at, version).state;
+        // The records up to the fork point are copied as bytes, not decoded and re-encoded.
+        const count = stored.texts.findIndex((text) => readRecordHead(text)?.version === version) + 1;
+        await writeFileAtomic(target, Buffer.concat(stored.texts.slice(0, count).map(frame)));
+        return { state, version };
       });
     });
   }
@@ -87,13 +201,10 @@ export class FileSessionStore implements SessionStore {
     return this.track(async () => {
       const file = this.fileOf(sessionId);
       await fileLocks.run(await this.lockKey(file), async () => {
-        try {
-          await unlink(file);
-        } catch (error) {
-          if (isNotFound(error)) return;
-          throw error;
-        }
-        await syncDirectory(this.dir);
+        this.known.delete(sessionId);
+        const journal = await unlinkIfPresent(file);
+        const legacy = await unlinkIfPresent(this.legacyFileOf(sessionId));
+        if (journal || legacy) await syncDirectory(this.dir);
       });
     });
   }
@@ -108,16 +219,19 @@ export class FileSessionStore implements SessionStore {
         throw error;
       }
       // Temporary files of an interrupted write end in `.tmp`, so they never match.
-      return entries
-        .filter((e) => e.isFile() && e.name.endsWith(EXTENSION))
-        .map((e) => e.name.slice(0, -EXTENSION.length))
-        .filter(isValidSessionId)
-        .sort();
+      const ids = new Set<string>();
+      for (const entry of entries) {
+        if (!entry.isFile()) continue;
+        for (const extension of [EXTENSION, LEGACY_EXTENSION])
+          if (entry.name.endsWith(extension)) ids.add(entry.name.slice(0, -extension.length));
+      }
+      return [...ids].filter(isValidSessionId).sort();
     });
   }
 
   async close(): Promise<void> {
     this.closed = true;
+    this.known.clear();
     // Each operation's outcome goes to its own caller; close only waits for them to end.
     await Promise.allSettled([...this.inFlight]);
   }
@@ -133,6 +247,40 @@ export class FileSessionStore implements SessionStore {
       }
     }
     return join(this.realDir, basename(file));
+  }
+
+  private legacyFileOf(sessionId: string): string {
+    return join(this.dir, `${assertSessionId(sessionId)}${LEGACY_EXTENSION}`);
+  }
+
+  /** The session as stored: the journal's intact records, or a document from before the journal. */
+  private async read(sessionId: string): Promise<StoredFile | null> {
+    const file = this.fileOf(sessionId);
+    const read = await readIfPresent(file);
+    if (read !== null) {
+      const at = { sessionId, location: file };
+      const { texts, end } = unframe(read.bytes);
+      if (texts.length === 0)
+        throw new CorruptSessionError(sessionId, 'the file holds no intact journal record', file);
+      return { kind: 'journal', texts, end, stamp: read.stamp, at };
+    }
+    const legacyFile = this.legacyFileOf(sessionId);
+    const legacy = await readIfPresent(legacyFile);
+    if (legacy === null) return null;
+    const at = { sessionId, location: legacyFile };
+    const text = decodeUtf8(legacy.bytes, at);
+    const loaded = decodeSessionDocument(text, at);
+    return {
+      kind: 'legacy',
+      loaded,
+      savedAt: savedAtOf(text),
+      at,
+    };
+  }
+
+  private async removeLegacy(sessionId: string): Promise<void> {
+    await unlinkIfPresent(this.legacyFileOf(sessionId));
+    await syncDirectory(this.dir);
   }
 
   private ensureDir(): Promise<unknown> {
@@ -155,8 +303,34 @@ export class FileSessionStore implements SessionStore {
   }
 }
 
-/** The version of the stored file, or null when there is none; reads the whole file only if needed. */
-async function readStoredVersion(file: string, at: StoredAt): Promise<number | null> {
+type StoredFile =
+  | { kind: 'journal'; texts: string[]; end: number; stamp: FileStamp; at: StoredAt }
+  | { kind: 'legacy'; loaded: LoadedSession; savedAt: Date; at: StoredAt };
+
+/** Appends `bytes` at `end` (cutting off a torn tail first) and flushes the file to disk. */
+async function appendAt(file: string, end: number, size: number, bytes: Buffer): Promise<void> {
+  const handle = await open(file, 'r+');
+  try {
+    if (end < size) await handle.truncate(end);
+    await handle.write(bytes, 0, bytes.length, end);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+async function stampOf(file: string): Promise<FileStamp | null> {
+  try {
+    const { ino, size, mtimeMs } = await stat(file);
+    return { ino, size, mtimeMs };
+  } catch (error) {
+    if (isNotFound(error)) return null;
+    throw error;
+  }
+}
+
+/** The bytes of a file and its identity when read, or null when it does not exist. */
+async function readIfPresent(file: string): Promise<{ bytes: Buffer; stamp: FileStamp } | null> {
   let handle: FileHandle;
   try {
     handle = await open(file, 'r');
@@ -165,13 +339,23 @@ async function readStoredVersion(file: string, at: StoredAt): Promise<number | n
     throw error;
   }
   try {
-    const head = Buffer.alloc(DOCUMENT_HEAD_BYTES);
-    const { bytesRead } = await handle.read(head, 0, DOCUMENT_HEAD_BYTES, 0);
-    const version = versionFromHead(head.subarray(0, bytesRead).toString('latin1'));
-    if (version !== null) return version;
-    return storedVersion(decodeUtf8(await handle.readFile(), at), at);
+    // Stated before reading: if the file grows meanwhile, the stamp no longer matches, and the
+    // next save reads it again.
+    const { ino, mtimeMs } = await handle.stat();
+    const bytes = await handle.readFile();
+    return { bytes, stamp: { ino, size: bytes.length, mtimeMs } };
   } finally {
     await handle.close();
+  }
+}
+
+async function unlinkIfPresent(file: string): Promise<boolean> {
+  try {
+    await unlink(file);
+    return true;
+  } catch (error) {
+    if (isNotFound(error)) return false;
+    throw error;
   }
 }
 

@@ -1,4 +1,5 @@
 export {
+  CheckpointNotFoundError,
   CorruptExecutionRecordError,
   CorruptSessionError,
   DuplicateExecutionError,
@@ -22,7 +23,9 @@ export {
 export type { ExecutionStore } from './execution-store';
 export { FileSessionStore } from './file-session-store';
 export { InMemoryExecutionStore } from './in-memory-execution-store';
-export { InMemorySessionStore } from './in-memory-session-store';
+export { InMemorySessionStore, type StoredSession } from './in-memory-session-store';
+export type { Checkpoint, JournaledSessionStore } from './journal/checkpoint';
+export { JOURNAL_FORMAT_VERSION } from './journal/journal-record';
 export { assertSessionId, isValidSessionId, MAX_SESSION_ID_LENGTH } from './session-id';
 export type { LoadedSession, SessionStore } from './session-store';
 export { SqliteExecutionStore } from './sqlite-execution-store';

@@ -46,6 +46,11 @@ export function storedVersion(text: string, at: StoredAt): number {
   return readEnvelope(parseJson(text, at), at).version;
 }
 
+/** When a stored document says it was saved (its `savedAt`), read without parsing the state. */
+export function savedAtOf(text: string): Date {
+  return new Date(/"savedAt"\s*:\s*"([^"]+)"/.exec(text)?.[1] ?? Number.NaN);
+}
+
 /** The state and version of a stored document, or CorruptSessionError naming what is wrong. */
 export function decodeSessionDocument(text: string, at: StoredAt): LoadedSession {
   const envelope = readEnvelope(parseJson(text, at), at);

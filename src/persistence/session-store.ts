@@ -12,8 +12,9 @@ export interface LoadedSession {
  * Saves use optimistic concurrency: each save names the version it read, so of two writers that
  * read the same version only the first succeeds and the other gets SessionConflictError.
  *
- * Implementations: InMemorySessionStore, FileSessionStore, SqliteSessionStore. They behave
- * identically (one contract test suite runs against all three).
+ * Implementations: InMemorySessionStore, FileSessionStore, SqliteSessionStore, RedisSessionStore.
+ * They behave identically (one contract test suite runs against all of them) and keep each
+ * session as a journal of checkpoints (JournaledSessionStore, journal/JOURNAL_FORMAT.md).
  *
  * @example
  * const store: SessionStore = new SqliteSessionStore('agents.db');

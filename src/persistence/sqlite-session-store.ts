@@ -1,12 +1,25 @@
+import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import type { AgentState } from '../state/agent-state';
-import { SessionConflictError } from './errors';
+import {
+  CheckpointNotFoundError,
+  CorruptSessionError,
+  SessionConflictError,
+  SessionNotFoundError,
+} from './errors';
+import type { Checkpoint, JournaledSessionStore } from './journal/checkpoint';
+import { assertVersion } from './journal/journal-log';
+import { decodeRecord } from './journal/journal-record';
+import { replay } from './journal/journal-replay';
+import { type NextRecord, nextRecord } from './journal/journal-writer';
+import { TipCache } from './journal/tip-cache';
 import { decodeStoredState, parseJson, type StoredAt } from './session-document';
 import { assertSessionId } from './session-id';
-import type { LoadedSession, SessionStore } from './session-store';
+import type { LoadedSession } from './session-store';
 import { LazySqliteConnection } from './sqlite-connection';
 import { ensureTable, type SqliteDatabase } from './sqlite-driver';
 import { assertExpectedVersion, assertState } from './store-arguments';
 
+/** Sessions saved before the journal: one row each, read as they are and moved at their next save. */
 const SESSIONS_DDL = `CREATE TABLE IF NOT EXISTS sessions (
   id TEXT PRIMARY KEY NOT NULL,
   version INTEGER NOT NULL CHECK (version >= 1),
@@ -14,48 +27,120 @@ const SESSIONS_DDL = `CREATE TABLE IF NOT EXISTS sessions (
   state_json TEXT NOT NULL
 ) STRICT`;
 
-interface Row {
+/**
+ * One row per checkpoint (a journal record, JOURNAL_FORMAT.md); the body is the record's JSON,
+ * compressed with raw DEFLATE: a page of SQLite then holds several records, so an append rewrites
+ * fewer pages.
+ */
+const JOURNAL_DDL = `CREATE TABLE IF NOT EXISTS session_journal (
+  session_id TEXT NOT NULL,
+  version INTEGER NOT NULL CHECK (version >= 1),
+  gen TEXT NOT NULL,
+  kind TEXT NOT NULL CHECK (kind IN ('snapshot', 'delta')),
+  step INTEGER NOT NULL,
+  saved_at TEXT NOT NULL,
+  body BLOB NOT NULL,
+  PRIMARY KEY (session_id, version)
+) STRICT;
+CREATE INDEX IF NOT EXISTS session_journal_snapshots ON session_journal (session_id, version) WHERE kind = 'snapshot'`;
+
+interface Tip {
   version: number;
-  state_json: string;
+  gen: string | null;
 }
 
 function prepare(db: SqliteDatabase) {
   ensureTable(db, 'sessions', ['id', 'version', 'saved_at', 'state_json'], SESSIONS_DDL);
-  const selectVersion = db.prepare('SELECT version FROM sessions WHERE id = ?');
-  const insert = db.prepare('INSERT INTO sessions (id, version, saved_at, state_json) VALUES (?, 1, ?, ?)');
-  const update = db.prepare(
-    'UPDATE sessions SET version = version + 1, saved_at = ?, state_json = ? WHERE id = ? AND version = ?',
+  ensureTable(
+    db,
+    'session_journal',
+    ['session_id', 'version', 'gen', 'kind', 'step', 'saved_at', 'body'],
+    JOURNAL_DDL,
   );
-  const versionOf = (id: string) =>
-    (selectVersion.get(id) as { version: number } | undefined)?.version ?? null;
+  const lastRecord = db.prepare(
+    'SELECT version, gen FROM session_journal WHERE session_id = ? ORDER BY version DESC LIMIT 1',
+  );
+  const legacyVersion = db.prepare('SELECT version FROM sessions WHERE id = ?');
+  const insert = db.prepare(
+    'INSERT INTO session_journal (session_id, version, gen, kind, step, saved_at, body) VALUES (?, ?, ?, ?, ?, ?, ?)',
+  );
+  const removeLegacy = db.prepare('DELETE FROM sessions WHERE id = ?');
+  const copyRecords = db.prepare(
+    `INSERT INTO session_journal (session_id, version, gen, kind, step, saved_at, body)
+     SELECT ?, version, gen, kind, step, saved_at, body FROM session_journal WHERE session_id = ? AND version <= ?`,
+  );
+  const copyLegacy = db.prepare(
+    'INSERT INTO sessions (id, version, saved_at, state_json) SELECT ?, version, saved_at, state_json FROM sessions WHERE id = ?',
+  );
+  const tipOf = (id: string): Tip | null => {
+    const row = lastRecord.get(id) as { version: number; gen: string } | undefined;
+    if (row) return row;
+    const legacy = legacyVersion.get(id) as { version: number } | undefined;
+    return legacy ? { version: legacy.version, gen: null } : null;
+  };
   // IMMEDIATE takes the write lock before the version is read, so a writer in another process
-  // cannot slip in between the check and the write.
-  const save = db.transaction(
-    (id: string, expected: number | null, savedAt: string, json: string): number => {
-      if (expected === null) {
-        const actual = versionOf(id);
-        if (actual !== null) throw new SessionConflictError(id, null, actual);
-        insert.run(id, savedAt, json);
-        return 1;
-      }
-      if (update.run(savedAt, json, id, expected).changes === 1) return expected + 1;
-      throw new SessionConflictError(id, expected, versionOf(id));
+  // cannot slip in between the check and the append.
+  const append = db.transaction(
+    (
+      id: string,
+      expected: number | null,
+      step: number,
+      encode: (tip: Tip | null) => NextRecord,
+    ): NextRecord => {
+      const tip = tipOf(id);
+      if ((tip?.version ?? null) !== expected)
+        throw new SessionConflictError(id, expected, tip?.version ?? null);
+      const next = encode(tip);
+      insert.run(
+        id,
+        next.version,
+        next.gen,
+        next.kind,
+        step,
+        new Date().toISOString(),
+        deflateRawSync(next.text),
+      );
+      if (tip && tip.gen === null) removeLegacy.run(id);
+      return next;
     },
   );
   return {
-    select: db.prepare('SELECT version, state_json FROM sessions WHERE id = ?'),
-    save: (id: string, expected: number | null, savedAt: string, json: string) =>
-      save.immediate(id, expected, savedAt, json),
-    remove: db.prepare('DELETE FROM sessions WHERE id = ?'),
-    list: db.prepare('SELECT id FROM sessions ORDER BY id'),
+    // The newest snapshot at or before a version, and the records after it up to that version.
+    records: db.prepare(
+      `SELECT version, body FROM session_journal WHERE session_id = @id AND version <= @upTo AND version >=
+        (SELECT max(version) FROM session_journal WHERE session_id = @id AND kind = 'snapshot' AND version <= @upTo)
+       ORDER BY version`,
+    ),
+    newest: db.prepare('SELECT max(version) AS version FROM session_journal WHERE session_id = ?'),
+    legacy: db.prepare('SELECT version, saved_at, state_json FROM sessions WHERE id = ?'),
+    checkpoints: db.prepare(
+      'SELECT version, step, saved_at FROM session_journal WHERE session_id = ? ORDER BY version',
+    ),
+    append: (id: string, expected: number | null, step: number, encode: (tip: Tip | null) => NextRecord) =>
+      append.immediate(id, expected, step, encode),
+    fork: db.transaction((from: string, version: number, to: string) => {
+      const existing = tipOf(to);
+      if (existing) throw new SessionConflictError(to, null, existing.version);
+      copyRecords.run(to, from, version);
+      copyLegacy.run(to, from);
+    }),
+    remove: db.transaction((id: string) => {
+      db.prepare('DELETE FROM session_journal WHERE session_id = ?').run(id);
+      removeLegacy.run(id);
+    }),
+    list: db.prepare(
+      'SELECT session_id AS id FROM session_journal UNION SELECT id FROM sessions ORDER BY id',
+    ),
   };
 }
 
 /**
- * A SessionStore in a SQLite database (table `sessions`), the default durable store. Loads
- * better-sqlite3 at first use (an optional dependency: `npm install better-sqlite3`); WAL mode, and
- * each save is one transaction (`UPDATE ... WHERE version = ?`), so the version check holds across
- * processes sharing the file, too.
+ * A SessionStore in a SQLite database, the default durable store: each checkpoint is one row of
+ * table `session_journal` holding only what changed since the previous one (JOURNAL_FORMAT.md),
+ * appended in one transaction with the version check, so the check holds across processes
+ * sharing the file. Loads better-sqlite3 at first use (an optional dependency:
+ * `npm install better-sqlite3`); WAL mode. Sessions saved before the journal (table `sessions`)
+ * load as they are and move to the journal at their next save.
  *
  * @example
  * const store = new SqliteSessionStore('agents.db');
@@ -63,8 +148,9 @@ function prepare(db: SqliteDatabase) {
  * await store.save('chat-42', next, version);                // 2
  * await store.close();
  */
-export class SqliteSessionStore implements SessionStore {
+export class SqliteSessionStore implements JournaledSessionStore {
   private readonly connection: LazySqliteConnection<ReturnType<typeof prepare>>;
+  private readonly tips = new TipCache();
 
   /** @param file the database file (created if missing), or ':memory:'. */
   constructor(readonly file: string) {
@@ -73,24 +159,63 @@ export class SqliteSessionStore implements SessionStore {
 
   async load(sessionId: string): Promise<LoadedSession | null> {
     const id = assertSessionId(sessionId);
-    const row = await this.connection.run((db) => db.select.get(id) as Row | undefined);
-    if (!row) return null;
-    const at = this.at(id);
-    return { version: row.version, state: decodeStoredState(parseJson(row.state_json, at), at) };
+    return this.connection.run((db) => this.read(db, id, null));
   }
 
   async save(sessionId: string, state: AgentState, expectedVersion: number | null): Promise<number> {
     const id = assertSessionId(sessionId);
     assertState(state);
     assertExpectedVersion(expectedVersion);
-    // Serialized before the transaction, so the write lock is held only for the write.
-    const json = JSON.stringify(state);
-    return this.connection.run((db) => db.save(id, expectedVersion, new Date().toISOString(), json));
+    const version = (expectedVersion ?? 0) + 1;
+    // Encoded before the transaction, so the write lock is held only for the write; encoded again
+    // inside it only if the stored head is not the one this store remembers.
+    const cached = this.tips.peek(id);
+    const early = cached?.version === expectedVersion ? nextRecord(cached, state, version) : null;
+    const next = await this.connection.run((db) =>
+      db.append(id, expectedVersion, state.stepCount(), (tip) =>
+        early && tip?.gen === cached?.gen ? early : nextRecord(null, state, version),
+      ),
+    );
+    this.tips.set(id, next.commit());
+    return version;
+  }
+
+  async checkpoints(sessionId: string): Promise<Checkpoint[]> {
+    const id = assertSessionId(sessionId);
+    return this.connection.run((db) => {
+      const rows = db.checkpoints.all(id) as { version: number; step: number; saved_at: string }[];
+      if (rows.length > 0)
+        return rows.map((r) => ({ version: r.version, stepNumber: r.step, savedAt: new Date(r.saved_at) }));
+      const legacy = this.readLegacy(db, id);
+      return legacy
+        ? [{ version: legacy.version, stepNumber: legacy.state.stepCount(), savedAt: legacy.savedAt }]
+        : [];
+    });
+  }
+
+  async loadCheckpoint(sessionId: string, version: number): Promise<LoadedSession | null> {
+    const id = assertSessionId(sessionId);
+    assertVersion(version);
+    return this.connection.run((db) => this.read(db, id, version));
+  }
+
+  async fork(sessionId: string, version: number, newSessionId: string): Promise<LoadedSession> {
+    const id = assertSessionId(sessionId);
+    const target = assertSessionId(newSessionId);
+    assertVersion(version);
+    return this.connection.run((db) => {
+      const loaded = this.read(db, id, version);
+      if (!loaded) throw new SessionNotFoundError(id);
+      // The rows up to the fork point are copied inside the database, not decoded and re-encoded.
+      db.fork.immediate(id, version, target);
+      return loaded;
+    });
   }
 
   async delete(sessionId: string): Promise<void> {
     const id = assertSessionId(sessionId);
-    await this.connection.run((db) => db.remove.run(id));
+    this.tips.delete(id);
+    await this.connection.run((db) => db.remove.immediate(id));
   }
 
   async list(): Promise<string[]> {
@@ -99,10 +224,62 @@ export class SqliteSessionStore implements SessionStore {
   }
 
   close(): Promise<void> {
+    this.tips.clear();
     return this.connection.close();
   }
 
+  private read(db: ReturnType<typeof prepare>, id: string, version: number | null): LoadedSession | null {
+    const at = this.at(id);
+    // Forgotten first: after a load that fails, the next save writes the whole state again.
+    if (version === null) this.tips.delete(id);
+    const upTo = version ?? Number.MAX_SAFE_INTEGER;
+    const rows = db.records.all({ id, upTo }) as { version: number; body: Uint8Array }[];
+    if (rows.length === 0) {
+      const legacy = this.readLegacy(db, id);
+      if (!legacy) {
+        if (version !== null && (db.newest.get(id) as { version: number | null }).version !== null)
+          throw new CheckpointNotFoundError(id, version);
+        return null;
+      }
+      if (version !== null && legacy.version !== version) throw new CheckpointNotFoundError(id, version);
+      return { state: legacy.state, version: legacy.version };
+    }
+    const last = rows[rows.length - 1] as { version: number };
+    if (version !== null && last.version !== version) throw new CheckpointNotFoundError(id, version);
+    const replayed = replay(
+      rows.map((row) => decodeRecord(inflateBody(row.body, at), at)),
+      at,
+    );
+    if (version === null) this.tips.set(id, replayed.tip);
+    return { state: replayed.state, version: replayed.version };
+  }
+
+  private readLegacy(db: ReturnType<typeof prepare>, id: string) {
+    const row = db.legacy.get(id) as { version: number; saved_at: string; state_json: string } | undefined;
+    if (!row) return null;
+    const at: StoredAt = { sessionId: id, location: `${this.file}#sessions/${id}` };
+    return {
+      version: row.version,
+      savedAt: new Date(row.saved_at),
+      state: decodeStoredState(parseJson(row.state_json, at), at),
+    };
+  }
+
   private at(sessionId: string): StoredAt {
-    return { sessionId, location: `${this.file}#sessions/${sessionId}` };
+    return { sessionId, location: `${this.file}#session_journal/${sessionId}` };
+  }
+}
+
+function inflateBody(body: Uint8Array, at: StoredAt): string {
+  try {
+    return inflateRawSync(body).toString('utf8');
+  } catch (error) {
+    throw new CorruptSessionError(
+      at.sessionId,
+      `a journal record cannot be decompressed: ${(error as Error).message}`,
+      at.location,
+      null,
+      { cause: error },
+    );
   }
 }

@@ -1,9 +1,9 @@
-import { mkdir, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AgentState } from '../../src/index';
 import { CorruptSessionError, FileSessionStore, SessionConflictError } from '../../src/persistence/index';
-import { finishedState, tempDir } from './fixtures';
+import { appendStep, finishedState, frameRecord, tempDir, unframeRecords } from './fixtures';
 
 describe('FileSessionStore', () => {
   let dir: string;
@@ -38,24 +38,75 @@ describe('FileSessionStore', () => {
     }
   });
 
-  it('writes one file per session holding { version, savedAt, state }, the version first', async () => {
+  it('writes one append-only journal file per session: a snapshot, then one framed delta per save', async () => {
     const state = await finishedState();
     await store.save('chat-42', state, null);
-    await store.save('chat-42', state, 1);
-    expect(store.fileOf('chat-42')).toBe(join(dir, 'chat-42.json'));
-    const text = await readFile(join(dir, 'chat-42.json'), 'utf8');
-    expect(text.startsWith('{"version":2,"savedAt":"')).toBe(true);
-    const document = JSON.parse(text);
-    expect(Object.keys(document)).toEqual(['version', 'savedAt', 'state']);
-    expect(new Date(document.savedAt).toISOString()).toBe(document.savedAt);
-    expect(document.state).toEqual(JSON.parse(JSON.stringify(state)));
+    const afterFirst = await readFile(join(dir, 'chat-42.journal'));
+    await store.save('chat-42', state.withUserMessage('and now?'), 1);
+    expect(store.fileOf('chat-42')).toBe(join(dir, 'chat-42.journal'));
+    const bytes = await readFile(join(dir, 'chat-42.journal'));
+    // Appended: the first record's bytes are untouched.
+    expect(bytes.subarray(0, afterFirst.length)).toEqual(afterFirst);
+    const records = unframeRecords(bytes).map((text) => JSON.parse(text));
+    expect(records.map((r) => [r.journal, r.v, r.kind, r.step])).toEqual([
+      [1, 1, 'snapshot', 2],
+      [1, 2, 'delta', 2],
+    ]);
+    expect(Buffer.concat(records.map((r) => frameRecord(JSON.stringify(r))))).toEqual(bytes);
+  });
+
+  it.each([
+    ['cut off in its header', (frame: Buffer) => frame.subarray(0, 5)],
+    ['cut off in its payload', (frame: Buffer) => frame.subarray(0, frame.length - 10)],
+    [
+      'whose checksum does not match',
+      (frame: Buffer) => {
+        const bad = Buffer.from(frame);
+        bad[bad.length - 3] = (bad[bad.length - 3] as number) ^ 0xff;
+        return bad;
+      },
+    ],
+  ])(
+    'ignores a last record %s (a crash in an append): load reads the intact part, the next save cuts it off',
+    async (_, tear) => {
+      let state = AgentState.empty().withUserMessage('first').withExecutionStarted();
+      let version = await store.save('torn', state, null);
+      state = appendStep(state, 0);
+      version = await store.save('torn', state, version);
+      const intact = await readFile(join(dir, 'torn.journal'));
+      const next = appendStep(state, 1);
+      await appendFile(
+        join(dir, 'torn.journal'),
+        tear(frameRecord(JSON.stringify({ journal: 1, v: 3, torn: true }))),
+      );
+
+      const reader = new FileSessionStore(dir);
+      const loaded = await reader.load('torn');
+      expect(loaded?.version).toBe(2);
+      expect(loaded?.state.toJSON()).toEqual(state.toJSON());
+      expect((await reader.checkpoints('torn')).map((c) => c.version)).toEqual([1, 2]);
+      await reader.close();
+
+      expect(await store.save('torn', next, 2)).toBe(3);
+      const bytes = await readFile(join(dir, 'torn.journal'));
+      expect(bytes.subarray(0, intact.length)).toEqual(intact);
+      expect(unframeRecords(bytes).map((text) => JSON.parse(text).v)).toEqual([1, 2, 3]);
+      expect((await new FileSessionStore(dir).load('torn'))?.state.toJSON()).toEqual(next.toJSON());
+    },
+  );
+
+  it('a journal file without one intact record is corrupt (the first record is written whole or not at all)', async () => {
+    await writeFile(join(dir, 'empty.journal'), Buffer.from([0, 0, 0, 9, 1, 2]));
+    const error = await store.load('empty').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(CorruptSessionError);
+    expect((error as CorruptSessionError).problem).toBe('the file holds no intact journal record');
   });
 
   it('leaves no temporary files behind after saves and deletes', async () => {
     for (let i = 0; i < 3; i++) await store.save(`s${i}`, AgentState.empty(), null);
     await store.save('s0', AgentState.empty(), 1);
     await store.delete('s1');
-    expect((await readdir(dir)).sort()).toEqual(['s0.json', 's2.json']);
+    expect((await readdir(dir)).sort()).toEqual(['s0.journal', 's2.journal']);
   });
 
   it('ignores a temporary file left behind by a crash: not listed, not loaded, not in the way', async () => {
@@ -87,11 +138,11 @@ describe('FileSessionStore', () => {
     expect(await nested.load('s')).toBeNull();
     await nested.delete('s');
     expect(await nested.save('s', AgentState.empty(), null)).toBe(1);
-    expect(await readdir(join(dir, 'a', 'b'))).toEqual(['s.json']);
+    expect(await readdir(join(dir, 'a', 'b'))).toEqual(['s.journal']);
     await nested.close();
   });
 
-  it('reads a document written in another layout (pretty-printed) and saves over it', async () => {
+  it('reads a document from before the journal written in another layout (pretty-printed) and saves over it', async () => {
     const state = AgentState.empty().withUserMessage('by hand');
     const pretty = JSON.stringify({ savedAt: new Date().toISOString(), version: 3, state }, null, 2);
     await writeFile(join(dir, 'manual.json'), pretty);
@@ -102,7 +153,7 @@ describe('FileSessionStore', () => {
     expect(await store.save('manual', state, 3)).toBe(4);
   });
 
-  it('a file of garbage: load and save both raise CorruptSessionError and leave it as it is', async () => {
+  it('a document of garbage from before the journal: load and save both raise CorruptSessionError and leave it as it is', async () => {
     const garbage = Buffer.from([0x7b, 0x00, 0x01, 0x02, 0x20, 0x7d]);
     await writeFile(join(dir, 'junk.json'), garbage);
     await expect(store.load('junk')).rejects.toBeInstanceOf(CorruptSessionError);

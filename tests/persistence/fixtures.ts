@@ -1,6 +1,7 @@
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { deflateRawSync, inflateRawSync, crc32 as zlibCrc32 } from 'node:zlib';
 import Database from 'better-sqlite3';
 import { appendToolStep } from '../../bench/workload';
 import { AgentState, createAgent, scriptedDriver } from '../../src/index';
@@ -9,6 +10,7 @@ import {
   InMemorySessionStore,
   type SessionStore,
   SqliteSessionStore,
+  type StoredSession,
 } from '../../src/persistence/index';
 import { add, addCall } from '../support/agents';
 
@@ -42,14 +44,14 @@ export interface StoreFixture {
   readonly store: SessionStore;
   /** Another store over the same storage (a restart, or another worker in this process). */
   reopen(): SessionStore;
-  /** The stored bytes of a session as text (a document, or a row's version and state_json). */
+  /** Everything stored for a session, as text (the journal's records, or rows). */
   readRaw(sessionId: string): Promise<string>;
-  /** The stored document (file, map entry) or the row's state_json. */
-  readRawState(sessionId: string): Promise<string>;
-  /** Replaces the stored document (file, map entry) or the row's state_json with `text`. */
-  writeRawState(sessionId: string, text: string): Promise<void>;
-  /** Rewrites the stored state JSON through `edit`, keeping the rest of the document. */
-  editState(sessionId: string, edit: (state: Record<string, unknown>) => void): Promise<void>;
+  /** The text of the session's newest journal record. */
+  readRecord(sessionId: string): Promise<string>;
+  /** The texts of all the session's journal records, oldest first. */
+  readRecords(sessionId: string): Promise<string[]>;
+  /** Replaces the text of the session's newest journal record (intact framing: a bug, not a crash). */
+  writeRecord(sessionId: string, text: string): Promise<void>;
   /** Closes the stores and removes the storage. */
   cleanup(): Promise<void>;
 }
@@ -63,26 +65,22 @@ export const storeKinds: StoreKind[] = [
   {
     name: 'InMemorySessionStore',
     async create() {
-      const documents = new Map<string, string>();
+      const documents = new Map<string, StoredSession>();
       const opened: SessionStore[] = [];
       const open = () => {
         const store = new InMemorySessionStore({ documents });
         opened.push(store);
         return store;
       };
-      const readRaw = async (id: string) => documents.get(id) ?? '';
+      const records = (id: string) => documents.get(id) as string[];
       return {
         store: open(),
         reopen: open,
-        readRaw,
-        readRawState: readRaw,
-        writeRawState: async (id, text) => {
-          documents.set(id, text);
-        },
-        editState: async (id, edit) => {
-          const doc = JSON.parse(await readRaw(id));
-          edit(doc.state);
-          documents.set(id, JSON.stringify(doc));
+        readRaw: async (id) => JSON.stringify(documents.get(id) ?? null),
+        readRecord: async (id) => records(id)[records(id).length - 1] as string,
+        readRecords: async (id) => [...records(id)],
+        writeRecord: async (id, text) => {
+          records(id)[records(id).length - 1] = text;
         },
         cleanup: async () => {
           await Promise.all(opened.map((s) => s.close()));
@@ -100,17 +98,18 @@ export const storeKinds: StoreKind[] = [
         opened.push(store);
         return store;
       };
-      const file = (id: string) => join(dir, `${id}.json`);
+      const file = (id: string) => join(dir, `${id}.journal`);
+      const records = async (id: string) => unframeRecords(await readFile(file(id)));
       return {
         store: open(),
         reopen: open,
-        readRaw: (id) => readFile(file(id), 'utf8'),
-        readRawState: (id) => readFile(file(id), 'utf8'),
-        writeRawState: (id, text) => writeFile(file(id), text),
-        editState: async (id, edit) => {
-          const doc = JSON.parse(await readFile(file(id), 'utf8'));
-          edit(doc.state);
-          await writeFile(file(id), JSON.stringify(doc));
+        readRaw: async (id) => (await readFile(file(id))).toString('base64'),
+        readRecord: async (id) => (await records(id)).at(-1) as string,
+        readRecords: records,
+        writeRecord: async (id, text) => {
+          const texts = await records(id);
+          texts[texts.length - 1] = text;
+          await writeFile(file(id), Buffer.concat(texts.map(frameRecord)));
         },
         cleanup: async () => {
           await Promise.all(opened.map((s) => s.close()));
@@ -140,27 +139,40 @@ export const storeKinds: StoreKind[] = [
           db.close();
         }
       };
-      const stateJson = (id: string) =>
-        withDb(
-          (db) =>
-            (db.prepare('SELECT state_json FROM sessions WHERE id = ?').get(id) as { state_json: string })
-              .state_json,
-        );
-      const setStateJson = (id: string, text: string) =>
-        withDb((db) => db.prepare('UPDATE sessions SET state_json = ? WHERE id = ?').run(text, id));
+      const newest = 'SELECT max(version) FROM session_journal WHERE session_id = @id';
       return {
         store,
         reopen: open,
         readRaw: async (id) =>
-          withDb((db) => JSON.stringify(db.prepare('SELECT * FROM sessions WHERE id = ?').get(id) ?? null)),
-        readRawState: async (id) => stateJson(id),
-        writeRawState: async (id, text) => {
-          setStateJson(id, text);
-        },
-        editState: async (id, edit) => {
-          const state = JSON.parse(stateJson(id));
-          edit(state);
-          setStateJson(id, JSON.stringify(state));
+          withDb((db) =>
+            JSON.stringify(
+              db.prepare('SELECT * FROM session_journal WHERE session_id = ? ORDER BY version').all(id),
+            ),
+          ),
+        // Bodies are raw DEFLATE of the record's JSON.
+        readRecord: async (id) =>
+          withDb((db) => {
+            const row = db
+              .prepare(`SELECT body FROM session_journal WHERE session_id = @id AND version = (${newest})`)
+              .get({ id }) as { body: Buffer };
+            return inflateRawSync(row.body).toString('utf8');
+          }),
+        readRecords: async (id) =>
+          withDb((db) =>
+            (
+              db
+                .prepare('SELECT body FROM session_journal WHERE session_id = ? ORDER BY version')
+                .all(id) as { body: Buffer }[]
+            ).map((row) => inflateRawSync(row.body).toString('utf8')),
+          ),
+        writeRecord: async (id, text) => {
+          withDb((db) =>
+            db
+              .prepare(
+                `UPDATE session_journal SET body = @body WHERE session_id = @id AND version = (${newest})`,
+              )
+              .run({ id, body: deflateRawSync(text) }),
+          );
         },
         cleanup: async () => {
           await Promise.all(opened.map((s) => s.close()));
@@ -170,3 +182,22 @@ export const storeKinds: StoreKind[] = [
     },
   },
 ];
+
+/** The file journal's framing (`[length u32 BE][crc32 u32 BE][payload]`), written out for tests. */
+export function frameRecord(text: string): Buffer {
+  const payload = Buffer.from(text, 'utf8');
+  const header = Buffer.alloc(8);
+  header.writeUInt32BE(payload.length, 0);
+  header.writeUInt32BE(zlibCrc32(payload), 4);
+  return Buffer.concat([header, payload]);
+}
+
+export function unframeRecords(bytes: Buffer): string[] {
+  const texts: string[] = [];
+  for (let offset = 0; offset + 8 <= bytes.length; ) {
+    const length = bytes.readUInt32BE(offset);
+    texts.push(bytes.subarray(offset + 8, offset + 8 + length).toString('utf8'));
+    offset += 8 + length;
+  }
+  return texts;
+}

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisSessionStore } from '../../src/distributed/index';
@@ -6,6 +7,7 @@ import { AgentState, CorruptSessionError } from '../../src/index';
 import type { SessionStore } from '../../src/persistence/index';
 import { type RedisServer, startRedisServer } from '../distributed/support/redis-server';
 import type { StoreFixture, StoreKind } from './fixtures';
+import { describeJournalContract } from './journal.contract.test';
 import { describeSessionStoreContract } from './session-store.contract.test';
 
 let server: RedisServer;
@@ -39,20 +41,15 @@ const redisKind: StoreKind = {
       return store;
     };
     const store = open();
-    const key = (id: string) => store.sessionKey(id);
-    const readRaw = async (id: string) => (await raw.get(key(id))) ?? '';
+    const key = (id: string) => store.journalKey(id);
     return {
       store,
       reopen: open,
-      readRaw,
-      readRawState: readRaw,
-      writeRawState: async (id, text) => {
-        await raw.set(key(id), text);
-      },
-      editState: async (id, edit) => {
-        const doc = JSON.parse(await readRaw(id));
-        edit(doc.state);
-        await raw.set(key(id), JSON.stringify(doc));
+      readRaw: async (id) => JSON.stringify(await raw.lrange(key(id), 0, -1)),
+      readRecord: async (id) => (await raw.lindex(key(id), -1)) ?? '',
+      readRecords: (id) => raw.lrange(key(id), 0, -1),
+      writeRecord: async (id, text) => {
+        await raw.lset(key(id), -1, text);
       },
       cleanup: async () => {
         await Promise.all(opened.map((s) => s.close()));
@@ -64,6 +61,35 @@ const redisKind: StoreKind = {
 };
 
 describeSessionStoreContract([redisKind]);
+describeJournalContract([redisKind]);
+
+describe('RedisSessionStore: the session document from before the journal', () => {
+  it('loads it, and moves it to the journal at its next save', async () => {
+    const prefix = `legacy-${randomUUID()}:`;
+    const raw = new Redis(server.connection);
+    const store = new RedisSessionStore({ connection: server.connection, prefix });
+    try {
+      const document = readFileSync(new URL('./fixtures/session-format-1.txt', import.meta.url), 'utf8');
+      await raw.set(`${prefix}session:legacy-chat`, document);
+      await raw.zadd(`${prefix}sessions`, 0, 'legacy-chat');
+      const loaded = await store.load('legacy-chat');
+      expect(loaded?.version).toBe(4);
+      expect(loaded?.state.toJSON()).toEqual(JSON.parse(document).state);
+      expect(await store.checkpoints('legacy-chat')).toMatchObject([{ version: 4, stepNumber: 2 }]);
+      expect((await store.fork('legacy-chat', 4, 'legacy-fork')).version).toBe(4);
+      expect((await store.load('legacy-fork'))?.state.toJSON()).toEqual(JSON.parse(document).state);
+      const next = (loaded as { state: AgentState }).state.withUserMessage('And Paris?');
+      expect(await store.save('legacy-chat', next, 4)).toBe(5);
+      expect(await raw.exists(`${prefix}session:legacy-chat`)).toBe(0);
+      expect((await store.load('legacy-chat'))?.state.toJSON()).toEqual(next.toJSON());
+      expect(await store.list()).toEqual(['legacy-chat', 'legacy-fork']);
+    } finally {
+      await store.close();
+      await removeKeys(raw, prefix);
+      await raw.quit();
+    }
+  });
+});
 
 describe('RedisSessionStore (Redis specifics)', () => {
   const stores: SessionStore[] = [];
@@ -76,20 +102,22 @@ describe('RedisSessionStore (Redis specifics)', () => {
     await Promise.all(stores.map((s) => s.close()));
   });
 
-  it('writes the document format of the other stores under <prefix>session:<id>, indexed in <prefix>sessions', async () => {
+  it('appends one journal record per save to the list <prefix>journal:<id>, indexed in <prefix>sessions', async () => {
     const prefix = `format-${randomUUID()}:`;
     const store = open(prefix);
     const state = AgentState.empty().withUserMessage('hello');
     await store.save('chat-1', state, null);
+    await store.save('chat-1', state.withUserMessage('again'), 1);
     const raw = new Redis(server.connection);
     try {
-      const text = (await raw.get(`${prefix}session:chat-1`)) as string;
-      expect(text.startsWith('{"version":1,"savedAt":"')).toBe(true);
-      const doc = JSON.parse(text);
-      expect(Object.keys(doc)).toEqual(['version', 'savedAt', 'state']);
-      expect(doc.state).toEqual(state.toJSON());
+      const records = (await raw.lrange(`${prefix}journal:chat-1`, 0, -1)).map((t) => JSON.parse(t));
+      expect(records.map((r) => [r.journal, r.v, r.kind])).toEqual([
+        [1, 1, 'snapshot'],
+        [1, 2, 'delta'],
+      ]);
+      expect(records[1].sections.messages).toMatchObject({ from: 1, items: [{ content: 'again' }] });
       expect(await raw.zrange(`${prefix}sessions`, 0, -1)).toEqual(['chat-1']);
-      expect(store.sessionKey('chat-1')).toBe(`${prefix}session:chat-1`);
+      expect(store.journalKey('chat-1')).toBe(`${prefix}journal:chat-1`);
       expect(store.indexKey()).toBe(`${prefix}sessions`);
     } finally {
       await raw.quit();
@@ -106,7 +134,7 @@ describe('RedisSessionStore (Redis specifics)', () => {
     expect((await a.load('same-id'))?.state.messages()[0]?.content).toBe('in a');
   });
 
-  it('reads a document whose version is not first (written by hand), and refuses one without a version', async () => {
+  it('reads a document from before the journal whose version is not first, and refuses one without a version', async () => {
     const prefix = `shape-${randomUUID()}:`;
     const store = open(prefix);
     const raw = new Redis(server.connection);
@@ -122,6 +150,10 @@ describe('RedisSessionStore (Redis specifics)', () => {
         actualVersion: 3,
       });
       expect(await store.save('hand', AgentState.empty(), 3)).toBe(4);
+      // Moved to the journal by that save.
+      expect(await raw.exists(`${prefix}session:hand`)).toBe(0);
+      expect(await raw.llen(`${prefix}journal:hand`)).toBe(1);
+      expect((await store.load('hand'))?.version).toBe(4);
 
       await raw.set(`${prefix}session:nover`, JSON.stringify({ savedAt: new Date().toISOString(), state }));
       const error = await store.save('nover', AgentState.empty(), 1).catch((e: unknown) => e);

@@ -261,47 +261,64 @@ const contract = (kind: StoreKind) => {
   });
 
   describe('corrupt data', () => {
-    const damage: Record<string, (f: StoreFixture, id: string) => Promise<void>> = {
-      garbage: (f, id) => f.writeRawState(id, 'garbage, not JSON {{{'),
-      truncated: async (f, id) => {
-        const text = await f.readRawState(id);
-        await f.writeRawState(id, text.slice(0, Math.floor(text.length / 2)));
+    type Damage = (f: StoreFixture, id: string) => Promise<void>;
+    const editRecord = async (
+      f: StoreFixture,
+      id: string,
+      edit: (record: Record<string, unknown>) => void,
+    ) => {
+      const record = JSON.parse(await f.readRecord(id));
+      edit(record);
+      await f.writeRecord(id, JSON.stringify(record));
+    };
+    const damage: Record<string, Damage> = {
+      'a record cut short': async (f, id) => {
+        const text = await f.readRecord(id);
+        await f.writeRecord(id, text.slice(0, Math.floor(text.length / 2)));
       },
-      'format version 99': (f, id) =>
-        f.editState(id, (state) => {
-          state.formatVersion = 99;
+      'journal format version 99': (f, id) =>
+        editRecord(f, id, (record) => {
+          record.journal = 99;
         }),
       'a state with a bad field': (f, id) =>
-        f.editState(id, (state) => {
-          const execution = state.execution as {
-            stepExecutions: { step: { inferenceResponse: { usage: { inputTokens: unknown } } } }[];
+        editRecord(f, id, (record) => {
+          const steps = record.steps as {
+            items: { step: { inferenceResponse: { usage: { inputTokens: unknown } } } }[];
           };
-          (
-            execution.stepExecutions[0] as (typeof execution.stepExecutions)[0]
-          ).step.inferenceResponse.usage.inputTokens = 'many';
+          (steps.items[0] as (typeof steps.items)[0]).step.inferenceResponse.usage.inputTokens = 'many';
+        }),
+      'a reference to content it does not hold': (f, id) =>
+        editRecord(f, id, (record) => {
+          record.content = {};
         }),
     };
     const expected: Record<string, { problem: RegExp; path: string | null }> = {
-      garbage: { problem: /not valid JSON/, path: null },
-      truncated: { problem: /not valid JSON \(truncated or overwritten\)/, path: null },
-      'format version 99': {
-        problem: /format version 99, and this agent-machine reads format version 1 .*newer agent-machine/,
-        path: 'formatVersion',
+      'a record cut short': { problem: /a journal record is not valid JSON/, path: null },
+      'journal format version 99': {
+        problem:
+          /journal has format version 99, and this agent-machine reads format version 1 .*newer agent-machine/,
+        path: 'journal',
       },
       'a state with a bad field': {
         problem:
           /Invalid AgentState at execution\.stepExecutions\[0\]\.step\.inferenceResponse\.usage\.inputTokens/,
         path: 'execution.stepExecutions[0].step.inferenceResponse.usage.inputTokens',
       },
+      'a reference to content it does not hold': {
+        problem: /refers to content "[\w-]+" that it does not hold/,
+        path: null,
+      },
     };
+    /** A finished execution whose tool result is long enough to be stored as content. */
+    const longResultState = () => finishedState(`What is 2 + 3? ${'Show your work. '.repeat(20)}`);
 
     it.each(Object.keys(damage))(
       '%s: load raises CorruptSessionError naming the session; the rest is intact',
       async (kindOfDamage) => {
         const good = await finishedState('What is 1 + 1?', '2');
         await store.save('good', good, null);
-        await store.save('bad', await finishedState(), null);
-        await (damage[kindOfDamage] as (f: StoreFixture, id: string) => Promise<void>)(fixture, 'bad');
+        await store.save('bad', await longResultState(), null);
+        await (damage[kindOfDamage] as Damage)(fixture, 'bad');
         const damaged = await fixture.readRaw('bad');
 
         const error = await store.load('bad').catch((e: unknown) => e);
@@ -328,11 +345,12 @@ const contract = (kind: StoreKind) => {
       },
     );
 
-    it.each(['truncated', 'format version 99', 'a state with a bad field'])(
-      '%s: a save naming the stored version replaces the damaged state',
+    it.each(Object.keys(damage))(
+      '%s: after the failed load, a save naming the stored version writes the whole state again',
       async (kindOfDamage) => {
-        await store.save('s', await finishedState(), null);
-        await (damage[kindOfDamage] as (f: StoreFixture, id: string) => Promise<void>)(fixture, 's');
+        await store.save('s', await longResultState(), null);
+        await (damage[kindOfDamage] as Damage)(fixture, 's');
+        await expect(store.load('s')).rejects.toBeInstanceOf(CorruptSessionError);
         await expect(store.save('s', AgentState.empty(), 2)).rejects.toBeInstanceOf(SessionConflictError);
         const repaired = AgentState.empty().withUserMessage('repaired');
         expect(await store.save('s', repaired, 1)).toBe(2);

@@ -1,5 +1,6 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { inflateRawSync } from 'node:zlib';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AgentState } from '../../src/index';
@@ -39,28 +40,40 @@ describe('SqliteSessionStore', () => {
     }
   };
 
-  it('keeps sessions in a WAL-mode table sessions(id, version, saved_at, state_json)', async () => {
+  it('keeps each checkpoint as a row of a WAL-mode table session_journal: a snapshot, then deltas', async () => {
     const store = open(new SqliteSessionStore(file));
     const state = await finishedState();
     await store.save('chat-42', state, null);
-    await store.save('chat-42', state, 1);
+    await store.save('chat-42', state.withUserMessage('and now?'), 1);
     inspect((db) => {
       expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
-      const columns = (db.pragma('table_info(sessions)') as { name: string; pk: number }[]).map((c) => [
-        c.name,
-        c.pk,
-      ]);
+      const columns = (db.pragma('table_info(session_journal)') as { name: string; pk: number }[]).map(
+        (c) => [c.name, c.pk],
+      );
       expect(columns).toEqual([
-        ['id', 1],
-        ['version', 0],
+        ['session_id', 1],
+        ['version', 2],
+        ['gen', 0],
+        ['kind', 0],
+        ['step', 0],
         ['saved_at', 0],
-        ['state_json', 0],
+        ['body', 0],
       ]);
-      const row = db.prepare('SELECT * FROM sessions').get() as Record<string, unknown>;
-      expect(row.id).toBe('chat-42');
-      expect(row.version).toBe(2);
-      expect(new Date(row.saved_at as string).toISOString()).toBe(row.saved_at);
-      expect(JSON.parse(row.state_json as string)).toEqual(JSON.parse(JSON.stringify(state)));
+      const rows = db.prepare('SELECT * FROM session_journal ORDER BY version').all() as Record<
+        string,
+        unknown
+      >[];
+      expect(rows.map((r) => [r.session_id, r.version, r.kind, r.step])).toEqual([
+        ['chat-42', 1, 'snapshot', 2],
+        ['chat-42', 2, 'delta', 2],
+      ]);
+      expect(new Date(rows[0]?.saved_at as string).toISOString()).toBe(rows[0]?.saved_at);
+      const delta = JSON.parse(inflateRawSync(rows[1]?.body as Buffer).toString('utf8'));
+      expect(delta.sections).toEqual({
+        messages: { from: 4, items: [expect.objectContaining({ content: 'and now?' })] },
+      });
+      expect(delta.steps).toBeUndefined();
+      expect(db.prepare('SELECT count(*) FROM sessions').pluck().get()).toBe(0);
     });
   });
 
@@ -83,7 +96,7 @@ describe('SqliteSessionStore', () => {
         .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
         .pluck()
         .all();
-      expect(tables).toEqual(['executions', 'sessions']);
+      expect(tables).toEqual(['executions', 'session_journal', 'sessions']);
     });
   });
 

@@ -1,0 +1,147 @@
+import { createHash } from 'node:crypto';
+import { CorruptSessionError } from '../errors';
+import type { StoredAt } from '../session-document';
+
+/** The version of the journal format (JOURNAL_FORMAT.md), written as `journal` in every record. */
+export const JOURNAL_FORMAT_VERSION = 1;
+
+/** Strings at least this long are stored once as content and referenced by hash. */
+export const CONTENT_MIN_LENGTH = 200;
+
+/** A run of items appended to a sequence after its first `from` items (the rest is dropped). */
+export interface SequencePatch {
+  readonly from: number;
+  readonly items: readonly unknown[];
+}
+
+/** What the snapshot policy needs to know about the records since the newest snapshot. */
+export interface Accounting {
+  /** Bytes of the records still describing the state (items, content). */
+  readonly live: number;
+  /** Bytes of superseded records since the snapshot (earlier heads, dropped items). */
+  readonly garbage: number;
+  /** Bytes of the current execution's step items (become garbage when a new execution starts). */
+  readonly steps: number;
+}
+
+/**
+ * One checkpoint: version `v` of a session. A snapshot holds the whole state; a delta holds what
+ * changed since version `v - 1`. Keys are written in this order, so that the head of the text
+ * (`{"journal":1,"v":N,"gen":"…","at":"…","step":S,"kind":"…"`) can be read without parsing it.
+ */
+export interface JournalRecord {
+  readonly journal: number;
+  readonly v: number;
+  readonly gen: string;
+  readonly at: string;
+  readonly step: number;
+  readonly kind: 'snapshot' | 'delta';
+  readonly head: Readonly<Record<string, unknown>>;
+  readonly steps?: SequencePatch;
+  readonly sections?: Readonly<Record<string, SequencePatch>>;
+  readonly content?: Readonly<Record<string, string>>;
+  readonly acct: Accounting;
+}
+
+const KEYS = new Set([
+  'journal',
+  'v',
+  'gen',
+  'at',
+  'step',
+  'kind',
+  'head',
+  'steps',
+  'sections',
+  'content',
+  'acct',
+]);
+
+/** Where a parsed record does not have the shape of JournalRecord, or null when it does. */
+function shapeProblem(data: Record<string, unknown>): string | null {
+  const count = (value: unknown) => typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
+  const patch = (value: unknown) => isRecord(value) && count(value.from) && Array.isArray(value.items);
+  for (const key of Object.keys(data)) if (!KEYS.has(key)) return `unknown key ${JSON.stringify(key)}`;
+  if (!count(data.v) || (data.v as number) < 1) return 'v';
+  if (typeof data.gen !== 'string' || data.gen === '') return 'gen';
+  if (typeof data.at !== 'string') return 'at';
+  if (!count(data.step)) return 'step';
+  if (data.kind !== 'snapshot' && data.kind !== 'delta') return 'kind';
+  if (!isRecord(data.head)) return 'head';
+  if (data.steps !== undefined && !patch(data.steps)) return 'steps';
+  if (data.sections !== undefined && !(isRecord(data.sections) && Object.values(data.sections).every(patch)))
+    return 'sections';
+  if (
+    data.content !== undefined &&
+    !(isRecord(data.content) && Object.values(data.content).every((t) => typeof t === 'string'))
+  )
+    return 'content';
+  const acct = data.acct;
+  if (!isRecord(acct) || !count(acct.live) || !count(acct.garbage) || !count(acct.steps)) return 'acct';
+  return null;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** A record as one line of JSON text. */
+export function encodeRecord(record: JournalRecord): string {
+  return JSON.stringify(record);
+}
+
+/** Parses and checks a record's text, or raises CorruptSessionError naming what is wrong. */
+export function decodeRecord(text: string, at: StoredAt): JournalRecord {
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch (error) {
+    throw new CorruptSessionError(
+      at.sessionId,
+      `a journal record is not valid JSON: ${(error as Error).message}`,
+      at.location,
+      null,
+      { cause: error },
+    );
+  }
+  const format = (data as { journal?: unknown } | null)?.journal;
+  if (typeof format === 'number' && format !== JOURNAL_FORMAT_VERSION)
+    throw new CorruptSessionError(
+      at.sessionId,
+      `its journal has format version ${format}, and this agent-machine reads format version ` +
+        `${JOURNAL_FORMAT_VERSION}${format > JOURNAL_FORMAT_VERSION ? ' (it was written by a newer agent-machine: upgrade agent-machine to read it)' : ''}`,
+      at.location,
+      'journal',
+    );
+  const problem = isRecord(data) ? shapeProblem(data) : 'top level, not a JSON object';
+  if (problem !== null)
+    throw new CorruptSessionError(
+      at.sessionId,
+      `a journal record is malformed (bad ${problem})`,
+      at.location,
+    );
+  return data as unknown as JournalRecord;
+}
+
+const HEAD =
+  /^\{"journal":\d+,"v":(\d+),"gen":"([^"]*)","at":"([^"]*)","step":(\d+),"kind":"(snapshot|delta)"/;
+
+/** The version, generation, time, step count and kind at the start of a record's text, or null. */
+export function readRecordHead(
+  text: string,
+): { version: number; gen: string; at: string; step: number; kind: 'snapshot' | 'delta' } | null {
+  const match = HEAD.exec(text.slice(0, 200));
+  if (!match) return null;
+  return {
+    version: Number(match[1]),
+    gen: match[2] as string,
+    at: match[3] as string,
+    step: Number(match[4]),
+    kind: match[5] as 'snapshot' | 'delta',
+  };
+}
+
+/** The key content is stored under: 132 bits of its SHA-256, base64url. */
+export function contentHash(text: string): string {
+  return createHash('sha256').update(text).digest('base64url').slice(0, 22);
+}

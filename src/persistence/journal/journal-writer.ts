@@ -1,0 +1,348 @@
+import { randomBytes } from 'node:crypto';
+import { DEFAULT_SECTION } from '../../state/agent-context';
+import type { AgentState } from '../../state/agent-state';
+import type { AgentStep } from '../../state/agent-step';
+import type { AppendOnlyList } from '../../state/append-only-list';
+import type { Message } from '../../state/message';
+import type { StepExecution } from '../../state/step-execution';
+import type { ToolExecution } from '../../state/tool-execution';
+import {
+  type Accounting,
+  CONTENT_MIN_LENGTH,
+  contentHash,
+  encodeRecord,
+  JOURNAL_FORMAT_VERSION,
+  type JournalRecord,
+  type SequencePatch,
+} from './journal-record';
+
+/**
+ * What a writer remembers of the last checkpoint it wrote or read, to append only what changed:
+ * the state itself (appends share its lists, so "what is new" is found without comparing
+ * contents), its head fields as JSON, the content stored since the newest snapshot, the accounts.
+ * The set of content keys is shared along a chain of tips and grows when a record is committed,
+ * so that a save does not copy it.
+ */
+export interface JournalTip {
+  readonly version: number;
+  readonly gen: string;
+  readonly state: AgentState;
+  readonly head: Readonly<Record<string, string>>;
+  readonly contentKeys: Set<string>;
+  readonly acct: Accounting;
+}
+
+/** A record ready to append. */
+export interface NextRecord {
+  readonly text: string;
+  readonly kind: 'snapshot' | 'delta';
+  readonly version: number;
+  readonly gen: string;
+  readonly acct: Accounting;
+  /** The tip after the record; call it once the record is stored (it adds the record's content keys). */
+  commit(): JournalTip;
+}
+
+/** Bytes of superseded records tolerated beyond the live ones before a snapshot is written. */
+const GARBAGE_ALLOWANCE = 64 * 1024;
+
+/**
+ * The record that brings a session from `tip` to `state` at `version`: a delta when `tip` is the
+ * stored head and `state` extends it, else a snapshot. A snapshot is also written once the
+ * records since the newest one hold more superseded bytes than live ones, so a load reads at most
+ * about twice the state.
+ */
+export function nextRecord(tip: JournalTip | null, state: AgentState, version: number): NextRecord {
+  if (tip && tip.version === version - 1) {
+    const delta = encodeDelta(tip, state, version);
+    if (delta && delta.acct.garbage <= delta.acct.live + GARBAGE_ALLOWANCE) return delta;
+  }
+  return encodeSnapshot(state, version);
+}
+
+/** A snapshot record of `state` at `version`, and its tip. */
+export function encodeSnapshot(state: AgentState, version: number): NextRecord {
+  const content = new ContentWriter(new Set());
+  const head = headOf(state);
+  const sections: Record<string, SequencePatch> = {};
+  for (const name of state.store().sectionNames()) {
+    const list = state.store().list(name);
+    sections[name] = { from: 0, items: [...list].map((m) => encodeMessage(m, content)) };
+  }
+  const stepItems = stepList(state).map((s) => encodeStepExecution(s, state, content));
+  const stepsBytes = JSON.stringify(stepItems).length;
+  const parsedHead = Object.fromEntries(Object.entries(head).map(([k, v]) => [k, JSON.parse(v)]));
+  const body = {
+    head: parsedHead,
+    steps: { from: 0, items: stepItems },
+    sections,
+    content: content.added,
+  };
+  const record: JournalRecord = {
+    ...envelope(state, version, newGen(), 'snapshot'),
+    ...body,
+    acct: { live: 0, garbage: 0, steps: stepsBytes },
+  };
+  let text = encodeRecord(record);
+  // The live bytes are the record's own; written once more so that the accounts say so.
+  text = encodeRecord({ ...record, acct: { ...record.acct, live: text.length } });
+  const tip: JournalTip = {
+    version,
+    gen: record.gen,
+    state,
+    head,
+    contentKeys: new Set(Object.keys(content.added)),
+    acct: { live: text.length, garbage: 0, steps: stepsBytes },
+  };
+  return { text, kind: 'snapshot', version, gen: record.gen, acct: tip.acct, commit: () => tip };
+}
+
+/** The tip after reading `state` at `version` from records whose newest says `gen` and `acct`. */
+export function tipOf(
+  state: AgentState,
+  version: number,
+  gen: string,
+  acct: Accounting,
+  contentKeys: Set<string>,
+): JournalTip {
+  return { version, gen, state, head: headOf(state), contentKeys, acct };
+}
+
+function encodeDelta(tip: JournalTip, state: AgentState, version: number): NextRecord | null {
+  const before = tip.state;
+  const content = new ContentWriter(tip.contentKeys);
+  let garbage = tip.acct.garbage;
+  let live = tip.acct.live;
+
+  const sections: Record<string, SequencePatch> = {};
+  const names = state.store().sectionNames();
+  for (const name of before.store().sectionNames()) if (!names.includes(name)) return null;
+  for (const name of names) {
+    const was = before.store().list(name);
+    const now = state.store().list(name);
+    const extends_ = was.size === 0 || was.isPrefixOf(now);
+    // Steps refer to the conversation by position: if it was rewritten, start afresh.
+    if (!extends_ && name === DEFAULT_SECTION) return null;
+    const from = extends_ ? was.size : 0;
+    if (from === now.size && extends_) continue;
+    const contentBefore = content.bytes;
+    const items = sliceOf(now, from).map((m) => encodeMessage(m, content));
+    sections[name] = { from, items };
+    const bytes = JSON.stringify(items).length + content.bytes - contentBefore;
+    // A rewritten section supersedes the old one: its size stands in for the old one's.
+    if (extends_) live += bytes;
+    else garbage += bytes;
+  }
+
+  const wasExecution = before.execution();
+  const execution = state.execution();
+  let steps: SequencePatch | undefined;
+  let stepsBytes = tip.acct.steps;
+  const wasSteps = wasExecution?.stepExecutionList();
+  const nowSteps = execution?.stepExecutionList();
+  const sameExecution =
+    wasExecution !== null &&
+    execution !== null &&
+    wasExecution.executionId() === execution.executionId() &&
+    wasSteps !== undefined &&
+    nowSteps !== undefined &&
+    (wasSteps.size === 0 || wasSteps.isPrefixOf(nowSteps));
+  if (sameExecution && wasSteps && nowSteps) {
+    if (nowSteps.size > wasSteps.size) {
+      const contentBefore = content.bytes;
+      const items = sliceOf(nowSteps, wasSteps.size).map((s) => encodeStepExecution(s, state, content));
+      steps = { from: wasSteps.size, items };
+      const bytes = JSON.stringify(items).length;
+      stepsBytes += bytes;
+      live += bytes + content.bytes - contentBefore;
+    }
+  } else if ((wasSteps?.size ?? 0) > 0 || (nowSteps?.size ?? 0) > 0) {
+    const items = stepList(state).map((s) => encodeStepExecution(s, state, content));
+    steps = { from: 0, items };
+    garbage += stepsBytes;
+    live -= Math.min(live, stepsBytes);
+    stepsBytes = JSON.stringify(items).length;
+    live += stepsBytes;
+  }
+
+  const head = headOf(state);
+  const patch: Record<string, unknown> = {};
+  for (const [key, json] of Object.entries(head)) {
+    if (tip.head[key] === json) continue;
+    patch[key] = JSON.parse(json);
+    garbage += (tip.head[key]?.length ?? 0) + key.length;
+  }
+
+  const record: JournalRecord = {
+    ...envelope(state, version, tip.gen, 'delta'),
+    head: patch,
+    ...(steps && { steps }),
+    ...(Object.keys(sections).length > 0 && { sections }),
+    ...(Object.keys(content.added).length > 0 && { content: content.added }),
+    acct: { live, garbage, steps: stepsBytes },
+  };
+  const next: JournalTip = {
+    version,
+    gen: tip.gen,
+    state,
+    head,
+    contentKeys: tip.contentKeys,
+    acct: record.acct,
+  };
+  return {
+    text: encodeRecord(record),
+    kind: 'delta',
+    version,
+    gen: tip.gen,
+    acct: record.acct,
+    commit: () => {
+      for (const hash of Object.keys(content.added)) tip.contentKeys.add(hash);
+      return next;
+    },
+  };
+}
+
+function envelope(state: AgentState, version: number, gen: string, kind: 'snapshot' | 'delta') {
+  return {
+    journal: JOURNAL_FORMAT_VERSION,
+    v: version,
+    gen,
+    at: new Date().toISOString(),
+    step: state.stepCount(),
+    kind,
+  };
+}
+
+function newGen(): string {
+  return randomBytes(9).toString('base64url');
+}
+
+function sliceOf<T>(list: AppendOnlyList<T>, from: number): T[] {
+  const out: T[] = [];
+  for (let i = from; i < list.size; i++) out.push(list.at(i) as T);
+  return out;
+}
+
+function stepList(state: AgentState): StepExecution[] {
+  const list = state.execution()?.stepExecutionList();
+  return list ? sliceOf(list, 0) : [];
+}
+
+/**
+ * The small fields of a state, each as JSON: identity, timing, settings, and the execution without
+ * its steps (status, continuation, errors, a step awaiting approval).
+ */
+export function headOf(state: AgentState): Record<string, string> {
+  const execution = state.execution();
+  let header: unknown = null;
+  if (execution) {
+    const approval = execution.approval();
+    const current = execution.currentStep();
+    header = {
+      executionId: execution.executionId(),
+      status: execution.status(),
+      startedAt: new Date(execution.startedAtMs()).toISOString(),
+      completedAt: execution.completedAt()?.toISOString() ?? null,
+      continuation: execution.continuation().toJSON(),
+      errors: execution.errors(),
+      awaitingApproval:
+        approval && current
+          ? {
+              step: encodeStep(current, state, null),
+              startedAt: (execution.currentStepStartedAt() ?? new Date(approval.requestedAt)).toISOString(),
+              requestedAt: new Date(approval.requestedAt).toISOString(),
+              toolCallIds: approval.toolCallIds,
+              decisions: approval.decisions,
+            }
+          : null,
+    };
+  }
+  const fields: Record<string, unknown> = {
+    agentId: state.agentId(),
+    parentAgentId: state.parentAgentId(),
+    createdAt: state.createdAt().toISOString(),
+    updatedAt: state.updatedAt().toISOString(),
+    executionCount: state.executionCount(),
+    llmConfig: state.llmConfig(),
+    metadata: state.metadata(),
+    systemPrompt: state.systemPrompt(),
+    responseFormat: state.responseFormat(),
+    execution: header,
+  };
+  const out: Record<string, string> = {};
+  for (const [key, value] of Object.entries(fields)) out[key] = JSON.stringify(value);
+  return out;
+}
+
+/** Collects content (long strings) not yet stored since the newest snapshot; `stored` is not changed. */
+class ContentWriter {
+  readonly added: Record<string, string> = {};
+  /** Characters of the content added. */
+  bytes = 0;
+  constructor(private readonly stored: ReadonlySet<string>) {}
+
+  /** The string itself when short, else `{ "$c": hash }` (storing it if new). */
+  ref(text: string): string | { $c: string } {
+    if (text.length < CONTENT_MIN_LENGTH) return text;
+    const hash = contentHash(text);
+    if (!this.stored.has(hash) && !(hash in this.added)) {
+      this.added[hash] = text;
+      this.bytes += text.length;
+    }
+    return { $c: hash };
+  }
+}
+
+function encodeMessage(message: Message, content: ContentWriter | null): unknown {
+  if (!content) return message;
+  return { ...message, content: content.ref(message.content) };
+}
+
+function encodeToolExecution(execution: ToolExecution, content: ContentWriter | null): unknown {
+  const json = execution.toJSON();
+  if (!content) return json;
+  const value = json.value;
+  if (typeof value === 'string' && value.length >= CONTENT_MIN_LENGTH) {
+    return { ...json, value: null, valueRef: { text: (content.ref(value) as { $c: string }).$c } };
+  }
+  if (value !== null && typeof value === 'object') {
+    const text = JSON.stringify(value);
+    if (text.length >= CONTENT_MIN_LENGTH)
+      return { ...json, value: null, valueRef: { json: (content.ref(text) as { $c: string }).$c } };
+  }
+  return json;
+}
+
+/** A step as the state format writes it, with its input as a reference to the conversation. */
+function encodeStep(step: AgentStep, state: AgentState, content: ContentWriter | null): unknown {
+  const inputs = step.inputMessageList();
+  const conversation = state.messageList();
+  const inputMessages =
+    inputs.size === 0
+      ? []
+      : inputs.isPrefixOf(conversation)
+        ? [{ $ref: [0, inputs.size] }]
+        : sliceOf(inputs, 0).map((m) => encodeMessage(m, content));
+  return {
+    id: step.id(),
+    inputMessages,
+    outputMessages: step.outputMessages().map((m) => encodeMessage(m, content)),
+    inferenceResponse: step.inferenceResponse(),
+    toolExecutions: step.toolExecutions().map((e) => encodeToolExecution(e, content)),
+    errors: step.stepErrors(),
+    structuredOutput: step.structuredOutput() ?? null,
+  };
+}
+
+function encodeStepExecution(
+  stepExecution: StepExecution,
+  state: AgentState,
+  content: ContentWriter,
+): unknown {
+  return {
+    step: encodeStep(stepExecution.step(), state, content),
+    continuation: stepExecution.continuation().toJSON(),
+    startedAt: stepExecution.startedAt().toISOString(),
+    completedAt: stepExecution.completedAt().toISOString(),
+  };
+}

@@ -1,15 +1,13 @@
-import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { chromium } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { AgentState, createAgent, defineTool, ExecutionBudget } from '../../src/index';
 import { buildRunView, recordTrace, renderRunViewer } from '../../src/inspect/index';
+import { launchChromium } from '../support/chromium';
 import { windowedModel } from '../support/windowed-model';
 
-const CHROMIUM = '/usr/bin/chromium';
 const TASK = 'Read the first 20 pages.';
 
 const read = defineTool({
@@ -60,16 +58,11 @@ describe('context.compacted in the trace and the run viewer', () => {
     const events = view.agents[0]?.events ?? [];
     expect(events.filter((e) => e.type === 'context.compacted')).toHaveLength(emitted.length);
 
-    if (!existsSync(CHROMIUM))
-      throw new Error(`Chromium is not installed at ${CHROMIUM}: apt-get install -y chromium`);
     const out = resolve('test-output');
     await mkdir(out, { recursive: true });
     const file = resolve(out, 'run-viewer-compaction.html');
     await writeFile(file, renderRunViewer(trace));
-    const browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run'],
-    });
+    const browser = await launchChromium('the run viewer');
     try {
       const page = await browser.newPage();
       const problems: string[] = [];

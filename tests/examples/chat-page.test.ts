@@ -1,37 +1,19 @@
-import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { chatScript, typing } from '../../examples/http-app';
 import type { Driver } from '../../src/index';
 import { startApp } from '../support/chat-app';
 import { gate } from '../support/chat-fixtures';
+import { launchChromium } from '../support/chromium';
 
-const CHROMIUM = '/usr/bin/chromium';
 // Generous limits: the machine may be loaded; the page answers in well under a second when it is not.
 const SLOW = { timeout: 30_000 };
 let browser: Browser;
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(
-      `Chromium is not installed at ${CHROMIUM}: the chat page is tested in a real browser. Install it with "apt-get install -y chromium".`,
-    );
-  }
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  browser = await launchChromium('the chat page');
 });
 
 afterAll(async () => {

@@ -1,8 +1,7 @@
-import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { type Browser, chromium } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
@@ -14,27 +13,13 @@ import {
   type SubagentDefinition,
   scriptedDriver,
 } from '../../src/index';
+import { launchChromium } from '../support/chromium';
 
-const CHROMIUM = '/usr/bin/chromium';
 const OUT = resolve('test-output');
 let browser: Browser;
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM))
-    throw new Error(`Chromium is not installed at ${CHROMIUM}: apt-get install -y chromium`);
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  browser = await launchChromium('the run viewer');
   await mkdir(OUT, { recursive: true });
 });
 afterAll(async () => {

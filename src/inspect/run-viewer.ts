@@ -8,9 +8,9 @@ import {
   type RunInput,
   type RunView,
   type StepView,
-  shortId,
 } from './run-model';
 import { VIEWER_CSS, VIEWER_JS } from './run-viewer-assets';
+import { shortId } from './view-helpers';
 
 export interface RunViewerOptions {
   /** The page title; defaults to the trace's title, else "Run of agent <id>". */

@@ -253,6 +253,16 @@ export function headOf(state: AgentState): Record<string, string> {
               requestedAt: new Date(approval.requestedAt).toISOString(),
               toolCallIds: approval.toolCallIds,
               decisions: approval.decisions,
+              // as the state's own form writes them: waiting subagents' states, the signatures
+              ...(Object.keys(approval.children).length > 0 && {
+                children: Object.fromEntries(
+                  Object.entries(approval.children).map(([id, child]): [string, unknown] => [
+                    id,
+                    child.toJSON(),
+                  ]),
+                ),
+              }),
+              ...(Object.keys(approval.signatures).length > 0 && { signatures: approval.signatures }),
             }
           : null,
     };

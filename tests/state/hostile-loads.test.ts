@@ -19,6 +19,7 @@ import {
   scriptedDriver,
   traceStates,
 } from '../../src/index';
+import { encodeSessionDocument } from '../../src/persistence/session-document';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const hostileJson = '{"__proto__":{"admin":true},"ok":1}';
@@ -88,8 +89,8 @@ describe('deep or cyclic input answers with the typed error of its loader', () =
 
   it('a session load: CorruptSessionError naming the session', async () => {
     const store = new FileSessionStore(dir);
-    await store.save('deep', AgentState.empty().withUserMessage('hi'), null);
-    const document = await readFile(join(dir, 'deep.json'), 'utf8');
+    // a session document (the format before the journal, still loaded) holding a value 20,000 levels deep
+    const document = encodeSessionDocument(1, AgentState.empty().withUserMessage('hi'));
     const deep = document.replace('"metadata":{}', `"metadata":{"x":${deepText(20_000)}}`);
     expect(deep).not.toBe(document);
     await writeFile(join(dir, 'deep.json'), deep);

@@ -206,3 +206,22 @@ export type ApprovalInput = {
   readonly path?: readonly string[];
   readonly signature?: string;
 } & ApprovalDecision;
+
+/**
+ * An approval's fields in the serialized form (beside its step and the step's start): the time it
+ * was requested, the calls, the decisions, and, only when there are some, the waiting children's
+ * states and the signatures. The state's `toJSON()` and the checkpoint journal both write it.
+ */
+export function encodeApprovalFields(approval: ApprovalRequest) {
+  return {
+    requestedAt: new Date(approval.requestedAt).toISOString(),
+    toolCallIds: approval.toolCallIds,
+    decisions: approval.decisions,
+    ...(Object.keys(approval.children).length > 0 && {
+      children: Object.fromEntries(
+        Object.entries(approval.children).map(([id, child]): [string, unknown] => [id, child.toJSON()]),
+      ),
+    }),
+    ...(Object.keys(approval.signatures).length > 0 && { signatures: approval.signatures }),
+  };
+}

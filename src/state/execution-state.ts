@@ -1,7 +1,7 @@
 import type { AgentError } from './agent-error';
 import type { AgentStep } from './agent-step';
 import { AppendOnlyList } from './append-only-list';
-import type { ApprovalRequest } from './approval';
+import { type ApprovalRequest, encodeApprovalFields } from './approval';
 import { ExecutionContinuation } from './execution-continuation';
 import { ExecutionStatus } from './execution-status';
 import { newId } from './ids';
@@ -213,19 +213,7 @@ export class ExecutionState {
           ? {
               step: encodeStep(currentStep),
               startedAt: new Date(this.props.currentStepStartedAt ?? approval.requestedAt).toISOString(),
-              requestedAt: new Date(approval.requestedAt).toISOString(),
-              toolCallIds: approval.toolCallIds,
-              decisions: approval.decisions,
-              // written only when there are some: the waiting children's states, the signatures
-              ...(Object.keys(approval.children).length > 0 && {
-                children: Object.fromEntries(
-                  Object.entries(approval.children).map(([id, child]): [string, unknown] => [
-                    id,
-                    child.toJSON(),
-                  ]),
-                ),
-              }),
-              ...(Object.keys(approval.signatures).length > 0 && { signatures: approval.signatures }),
+              ...encodeApprovalFields(approval),
             }
           : null,
     };

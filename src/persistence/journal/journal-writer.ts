@@ -3,6 +3,7 @@ import { DEFAULT_SECTION } from '../../state/agent-context';
 import type { AgentState } from '../../state/agent-state';
 import type { AgentStep } from '../../state/agent-step';
 import type { AppendOnlyList } from '../../state/append-only-list';
+import { encodeApprovalFields } from '../../state/approval';
 import type { Message } from '../../state/message';
 import type { StepExecution } from '../../state/step-execution';
 import type { ToolExecution } from '../../state/tool-execution';
@@ -250,19 +251,7 @@ export function headOf(state: AgentState): Record<string, string> {
           ? {
               step: encodeStep(current, state, null),
               startedAt: (execution.currentStepStartedAt() ?? new Date(approval.requestedAt)).toISOString(),
-              requestedAt: new Date(approval.requestedAt).toISOString(),
-              toolCallIds: approval.toolCallIds,
-              decisions: approval.decisions,
-              // as the state's own form writes them: waiting subagents' states, the signatures
-              ...(Object.keys(approval.children).length > 0 && {
-                children: Object.fromEntries(
-                  Object.entries(approval.children).map(([id, child]): [string, unknown] => [
-                    id,
-                    child.toJSON(),
-                  ]),
-                ),
-              }),
-              ...(Object.keys(approval.signatures).length > 0 && { signatures: approval.signatures }),
+              ...encodeApprovalFields(approval),
             }
           : null,
     };

@@ -45,6 +45,7 @@ export const agentLoop = loopImplementations.createMachine({
     budget: input.budget ?? ExecutionBudget.unlimited(),
     session: input.session ?? null,
     reports: input.reports ?? true,
+    toolExecutorStarted: false,
   }),
   initial: 'pending',
   on: { 'subagent.release': { actions: 'releaseSubagent' } },
@@ -66,11 +67,10 @@ export const agentLoop = loopImplementations.createMachine({
         step: {
           initial: 'beforeStep',
           // The step's two workers live as long as the step cycle (made once per execution, not per
-          // step); `inference` and `tools` send them the state and wait for their answer events.
-          invoke: [
-            { id: 'driver', src: 'driver', input: workerInput },
-            { id: 'toolExecutor', src: 'toolExecutor', input: workerInput },
-          ],
+          // step); `inference` and `tools` send them the state and wait for their answer events. The
+          // tool executor starts at the cycle's first tool call: a run that calls no tool never makes it.
+          invoke: { id: 'driver', src: 'driver', input: workerInput },
+          exit: 'stopToolExecutor',
           states: {
             beforeStep: {
               entry: ['startStep', 'emitStepStarted'],
@@ -86,7 +86,7 @@ export const agentLoop = loopImplementations.createMachine({
                 'driver.done': [
                   DROP_STALE,
                   { guard: 'asksApproval', target: 'awaitingApproval', actions: 'assignState' },
-                  { guard: 'hasToolCalls', target: 'tools', actions: 'assignState' },
+                  { guard: 'hasToolCalls', target: 'tools', actions: 'assignStateForTools' },
                   ...TO_AFTER_STEP,
                 ],
                 // a failed model call still closes its step's cycle: afterStep hooks, record, then `failing`
@@ -109,7 +109,7 @@ export const agentLoop = loopImplementations.createMachine({
                       target: AFTER_EXECUTION,
                       actions: 'recordApprovalTimeout',
                     },
-                    { guard: 'allDecided', target: StateId.tools },
+                    { guard: 'allDecided', target: StateId.tools, actions: 'startToolExecutor' },
                   ],
                   after: {
                     approvalTimeout: {

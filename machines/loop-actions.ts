@@ -23,8 +23,23 @@ export const loopActions = loopSetup.extend({
     startExecution: assign({
       state: ({ context }) => context.state.withExecutionStarted(now()),
       error: null,
+      toolExecutorStarted: false,
     }),
     assignState: assign({ state: ({ event }) => outputState(event) }),
+    /** The model asked for tools: its answer, and the tool executor if this is the cycle's first tool call. */
+    assignStateForTools: assign(({ context, event, spawn, self }) => {
+      if (context.toolExecutorStarted) return { state: outputState(event) };
+      spawn('toolExecutor', { id: 'toolExecutor', input: workerInput({ self }) });
+      return { state: outputState(event), toolExecutorStarted: true };
+    }),
+    /** Decided calls go to the tools: the tool executor, if the cycle has not started it yet. */
+    startToolExecutor: assign(({ context, spawn, self }) => {
+      if (context.toolExecutorStarted) return {};
+      spawn('toolExecutor', { id: 'toolExecutor', input: workerInput({ self }) });
+      return { toolExecutorStarted: true };
+    }),
+    /** The step cycle ends: its tool executor, if it started one, stops. */
+    stopToolExecutor: stopChild('toolExecutor'),
     /** Starts a step; a budget already used up (steps, tokens, cost, time) sets the stop signal. */
     startStep: assign({
       state: ({ context }) => {

@@ -19,6 +19,8 @@ export interface LoopContext {
   readonly session: LoopSession | null;
   /** False when no one can listen (a plain `execute()`): the actors then skip their reports. */
   readonly reports: boolean;
+  /** Whether the step cycle started its tool executor (at its first tool call; stopped when it ends). */
+  readonly toolExecutorStarted: boolean;
 }
 
 export interface LoopSession {

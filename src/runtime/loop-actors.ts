@@ -91,6 +91,8 @@ export function provideLoop(
   const settled = new SettledToolCalls();
   const machine = agentLoop.provide({
     actions: {
+      // An agent without hooks has no hooks worker: nothing to start or stop (each costs a snapshot).
+      ...(hookStages.length === 0 && { startHooksWorker: () => {}, stopHooksWorker: () => {} }),
       keepSettledToolCalls: assign({ state: ({ context, self }) => settled.keep(self, context.state) }),
       spawnSubagent: assign(({ context, event, spawn }) => {
         if (event.type !== 'subagent.spawn') return {};

@@ -429,6 +429,36 @@ describe('the agent loop', () => {
     expect(executions.map((e) => [e.toolCallId(), e.error()?.name])).toEqual([['s1', 'AbortError']]);
   });
 
+  it('starts the tool executor at the first tool call of an execution, once, and stops it with the cycle', async () => {
+    const agent = createAgent({
+      driver: scriptedDriver([
+        { text: 'no tools' },
+        { toolCalls: [addCall()] },
+        { toolCalls: [addCall()] },
+        { text: '5' },
+      ]),
+      tools: { add },
+    });
+    const actor = agent.createActor(question());
+    const created: string[] = [];
+    actor.system.inspect((e) => {
+      if (e.type === '@xstate.actor') created.push((e.actorRef as unknown as { id: string }).id);
+    });
+    actor.start();
+    // an answer without tool calls: the execution never makes a tool executor
+    actor.send({ type: 'execute' });
+    await waitForState(actor, (s) => s.value === 'completed');
+    expect(created).toEqual(['driver']);
+    expect(actor.getSnapshot().children.toolExecutor).toBeUndefined();
+    // the next execution calls tools twice: one executor, stopped when the execution ends
+    actor.send({ type: 'user.message', text: 'now add' });
+    await waitForState(actor, (s) => s.value === 'completed' && s.context.state.executionCount() === 2);
+    expect(created).toEqual(['driver', 'driver', 'toolExecutor']);
+    expect(actor.getSnapshot().children.toolExecutor).toBeUndefined();
+    expect(actor.getSnapshot().context.state.finalResponse()).toBe('5');
+    actor.stop();
+  });
+
   it('runs every step on two workers made once per execution; each call has a signal of its own', async () => {
     const signals: AbortSignal[] = [];
     const toolSignals: AbortSignal[] = [];

@@ -154,7 +154,8 @@ export function provideLoop(
           },
           concurrency: definition.toolConcurrency,
           timeoutMs: definition.toolTimeoutMs,
-          report: reporter(self),
+          // a run no one listens to takes no reports: the tool executor then builds none
+          report: reportsOf(self) ? reporter(self) : undefined,
           onSettled: settled.collect(self, step),
         }).finally(() => settled.release(self, step));
         // a subagent waiting for decisions leaves the step waiting: its calls are signed here
@@ -166,3 +167,6 @@ export function provideLoop(
 }
 
 const noSignal = new AbortController().signal;
+
+/** Whether the agent actor's run reports tool and text events (someone can listen: `LoopContext.reports`). */
+const reportsOf = (self: AnyActorRef) => (self.getSnapshot() as { context: LoopContext }).context.reports;

@@ -36,25 +36,28 @@ export function stepWorker<R extends WorkRequest>(
       inFlight?.abort();
       inFlight = null;
     };
+    // one answering function per worker, not per request: a request's answer is dropped unless it is in flight
+    const answer = (request: RequestSignal, event: WorkerAnswer) => {
+      if (inFlight !== request) return;
+      inFlight = null;
+      sendBack(event);
+    };
     receive((request) => {
       if (request.type === 'cancel') return cancel();
       const mine = new RequestSignal();
       inFlight = mine;
-      const answer = (event: WorkerAnswer) => {
-        if (inFlight !== mine) return;
-        inFlight = null;
-        sendBack(event);
-      };
-      const done = (output: AgentState) => answer({ type: doneType, output, token: request.token });
-      const failed = (error: unknown) => answer({ type: errorType, error, token: request.token });
+      const { token } = request;
       let result: AgentState | Promise<AgentState>;
       try {
         result = work(request, input.agent, mine);
       } catch (error) {
-        return failed(error);
+        return answer(mine, { type: errorType, error, token });
       }
-      if (isPromise(result)) result.then(done, failed);
-      else done(result);
+      if (!isPromise(result)) return answer(mine, { type: doneType, output: result, token });
+      result.then(
+        (output) => answer(mine, { type: doneType, output, token }),
+        (error: unknown) => answer(mine, { type: errorType, error, token }),
+      );
     });
     return cancel;
   });

@@ -1,6 +1,7 @@
 import type { Hook, ToolUseDecision } from '../hooks/hook';
 import { AgentError } from '../state/agent-error';
 import { AgentState } from '../state/agent-state';
+import type { AgentStep } from '../state/agent-step';
 import { AgentStopError } from '../state/agent-stop-error';
 import { refusedArguments } from '../state/inference-admission';
 import { asJsonValue } from '../state/json-value';
@@ -46,25 +47,13 @@ export async function executeTools(state: AgentState, options: ToolExecutorOptio
   if (step === null || !step.hasToolCalls()) return state;
   // `options.signal` is read only where it is used: it may be made on first read.
   const { hooks, report } = options;
-  const ids = stepEventIds(state);
-  const finished = (execution: ToolExecution, startedAt: number) => {
-    const error = execution.error();
-    report?.({
-      type: 'tool.finished',
-      ...ids,
-      toolCallId: execution.toolCallId(),
-      toolName: execution.name(),
-      ok: error === null,
-      blocked: execution.wasBlocked(),
-      error,
-      value: error === null ? execution.value() : null,
-      durationMs: execution.completedAt().getTime() - startedAt,
-    });
-  };
+  // the reports' ids, made only when someone takes reports
+  const ids = report ? stepEventIds(state) : null;
 
   let current = state;
   // calls that finished before the step waited for a subagent keep their results
-  const kept = new Map(step.toolExecutions().map((e) => [e.toolCallId(), e]));
+  const kept = new Map<string, ToolExecution>();
+  for (const execution of step.toolExecutions()) kept.set(execution.toolCallId(), execution);
   // `settled`: a call that ends before it runs (a hook blocked it or gave arguments that cannot be kept).
   const planned: Array<{ call: ToolCall; startedAt: number; settled?: ToolExecution }> = [];
   // a subagent call whose child waited was started (reported, passed by the hooks) before it waited
@@ -76,13 +65,14 @@ export async function executeTools(state: AgentState, options: ToolExecutorOptio
       planned.push({ call: requested, startedAt });
       continue;
     }
-    report?.({
-      type: 'tool.started',
-      ...ids,
-      toolCallId: requested.id,
-      toolName: requested.name,
-      args: requested.args,
-    });
+    if (report && ids)
+      report({
+        type: 'tool.started',
+        ...ids,
+        toolCallId: requested.id,
+        toolName: requested.name,
+        args: requested.args,
+      });
     let call = requested;
     let settled: ToolExecution | undefined;
     for (const hook of hooks) {
@@ -108,13 +98,13 @@ export async function executeTools(state: AgentState, options: ToolExecutorOptio
           });
         } catch (error) {
           settled = ToolExecution.failed(call, error, startedAt);
-          finished(settled, startedAt);
+          reportFinished(report, ids, settled, startedAt);
           break;
         }
       }
       if (d?.block !== undefined) {
         settled = ToolExecution.blocked(call, d.block || `Blocked by hook '${hook.name ?? 'anonymous'}'`);
-        finished(settled, startedAt);
+        reportFinished(report, ids, settled, startedAt);
         break;
       }
     }
@@ -155,7 +145,7 @@ export async function executeTools(state: AgentState, options: ToolExecutorOptio
       }
       results[index] = execution;
       options.onSettled?.(index, execution);
-      finished(execution, startedAt);
+      reportFinished(report, ids, execution, startedAt);
     }
   };
   const workers = Math.max(1, Math.min(options.concurrency ?? 8, planned.length));
@@ -186,8 +176,8 @@ export async function executeTools(state: AgentState, options: ToolExecutorOptio
   }
 
   const inFlight = current.currentStep() ?? step;
-  const byCall = new Map([...kept, ...results.filter(Boolean).map((e) => [e.toolCallId(), e] as const)]);
-  const ordered = step.requestedToolCalls().flatMap((call) => byCall.get(call.id) ?? []);
+  // every call planned and answered (none kept from before, none waiting): `results` is in the model's order
+  const ordered = kept.size === 0 && waiting.size === 0 ? results : inModelOrder(step, kept, results);
   if (waiting.size > 0 && !stop) {
     // the tool messages are written once every call has its result
     return current
@@ -202,6 +192,38 @@ export async function executeTools(state: AgentState, options: ToolExecutorOptio
     .withApprovalCleared();
   if (stop) throw Object.assign(stop, { state: done.withPendingToolCallsFailed(stopped(stop)) });
   return done;
+}
+
+/** The executions of the step's calls in the model's order: those kept from before and the new ones. */
+function inModelOrder(
+  step: AgentStep,
+  kept: ReadonlyMap<string, ToolExecution>,
+  results: readonly (ToolExecution | undefined)[],
+): ToolExecution[] {
+  const byCall = new Map(kept);
+  for (const execution of results) if (execution) byCall.set(execution.toolCallId(), execution);
+  return step.requestedToolCalls().flatMap((call) => byCall.get(call.id) ?? []);
+}
+
+function reportFinished(
+  report: ToolExecutorOptions['report'],
+  ids: ReturnType<typeof stepEventIds> | null,
+  execution: ToolExecution,
+  startedAt: number,
+): void {
+  if (!report || !ids) return;
+  const error = execution.error();
+  report({
+    type: 'tool.finished',
+    ...ids,
+    toolCallId: execution.toolCallId(),
+    toolName: execution.name(),
+    ok: error === null,
+    blocked: execution.wasBlocked(),
+    error,
+    value: error === null ? execution.value() : null,
+    durationMs: execution.completedAt().getTime() - startedAt,
+  });
 }
 
 /** The result of a call whose subagent still waited when a tool asked the run to stop. */
@@ -241,28 +263,16 @@ async function runTool(
   }
   const execute = tool.execute;
   const timeoutMs = tool.timeoutMs ?? options.timeoutMs;
-  const recorded = (value: unknown): ToolExecution | AgentState => {
-    // A subagent tool answers with the child's state: final, or waiting for decisions.
-    if (!(value instanceof AgentState)) return ToolExecution.succeeded(call, value ?? null, startedAt);
-    return value.approval() !== null ? value : ToolExecution.ofChild(call, value, startedAt);
-  };
-  const failed = (error: unknown) => {
-    if (AgentStopError.is(error)) throw error;
-    return ToolExecution.failed(call, error, startedAt);
-  };
   // The declared type widens `messages` for AI SDK tools; the value is our ToolExecuteOptions.
-  const run = (signal: () => AbortSignal) =>
-    execute(
-      validation.value,
-      executeOptions(call, signal, state) as Parameters<NonNullable<Tool['execute']>>[1],
-    );
+  type ExecuteOptions = Parameters<NonNullable<Tool['execute']>>[1];
 
   // Without a timeout the call shares the step's signal: no controller of its own.
   if (timeoutMs === undefined) {
     try {
-      return recorded(await run(() => options.signal));
+      const value = await execute(validation.value, executeOptions(call, options, state) as ExecuteOptions);
+      return recorded(call, value, startedAt);
     } catch (error) {
-      return failed(error);
+      return failedCall(call, error, startedAt);
     }
   }
   const controller = new AbortController();
@@ -272,7 +282,9 @@ async function runTool(
   let timer: ReturnType<typeof setTimeout> | undefined;
   try {
     const value = await Promise.race([
-      Promise.resolve().then(() => run(() => controller.signal)),
+      Promise.resolve().then(() =>
+        execute(validation.value, executeOptions(call, controller, state) as ExecuteOptions),
+      ),
       new Promise<never>((_, reject) => {
         timer = setTimeout(() => {
           const error = new ToolTimeoutError(call.name, timeoutMs);
@@ -281,13 +293,25 @@ async function runTool(
         }, timeoutMs);
       }),
     ]);
-    return recorded(value);
+    return recorded(call, value, startedAt);
   } catch (error) {
-    return failed(error);
+    return failedCall(call, error, startedAt);
   } finally {
     if (timer) clearTimeout(timer);
     options.signal.removeEventListener('abort', onAbort);
   }
+}
+
+/** What a call returned, as recorded: a subagent tool answers with the child's state, final or waiting for decisions. */
+function recorded(call: ToolCall, value: unknown, startedAt: number): ToolExecution | AgentState {
+  if (!(value instanceof AgentState)) return ToolExecution.succeeded(call, value ?? null, startedAt);
+  return value.approval() !== null ? value : ToolExecution.ofChild(call, value, startedAt);
+}
+
+/** A call that threw fails alone; an AgentStopError stops the run. */
+function failedCall(call: ToolCall, error: unknown, startedAt: number): ToolExecution {
+  if (AgentStopError.is(error)) throw error;
+  return ToolExecution.failed(call, error, startedAt);
 }
 
 /**
@@ -326,15 +350,22 @@ function jsonSyntaxError(text: string): string | null {
   }
 }
 
-/** What `execute` gets; `messages` is built only if the tool reads it (it copies the conversation). */
-function executeOptions(call: ToolCall, signal: () => AbortSignal, state: AgentState): ToolExecuteOptions {
+/**
+ * What `execute` gets; `messages` is built only if the tool reads it (it copies the conversation),
+ * and `signal` is read from `source` only when the tool reads it (the step's may be made on first read).
+ */
+function executeOptions(
+  call: ToolCall,
+  source: { readonly signal: AbortSignal },
+  state: AgentState,
+): ToolExecuteOptions {
   return {
     toolCallId: call.id,
     get signal() {
-      return signal();
+      return source.signal;
     },
     get abortSignal() {
-      return signal();
+      return source.signal;
     },
     state,
     context: {},

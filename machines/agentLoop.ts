@@ -45,6 +45,7 @@ export const agentLoop = loopImplementations.createMachine({
     budget: input.budget ?? ExecutionBudget.unlimited(),
     session: input.session ?? null,
     reports: input.reports ?? true,
+    checkStep: input.checkStep ?? null,
     toolExecutorStarted: false,
   }),
   initial: 'pending',
@@ -197,6 +198,7 @@ export type {
   LoopEvent,
   LoopInput,
   LoopSession,
+  StepCheck,
   SubagentEvent,
 } from './loop-context';
 export { LoopTag, StateId, statePath } from './state-ids';

@@ -49,11 +49,11 @@ export const loopActions = loopSetup.extend({
         return signal ? started.withStopSignal(signal) : started;
       },
     }),
-    /**
-     * Records the step in flight. The runtime provides the agent's version, which first applies its
-     * after-step guards (structured output, finish reasons, error policy) in the same update.
-     */
-    recordStep: assign({ state: ({ context }) => context.state.withCurrentStepRecorded(now()) }),
+    /** Records the step in flight, after the agent's step checks (`LoopInput.checkStep`) in the same update. */
+    recordStep: assign({
+      state: ({ context }) =>
+        (context.checkStep ? context.checkStep(context.state) : context.state).withCurrentStepRecorded(now()),
+    }),
     recordStopRequest: assign({
       state: ({ context, event }) => {
         const error = (event as { error?: AgentStopError }).error;

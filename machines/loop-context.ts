@@ -19,6 +19,8 @@ export interface LoopContext {
   readonly session: LoopSession | null;
   /** False when no one can listen (a plain `execute()`): the actors then skip their reports. */
   readonly reports: boolean;
+  /** The agent's built-in after-step checks, applied as `record` records the step (none: the state as it is). */
+  readonly checkStep: StepCheck | null;
   /** Whether the step cycle started its tool executor (at its first tool call; stopped when it ends). */
   readonly toolExecutorStarted: boolean;
 }
@@ -40,7 +42,15 @@ export interface LoopInput {
   readonly session?: LoopSession | null;
   /** Send tool and text reports through the machine (to listeners and inspectors). Default true. */
   readonly reports?: boolean;
+  /**
+   * Checks that run synchronously on a finished step before it is recorded (the runtime's
+   * structured-output guard, finish-reason guard and error policy). Default none.
+   */
+  readonly checkStep?: StepCheck;
 }
+
+/** A synchronous check of the step in flight: the state with what it found recorded (errors, signals). */
+export type StepCheck = (state: AgentState) => AgentState;
 
 /** Events the machine accepts: the public ones and the reports its own actors send it. */
 export type LoopEvent =

@@ -67,7 +67,7 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
   const agentName = definition.name ?? 'agent';
   const subagents = subagentCalls(definition, scope, { driver, tools, tracing, modelId, mcp }, buildAgent);
   const approvalSecret = scope.depth === 0 ? definition.approvalSecret : undefined;
-  const { machine, hookStages } = provideLoop(definition, {
+  const { machine, hookStages, checkStep } = provideLoop(definition, {
     driver: inference,
     tools,
     store,
@@ -105,6 +105,7 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
     inputFor: (state, runBudget, session) => ({
       state: prepare(state),
       hookStages,
+      checkStep,
       budget: runBudget ?? budget,
       session: session ?? null,
     }),

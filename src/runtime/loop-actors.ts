@@ -1,7 +1,7 @@
 /**
  * The loop's actors and runtime actions for one agent: the chart (`agentLoop`) with its workers
  * provided (`hooks`, `driver`, `toolExecutor`), the `checkpoint` actor, the built-in after-step
- * guards in `recordStep`, and `spawnSubagent`.
+ * guards (the chart's step check), and `spawnSubagent`.
  */
 import { type AnyActorLogic, type AnyActorRef, assign, fromPromise } from 'xstate';
 import {
@@ -10,6 +10,7 @@ import {
   type HooksRequest,
   type LoopContext,
   type LoopInput,
+  type StepCheck,
 } from '../../machines/agentLoop';
 import type { Driver, DriverContext } from '../drivers/driver';
 import { errorPolicy } from '../hooks/error-policy';
@@ -38,6 +39,8 @@ export interface ProvidedLoop {
   readonly machine: typeof agentLoop;
   /** The hook stages the agent has hooks for (the others are passed without the hooks worker). */
   readonly hookStages: readonly HookStage[];
+  /** The agent's built-in after-step guards, as the chart's step check (`LoopInput.checkStep`). */
+  readonly checkStep: StepCheck;
 }
 
 export function provideLoop(
@@ -106,13 +109,6 @@ export function provideLoop(
         spawnLogic(child.machine, { id: event.id, input });
         return {};
       }),
-      // The built-in after-step guards are synchronous: they run in the action that records the step.
-      recordStep: assign({
-        state: ({ context }) => {
-          const guarded = runStage(afterStepGuards, 'afterStep', context.state, { signal: noSignal });
-          return (guarded as AgentState).withCurrentStepRecorded(Date.now());
-        },
-      }),
     },
     actors: {
       // The signals are getters: a request's AbortController is made only if its work reads it.
@@ -163,7 +159,10 @@ export function provideLoop(
       }),
     },
   });
-  return { machine, hookStages };
+  // The built-in after-step guards are synchronous: the chart runs them in the action that records the step.
+  const checkStep = (state: AgentState) =>
+    runStage(afterStepGuards, 'afterStep', state, { signal: noSignal }) as AgentState;
+  return { machine, hookStages, checkStep };
 }
 
 const noSignal = new AbortController().signal;

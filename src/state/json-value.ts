@@ -172,27 +172,21 @@ export function jsonValueProblem(
     const problem = mode === 'shape' ? null : primitiveProblem(value, mode === 'exact');
     return problem ? { path: [], detail: problem } : null;
   }
-  const stack: Array<{
-    items: readonly unknown[];
-    keys: readonly string[] | null;
-    index: number;
-    source: object;
-  }> = [];
+  const stack: CheckFrame[] = [];
   const onPath = new Set<object>();
-  const pathHere = () => stack.map((f) => (f.keys ? (f.keys[f.index - 1] as string) : f.index - 1));
   let next: unknown = value;
   for (;;) {
     const problem = mode === 'shape' ? null : primitiveProblem(next, mode === 'exact');
-    if (problem) return { path: pathHere(), detail: problem };
+    if (problem) return { path: framePath(stack), detail: problem };
     if (typeof next === 'object' && next !== null) {
-      if (onPath.has(next)) return { path: pathHere(), detail: 'a cycle (the value refers to itself)' };
+      if (onPath.has(next)) return { path: framePath(stack), detail: 'a cycle (the value refers to itself)' };
       if (stack.length >= limit)
         return {
-          path: pathHere(),
+          path: framePath(stack),
           detail: `nested more than ${limit} levels deep (the limit for stored data)`,
         };
       const keys = Array.isArray(next) ? null : Object.keys(next);
-      const items = keys ? keys.map((k) => (next as Record<string, unknown>)[k]) : (next as unknown[]);
+      const items = keys ? valuesOf(next as Record<string, unknown>, keys) : (next as unknown[]);
       stack.push({ items, keys, index: 0, source: next });
       onPath.add(next);
     }
@@ -205,6 +199,24 @@ export function jsonValueProblem(
     if (!frame) return null;
     next = frame.items[frame.index++];
   }
+}
+
+interface CheckFrame {
+  readonly items: readonly unknown[];
+  readonly keys: readonly string[] | null;
+  index: number;
+  readonly source: object;
+}
+
+/** The path of the part being checked: the key or index last taken at each level. */
+function framePath(stack: readonly CheckFrame[]): Array<string | number> {
+  return stack.map((f) => (f.keys ? (f.keys[f.index - 1] as string) : f.index - 1));
+}
+
+function valuesOf(record: Record<string, unknown>, keys: readonly string[]): unknown[] {
+  const values = new Array<unknown>(keys.length);
+  for (let i = 0; i < keys.length; i++) values[i] = record[keys[i] as string];
+  return values;
 }
 
 function primitiveProblem(value: unknown, exact: boolean): string | null {

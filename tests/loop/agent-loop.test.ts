@@ -1,5 +1,6 @@
 import { getEventListeners } from 'node:events';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { createActor } from 'xstate';
 import { z } from 'zod';
 import {
   AgentState,
@@ -427,6 +428,33 @@ describe('the agent loop', () => {
     expect(state.stepCount()).toBe(1);
     const executions = state.steps()[0]?.toolExecutions() ?? [];
     expect(executions.map((e) => [e.toolCallId(), e.error()?.name])).toEqual([['s1', 'AbortError']]);
+  });
+
+  it('records each step after the step check its input gives (the runtime passes its after-step guards so)', async () => {
+    const agent = createAgent({
+      driver: scriptedDriver([{ toolCalls: [addCall()] }, { text: '5' }]),
+      tools: { add },
+    });
+    const checked: number[] = [];
+    const input = {
+      ...agent.inputFor(question()),
+      checkStep: (state: AgentState) => {
+        checked.push(state.stepCount());
+        return state.withStopSignal(
+          StopSignal.of(StopReason.FinishReasonReceived, 'checked', {}, 'test-check'),
+        );
+      },
+    };
+    const actor = createActor(agent.machine, { input }).start();
+    actor.send({ type: 'execute' });
+    await waitForState(actor, (s) => s.value === 'stopped' || s.value === 'completed');
+    const state = actor.getSnapshot().context.state;
+    // the check ran once, on the step in flight, before it was recorded; its signal ended the run
+    expect(checked).toEqual([0]);
+    expect(state.stepCount()).toBe(1);
+    expect(state.stopReason()).toBe(StopReason.FinishReasonReceived);
+    expect(typeof agent.inputFor(question()).checkStep).toBe('function');
+    actor.stop();
   });
 
   it('starts the tool executor at the first tool call of an execution, once, and stops it with the cycle', async () => {

@@ -2,7 +2,7 @@
  * The house rules of DESIGN.md's layout, checked on the source: folders depend one way
  * (state <- machines, hooks, context <- tools <- drivers <- subagents, persistence, telemetry, mcp
  * <- runtime <- the rest),
- * and the chart depends on src/state alone.
+ * the chart depends on src/state alone, and no file reaches itself through its imports.
  * Type-only imports count: they are dependencies a reader follows too.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';

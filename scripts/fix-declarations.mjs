@@ -10,7 +10,9 @@ import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from '
 import { dirname, join, resolve } from 'node:path';
 
 const root = resolve(process.argv[2] ?? 'dist/types');
-const specifier = /(\bfrom\s*|\bimport\s*\(\s*|\bimport\s+)(['"])(\.{1,2}(?:\/[^'"]*)?)\2/g;
+// Module augmentations (`declare module './nested-state'`) name their module by a specifier too.
+const specifier =
+  /(\bfrom\s*|\bimport\s*\(\s*|\bimport\s+|\bdeclare\s+module\s+)(['"])(\.{1,2}(?:\/[^'"]*)?)\2/g;
 
 let files = 0;
 for (const file of declarations(root)) {

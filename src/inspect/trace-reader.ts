@@ -1,6 +1,6 @@
 import { AgentState } from '../state/agent-state';
 import { InvalidStateError } from '../state/errors';
-import { validate } from '../state/serialization';
+import { validate } from '../state/validation';
 import { isRecord, packedStateRefs, packedStepRefs, unpackState } from './trace-blobs';
 import { InvalidTraceError, TRACE_FORMAT, TRACE_VERSION, type Trace, traceSchema } from './trace-schema';
 

@@ -4,9 +4,9 @@ import { AgentState } from '../state/agent-state';
 import { InvalidStateError } from '../state/errors';
 import { ExecutionStatus } from '../state/execution-status';
 import { usageSchema } from '../state/schemas';
-import { validate } from '../state/serialization';
 import { StopReason, stopReasons } from '../state/stop-reason';
 import type { Usage } from '../state/usage';
+import { validate } from '../state/validation';
 import { ExecutionNotFinishedError } from './errors';
 
 /** The statuses an execution can end with. */

@@ -1,5 +1,6 @@
 import { AgentMachineError } from './errors';
 import { asJsonValue, toJsonValue } from './json-value';
+import type { AgentErrorJSON } from './schemas';
 
 /**
  * An error as recorded in the state: plain data that survives serialization. `name` is the class
@@ -51,6 +52,11 @@ export const AgentError = {
     }
   },
 };
+
+/** An error of a validated document, frozen as the state holds it (its details are JSON already). */
+export function decodeAgentError(json: AgentErrorJSON): AgentError {
+  return Object.freeze({ ...json, details: json.details === null ? null : Object.freeze(json.details) });
+}
 
 function recordOf(thrown: unknown): AgentError {
   if (typeof thrown !== 'object' || thrown === null) {

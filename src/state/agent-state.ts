@@ -1,5 +1,6 @@
 import { AgentContext, type MessageStore, type ResponseFormat } from './agent-context';
 import { AgentError } from './agent-error';
+import type { AgentStateProps, LlmConfig } from './agent-state-props';
 import { AgentStep } from './agent-step';
 import type { AgentStepType } from './agent-step-type';
 import type { AppendOnlyList } from './append-only-list';
@@ -8,26 +9,17 @@ import { ExecutionState } from './execution-state';
 import { ExecutionStatus, isTerminalStatus } from './execution-status';
 import { newId } from './ids';
 import { assertMessages, type ContentPart, Message } from './message';
-import { decodeAgentState, encodeAgentState } from './serialization';
+import { bindNestedStateDecoder } from './nested-state';
+import { type AgentStateJSON, agentStateSchema } from './schemas';
+import { decodeAgentStateProps, encodeAgentState } from './serialization';
 import type { StepExecution } from './step-execution';
 import { failsTheRun, StopReason, wasForceStopped } from './stop-reason';
 import { StopSignal } from './stop-signal';
 import { ToolExecution } from './tool-execution';
 import { Usage } from './usage';
+import { validate } from './validation';
 
-/** Per-agent model settings that override the driver's defaults (model id, temperature, ...). */
-export type LlmConfig = Readonly<Record<string, unknown>>;
-
-export interface AgentStateProps {
-  readonly agentId: string;
-  readonly parentAgentId: string | null;
-  readonly createdAt: number;
-  readonly updatedAt: number;
-  readonly executionCount: number;
-  readonly llmConfig: LlmConfig | null;
-  readonly context: AgentContext;
-  readonly execution: ExecutionState | null;
-}
+export type { AgentStateProps, LlmConfig } from './agent-state-props';
 
 interface InternalProps extends AgentStateProps {
   /** The id the next execution will get, so unchained `with*` calls agree on it. */
@@ -69,7 +61,12 @@ export class AgentState {
    * InvalidStateError naming the first bad field; never returns a partly built state.
    */
   static fromJSON(data: unknown): AgentState {
-    return decodeAgentState(data);
+    return AgentState.fromParsed(validate(agentStateSchema, data, 'AgentState'));
+  }
+
+  /** @internal from a validated document, or the part of one that holds it (a subagent's state) */
+  static fromParsed(json: AgentStateJSON): AgentState {
+    return AgentState.restore(decodeAgentStateProps(json));
   }
 
   // ---- identity and timing -------------------------------------------------------------------
@@ -474,3 +471,12 @@ export class AgentState {
 function touch(previous: number): number {
   return Math.max(Date.now(), previous);
 }
+
+// The parts below this file hold subagents' states (a tool call's child, an approval's waiting
+// children) without importing this file back: they name the type and decode it through nested-state.ts.
+declare module './nested-state' {
+  interface NestedStateTypes {
+    agentState: AgentState;
+  }
+}
+bindNestedStateDecoder(AgentState.fromParsed);

@@ -1,11 +1,12 @@
-import type { AgentError } from './agent-error';
+import { type AgentError, decodeAgentError } from './agent-error';
 import { AgentStepType } from './agent-step-type';
 import { AppendOnlyList } from './append-only-list';
 import { newId } from './ids';
-import type { Message, ToolCall } from './message';
-import { decodePart } from './serialization';
-import type { ToolExecution } from './tool-execution';
+import { decodeMessage, decodeToolCall, type Message, type ToolCall } from './message';
+import { type AgentStepJSON, agentStepSchema, type StoredStepJSON } from './schemas';
+import { ToolExecution } from './tool-execution';
 import { Usage } from './usage';
+import { validate } from './validation';
 
 /** What the model answered in one step. */
 export interface InferenceResponse {
@@ -55,7 +56,34 @@ function toList(messages: readonly Message[] | AppendOnlyList<Message> | undefin
 /** One iteration of the loop: what went to the model, what came back, the tools run and the errors. */
 export class AgentStep {
   static fromJSON(data: unknown): AgentStep {
-    return decodePart.agentStep(data);
+    const json = validate(agentStepSchema, data, 'AgentStep');
+    return AgentStep.fromParsed(json, json.inputMessages.map(decodeMessage));
+  }
+
+  /**
+   * @internal from a validated document, or the part of one that holds it, with its input messages
+   * given (inside a state they are read from the stored conversation)
+   */
+  static fromParsed(
+    json: AgentStepJSON | StoredStepJSON,
+    inputMessages: readonly Message[] | AppendOnlyList<Message>,
+  ): AgentStep {
+    const response = json.inferenceResponse;
+    return AgentStep.of({
+      id: json.id,
+      inputMessages,
+      outputMessages: json.outputMessages.map(decodeMessage),
+      inferenceResponse: InferenceResponse.of({
+        text: response.text,
+        toolCalls: response.toolCalls.map(decodeToolCall),
+        finishReason: response.finishReason,
+        usage: Usage.of(response.usage),
+        model: response.model,
+      }),
+      toolExecutions: json.toolExecutions.map(ToolExecution.fromParsed),
+      errors: json.errors.map(decodeAgentError),
+      structuredOutput: json.structuredOutput,
+    });
   }
 
   private constructor(private readonly props: AgentStepProps) {}

@@ -1,7 +1,11 @@
-import type { AgentState } from './agent-state';
 import { AgentMachineError } from './errors';
 import { toJsonValue } from './json-value';
 import type { ToolCall } from './message';
+import { decodeNestedState, type NestedAgentState } from './nested-state';
+import type { AgentStateJSON, AwaitingApprovalJSON } from './schemas';
+
+// AgentState, named through nested-state.ts: agent-state.ts imports this file.
+type AgentState = NestedAgentState;
 
 /** A person's decision on one tool call awaiting approval. */
 export type ApprovalDecision =
@@ -224,4 +228,23 @@ export function encodeApprovalFields(approval: ApprovalRequest) {
     }),
     ...(Object.keys(approval.signatures).length > 0 && { signatures: approval.signatures }),
   };
+}
+
+/** An approval of a validated document, from the fields `encodeApprovalFields` writes. */
+export function decodeApprovalFields(json: AwaitingApprovalJSON): ApprovalRequest {
+  return Object.freeze({
+    requestedAt: Date.parse(json.requestedAt),
+    toolCallIds: Object.freeze([...json.toolCallIds]),
+    decisions: Object.freeze({ ...json.decisions }) as ApprovalRequest['decisions'],
+    children: Object.freeze(
+      Object.fromEntries(
+        // validated with this document: the schema checks each child as a whole AgentState
+        Object.entries(json.children ?? {}).map(([id, child]) => [
+          id,
+          decodeNestedState(child as AgentStateJSON),
+        ]),
+      ),
+    ),
+    signatures: Object.freeze({ ...json.signatures }),
+  });
 }

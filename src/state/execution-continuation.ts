@@ -1,5 +1,6 @@
-import { decodePart } from './serialization';
+import { type ContinuationJSON, continuationSchema } from './schemas';
 import { StopSignal } from './stop-signal';
+import { validate } from './validation';
 
 /**
  * Stop signals raised so far in the execution, and whether a hook asked to go on anyway. Signals
@@ -7,7 +8,13 @@ import { StopSignal } from './stop-signal';
  */
 export class ExecutionContinuation {
   static fromJSON(data: unknown): ExecutionContinuation {
-    return decodePart.continuation(data);
+    return ExecutionContinuation.fromParsed(validate(continuationSchema, data, 'ExecutionContinuation'));
+  }
+
+  /** @internal from a validated document, or the part of one that holds it */
+  static fromParsed(json: ContinuationJSON): ExecutionContinuation {
+    const signals = json.stopSignals.map((s) => StopSignal.of(s.reason, s.message, s.context, s.source));
+    return ExecutionContinuation.of(signals, json.continuationRequested);
   }
 
   private constructor(

@@ -1,14 +1,31 @@
-import type { AgentError } from './agent-error';
-import type { AgentStep } from './agent-step';
+import { type AgentError, decodeAgentError } from './agent-error';
+import { AgentStep } from './agent-step';
 import { AppendOnlyList } from './append-only-list';
-import { type ApprovalRequest, encodeApprovalFields } from './approval';
+import { type ApprovalRequest, decodeApprovalFields, encodeApprovalFields } from './approval';
 import { ExecutionContinuation } from './execution-continuation';
 import { ExecutionStatus } from './execution-status';
 import { newId } from './ids';
-import { decodePart } from './serialization';
+import { decodeMessage, type Message } from './message';
+import {
+  type ExecutionStateJSON,
+  executionStateSchema,
+  type MessageJSON,
+  type StoredExecutionStateJSON,
+  type StoredStepJSON,
+} from './schemas';
 import { StepExecution } from './step-execution';
 import type { StopSignal } from './stop-signal';
 import { Usage } from './usage';
+import { validate } from './validation';
+
+/**
+ * A step's input messages from its stored form (`path` names them in the document). Inside an
+ * AgentState they may refer to the stored conversation (`$ref`); in a part's own document they are
+ * written out.
+ */
+export type StepInputs = (step: StoredStepJSON, path: string) => readonly Message[] | AppendOnlyList<Message>;
+
+const writtenOut: StepInputs = (step) => (step.inputMessages as MessageJSON[]).map(decodeMessage);
 
 interface ExecutionStateProps {
   readonly executionId: string;
@@ -32,7 +49,33 @@ export class ExecutionState {
   private constructor(private readonly props: ExecutionStateProps) {}
 
   static fromJSON(data: unknown): ExecutionState {
-    return decodePart.executionState(data);
+    return ExecutionState.fromParsed(validate(executionStateSchema, data, 'ExecutionState'), writtenOut);
+  }
+
+  /** @internal from a validated document, or the part of one that holds it, reading step inputs with `inputs` */
+  static fromParsed(json: ExecutionStateJSON | StoredExecutionStateJSON, inputs: StepInputs): ExecutionState {
+    const steps = json.stepExecutions.map((s, i) =>
+      StepExecution.fromParsed(s, inputs(s.step, `execution.stepExecutions[${i}].step.inputMessages`)),
+    );
+    const waiting = json.awaitingApproval;
+    return ExecutionState.restore({
+      executionId: json.executionId,
+      status: json.status,
+      startedAt: Date.parse(json.startedAt),
+      completedAt: json.completedAt === null ? null : Date.parse(json.completedAt),
+      stepExecutions: AppendOnlyList.of(steps),
+      continuation: ExecutionContinuation.fromParsed(json.continuation),
+      errors: json.errors.map(decodeAgentError),
+      currentStep:
+        waiting === null
+          ? null
+          : AgentStep.fromParsed(
+              waiting.step,
+              inputs(waiting.step, 'execution.awaitingApproval.step.inputMessages'),
+            ),
+      currentStepStartedAt: waiting === null ? null : Date.parse(waiting.startedAt),
+      approval: waiting === null ? null : decodeApprovalFields(waiting),
+    });
   }
 
   static fresh(executionId: string = newId(), at = Date.now()): ExecutionState {

@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import { InvalidArgumentError } from './errors';
-import type { contentPartSchema, providerMetadataSchema } from './schemas';
+import type { contentPartSchema, MessageJSON, providerMetadataSchema, ToolCallJSON } from './schemas';
 
 /** Provider-specific data by provider name: returned by a model, sent back to it as provider options. */
 export type ProviderMetadata = z.infer<typeof providerMetadataSchema>;
@@ -80,6 +80,16 @@ export const Message = {
     return Object.freeze({ ...message, metadata: Object.freeze({ ...message.metadata, ...metadata }) });
   },
 };
+
+/** A message of a validated document, frozen as the state holds it. */
+export function decodeMessage(json: MessageJSON): Message {
+  return Message.of(json as Message);
+}
+
+/** A tool call of a validated document, as a step records it: its id, name and arguments. */
+export function decodeToolCall(json: ToolCallJSON): ToolCall {
+  return Object.freeze({ id: json.id, name: json.name, args: json.args });
+}
 
 /** The text of some content parts: their text parts, joined. */
 export function textOf(parts: readonly ContentPart[]): string {

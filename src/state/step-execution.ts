@@ -1,12 +1,29 @@
-import type { AgentStep } from './agent-step';
-import type { ExecutionContinuation } from './execution-continuation';
-import { decodePart } from './serialization';
+import { AgentStep } from './agent-step';
+import type { AppendOnlyList } from './append-only-list';
+import { ExecutionContinuation } from './execution-continuation';
+import { decodeMessage, type Message } from './message';
+import { type StepExecutionJSON, type StoredStepExecutionJSON, stepExecutionSchema } from './schemas';
 import type { Usage } from './usage';
+import { validate } from './validation';
 
 /** A completed step with its timing and the continuation as it stood when the step ended. */
 export class StepExecution {
   static fromJSON(data: unknown): StepExecution {
-    return decodePart.stepExecution(data);
+    const json = validate(stepExecutionSchema, data, 'StepExecution');
+    return StepExecution.fromParsed(json, json.step.inputMessages.map(decodeMessage));
+  }
+
+  /** @internal from a validated document, or the part of one that holds it, with its step's input messages */
+  static fromParsed(
+    json: StepExecutionJSON | StoredStepExecutionJSON,
+    inputMessages: readonly Message[] | AppendOnlyList<Message>,
+  ): StepExecution {
+    return new StepExecution(
+      AgentStep.fromParsed(json.step, inputMessages),
+      ExecutionContinuation.fromParsed(json.continuation),
+      Date.parse(json.startedAt),
+      Date.parse(json.completedAt),
+    );
   }
 
   private constructor(

@@ -1,5 +1,8 @@
-import type { AgentState } from './agent-state';
 import { AgentMachineError } from './errors';
+import type { NestedAgentState } from './nested-state';
+
+// AgentState, named through nested-state.ts: agent-state.ts imports this file.
+type AgentState = NestedAgentState;
 
 /** A subagent that ended without a final answer (stopped, failed, or silent). */
 export class SubagentFailedError extends AgentMachineError {

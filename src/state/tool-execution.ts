@@ -1,12 +1,15 @@
-import { AgentError } from './agent-error';
-import type { AgentState } from './agent-state';
+import { AgentError, decodeAgentError } from './agent-error';
 import { newId } from './ids';
 import { asJsonValue } from './json-value';
-import type { ToolCall } from './message';
-import type { ToolExecutionJSON } from './schemas';
-import { decodePart } from './serialization';
+import { decodeToolCall, type ToolCall } from './message';
+import { decodeNestedState, type NestedAgentState } from './nested-state';
+import { type AgentStateJSON, type ToolExecutionJSON, toolExecutionSchema } from './schemas';
 import { SubagentFailedError } from './subagent-failed-error';
 import { Usage } from './usage';
+import { validate } from './validation';
+
+// AgentState, named through nested-state.ts: agent-state.ts imports this file.
+type AgentState = NestedAgentState;
 
 interface ToolExecutionProps {
   readonly id: string;
@@ -24,7 +27,23 @@ interface ToolExecutionProps {
 /** The outcome of one tool call: its value or its error, whether a hook blocked it, and timing. */
 export class ToolExecution {
   static fromJSON(data: unknown): ToolExecution {
-    return decodePart.toolExecution(data);
+    return ToolExecution.fromParsed(validate(toolExecutionSchema, data, 'ToolExecution'));
+  }
+
+  /** @internal from a validated document, or the part of one that holds it */
+  static fromParsed(json: ToolExecutionJSON): ToolExecution {
+    return new ToolExecution({
+      id: json.id,
+      toolCall: decodeToolCall(json.toolCall),
+      value: json.value,
+      error: json.error === null ? null : decodeAgentError(json.error),
+      blocked: json.blocked,
+      startedAt: Date.parse(json.startedAt),
+      completedAt: Date.parse(json.completedAt),
+      usage: Usage.of(json.usage),
+      // validated with this document: the schema checks a child as a whole AgentState
+      childState: json.childState === null ? null : decodeNestedState(json.childState as AgentStateJSON),
+    });
   }
 
   private constructor(private readonly props: ToolExecutionProps) {}
@@ -106,11 +125,6 @@ export class ToolExecution {
       ? ToolExecution.succeeded(toolCall, child.finalResponse(), startedAt, completedAt)
       : ToolExecution.failed(toolCall, new SubagentFailedError(toolCall.name, child), startedAt, completedAt);
     return execution.withChildState(child);
-  }
-
-  /** @internal used by deserialization */
-  static fromProps(props: ToolExecutionProps): ToolExecution {
-    return new ToolExecution(props);
   }
 
   id(): string {

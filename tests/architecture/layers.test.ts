@@ -2,7 +2,7 @@
  * The house rules of DESIGN.md's layout, checked on the source: folders depend one way
  * (state <- machines, hooks, context <- tools <- drivers <- subagents, persistence, telemetry, mcp
  * <- runtime <- the rest),
- * and the chart depends on src/state alone.
+ * the chart depends on src/state alone, and no file reaches itself through its imports.
  * Type-only imports count: they are dependencies a reader follows too.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
@@ -93,9 +93,35 @@ describe('the layout', () => {
     expect(outside).toEqual([]);
   });
 
+  it('no file reaches itself through its imports (no import circle)', () => {
+    expect(circles(graph)).toEqual([]);
+  });
+
   it('every state id of machines/state-ids.ts names a state of the chart', () => {
     for (const id of Object.values(StateId)) {
       expect(() => agentLoop.getStateNodeById(id.slice(1)), id).not.toThrow();
     }
   });
 });
+
+/**
+ * The circles of `graph`, each as the path that closes it (`a -> b -> a`). A depth-first walk: an
+ * import of a file still on the walk's path closes a circle; each file is walked once.
+ */
+function circles(graph: ReadonlyMap<string, readonly string[]>): string[] {
+  const found: string[] = [];
+  const done = new Set<string>();
+  const path: string[] = [];
+  const walk = (file: string) => {
+    path.push(file);
+    for (const target of graph.get(file) ?? []) {
+      const start = path.indexOf(target);
+      if (start >= 0) found.push([...path.slice(start), target].join(' -> '));
+      else if (!done.has(target)) walk(target);
+    }
+    path.pop();
+    done.add(file);
+  };
+  for (const file of graph.keys()) if (!done.has(file)) walk(file);
+  return found;
+}

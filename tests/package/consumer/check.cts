@@ -2,6 +2,11 @@
 import agentMachine = require('agent-machine');
 
 const state: agentMachine.AgentState = agentMachine.AgentState.empty().withUserMessage('hi');
+// The CommonJS types register a subagent's state too: a tool call's child is an AgentState.
+const child = state.stepExecutions()[0]?.step().toolExecutions()[0]?.childState();
+child?.status() satisfies string | undefined;
+// @ts-expect-error a child state is no number (it would be accepted if it were any)
+child satisfies number | null | undefined;
 // @ts-expect-error createAgent is typed (not any)
 agentMachine.createAgent({ model: 42 });
 

@@ -38,7 +38,25 @@ const uiMessages: UIMessage[] = toUIMessages(state);
 const restored: AgentState = fromModelMessages(modelMessages);
 // @ts-expect-error createAgent is typed (not any): a number is no model
 createAgent({ model: 42 });
+// A subagent's state, kept by a tool call and by a waiting approval, is an AgentState (the parts
+// name it through a registered type): its methods are there, and it is neither never nor any.
+const call = state.stepExecutions()[0]?.step().toolExecutions()[0];
+const childStatus: string | undefined = call?.childState()?.status();
+const waitingChild: AgentState | undefined = state.approval()?.children.p1?.withUserMessage('go on');
+// @ts-expect-error a child state is no number (it would be accepted if it were any)
+const childAsNumber: number | null | undefined = call?.childState();
 // @ts-expect-error finalResponse returns a string or null, not a number
 const wrong: number = state.finalResponse();
 
-export { agent, connection, driver, restored, status, uiMessages, wrong };
+export {
+  agent,
+  childAsNumber,
+  childStatus,
+  connection,
+  driver,
+  restored,
+  status,
+  uiMessages,
+  waitingChild,
+  wrong,
+};

@@ -140,20 +140,27 @@ export function provideLoop(
       }),
       toolExecutor: stepWorker('toolExecutor', async ({ state }, self, request) => {
         const step = state.currentStep();
-        const done = await executeTools(state, {
-          tools: mcp
-            ? subagents.toolsFor(self, await mcp.callableToolSet(tools, request.signal))
-            : subagents.toolsFor(self),
-          hooks: toolHooks,
-          get signal() {
-            return request.signal;
-          },
-          concurrency: definition.toolConcurrency,
-          timeoutMs: definition.toolTimeoutMs,
-          // a run no one listens to takes no reports: the tool executor then builds none
-          report: reportsOf(self) ? reporter(self) : undefined,
-          onSettled: settled.collect(self, step),
-        }).finally(() => settled.release(self, step));
+        const stepTools = mcp
+          ? subagents.toolsFor(self, await mcp.callableToolSet(tools, request.signal))
+          : subagents.toolsFor(self);
+        const onSettled = settled.collect(self, step);
+        let done: AgentState;
+        try {
+          done = await executeTools(state, {
+            tools: stepTools,
+            hooks: toolHooks,
+            get signal() {
+              return request.signal;
+            },
+            concurrency: definition.toolConcurrency,
+            timeoutMs: definition.toolTimeoutMs,
+            // a run no one listens to takes no reports: the tool executor then builds none
+            report: reportsOf(self) ? reporter(self) : undefined,
+            onSettled,
+          });
+        } finally {
+          settled.release(self, step);
+        }
         // a subagent waiting for decisions leaves the step waiting: its calls are signed here
         return approvalSecret ? signed(done, self) : done;
       }),

@@ -149,7 +149,8 @@ export async function executeTools(state: AgentState, options: ToolExecutorOptio
     }
   };
   const workers = Math.max(1, Math.min(options.concurrency ?? 8, planned.length));
-  await Promise.all(Array.from({ length: workers }, worker));
+  if (workers === 1) await worker();
+  else await Promise.all(Array.from({ length: workers }, worker));
 
   for (let i = 0; i < results.length; i++) {
     if (results[i] === undefined) continue; // a subagent waiting for decisions

@@ -1,4 +1,5 @@
 import { AppendOnlyList } from './append-only-list';
+import { setOwn } from './json-value';
 import type { Message } from './message';
 
 /** The section the conversation lives in; other sections (buffer, summary) are for hooks. */
@@ -11,26 +12,28 @@ export type ResponseFormat =
 
 /** Messages kept in named sections; appends share structure with the previous version. */
 export class MessageStore {
-  private constructor(private readonly sections: Readonly<Record<string, AppendOnlyList<Message>>>) {}
+  // A Map, copied on write: a frozen null-prototype record (the first version) got a hidden class of
+  // its own from V8 at every write, i.e. at every step.
+  private constructor(private readonly sections: ReadonlyMap<string, AppendOnlyList<Message>>) {}
 
   static empty(): MessageStore {
     return emptyStore;
   }
 
   static of(sections: Record<string, readonly Message[]>): MessageStore {
-    const lists: Record<string, AppendOnlyList<Message>> = Object.create(null);
-    for (const [name, messages] of Object.entries(sections)) lists[name] = AppendOnlyList.of(messages);
-    return new MessageStore(Object.freeze(lists));
+    const lists = new Map<string, AppendOnlyList<Message>>();
+    for (const [name, messages] of Object.entries(sections)) lists.set(name, AppendOnlyList.of(messages));
+    return new MessageStore(lists);
   }
 
   sectionNames(): readonly string[] {
-    return Object.keys(this.sections);
+    return [...this.sections.keys()];
   }
   section(name: string = DEFAULT_SECTION): readonly Message[] {
     return this.list(name).toArray();
   }
   list(name: string = DEFAULT_SECTION): AppendOnlyList<Message> {
-    return this.sections[name] ?? emptyList;
+    return this.sections.get(name) ?? emptyList;
   }
   count(name: string = DEFAULT_SECTION): number {
     return this.list(name).size;
@@ -44,14 +47,14 @@ export class MessageStore {
     return this.withSection(name, AppendOnlyList.of(messages));
   }
   private withSection(name: string, list: AppendOnlyList<Message>): MessageStore {
-    const lists: Record<string, AppendOnlyList<Message>> = Object.assign(Object.create(null), this.sections);
-    lists[name] = list;
-    return new MessageStore(Object.freeze(lists));
+    const lists = new Map(this.sections);
+    lists.set(name, list);
+    return new MessageStore(lists);
   }
 
   toJSON(): Record<string, readonly Message[]> {
     const out: Record<string, readonly Message[]> = {};
-    for (const [name, list] of Object.entries(this.sections)) out[name] = list.toArray();
+    for (const [name, list] of this.sections) setOwn(out, name, list.toArray());
     return out;
   }
 }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { executionStatuses } from './execution-status';
-import { jsonValueProblem } from './json-value';
+import { jsonValueProblem, setOwn } from './json-value';
 import { stopReasons } from './stop-reason';
 
 /**
@@ -208,8 +208,39 @@ export const responseFormatSchema = z.union([
   }),
 ]);
 
+const sectionSchema = z.array(messageSchema);
+type Section = z.infer<typeof sectionSchema>;
+
+/**
+ * The named message sections. Checked section by section into a copy whose keys are set as data:
+ * zod's record would drop a section named `__proto__` (its key sets the copy's prototype).
+ */
+const sectionsSchema = z
+  .custom<Record<string, unknown>>(
+    (value) => typeof value === 'object' && value !== null && !Array.isArray(value),
+    {
+      message: 'expected an object of named message lists',
+    },
+  )
+  .transform((record, ctx) => {
+    const sections: Record<string, Section> = {};
+    for (const name of Object.keys(record)) {
+      const parsed = sectionSchema.safeParse(record[name]);
+      if (parsed.success) setOwn(sections, name, parsed.data);
+      else
+        for (const issue of parsed.error.issues)
+          ctx.issues.push({
+            code: 'custom',
+            message: issue.message,
+            input: record[name],
+            path: [name, ...issue.path],
+          });
+    }
+    return sections;
+  });
+
 export const agentContextSchema = z.strictObject({
-  messages: z.record(z.string(), z.array(messageSchema)),
+  messages: sectionsSchema,
   metadata: jsonRecordSchema,
   systemPrompt: z.string(),
   responseFormat: responseFormatSchema,

@@ -3,6 +3,7 @@ import type { AgentStateProps } from './agent-state-props';
 import type { AppendOnlyList } from './append-only-list';
 import { InvalidStateError } from './errors';
 import { ExecutionState, type StepInputs } from './execution-state';
+import { setOwn } from './json-value';
 import { decodeMessage, type Message } from './message';
 import { type AgentStateJSON, FORMAT_VERSION } from './schemas';
 
@@ -14,7 +15,7 @@ import { type AgentStateJSON, FORMAT_VERSION } from './schemas';
 export function decodeAgentStateProps(json: AgentStateJSON): AgentStateProps {
   const sections: Record<string, readonly Message[]> = {};
   for (const [name, messages] of Object.entries(json.context.messages))
-    sections[name] = messages.map(decodeMessage);
+    setOwn(sections, name, messages.map(decodeMessage));
   const store = MessageStore.of(sections);
   const conversation = store.section(DEFAULT_SECTION);
   const conversationList = store.list(DEFAULT_SECTION);

@@ -13,6 +13,7 @@ import {
   defineTool,
   FileSessionStore,
   InvalidTraceError,
+  Message,
   readTrace,
   recordTrace,
   renderRunView,
@@ -71,6 +72,24 @@ describe('an own __proto__ key in the trace and the viewer', () => {
       expect(html).toContain('__proto__');
       expect(html).toContain('admin');
     }
+  });
+});
+
+describe('section names and message keys are data', () => {
+  it("a section named '__proto__' and a message's own __proto__ metadata round-trip as data", () => {
+    const state = AgentState.empty()
+      .withUserMessage('hi')
+      .withMessages(
+        [Message.of({ role: 'user', content: 'kept', metadata: JSON.parse(hostileJson) })],
+        '__proto__',
+      );
+    const loaded = AgentState.fromJSON(JSON.parse(JSON.stringify(state.toJSON())));
+    expect(loaded.context().store().sectionNames()).toEqual(['messages', '__proto__']);
+    const [kept] = loaded.context().store().section('__proto__');
+    expect(kept?.content).toBe('kept');
+    expect(ownProto(kept?.metadata)).toEqual({ admin: true });
+    expect(Object.getPrototypeOf(kept?.metadata)).toBe(Object.prototype);
+    expect(JSON.stringify(loaded.toJSON())).toBe(JSON.stringify(state.toJSON()));
   });
 });
 

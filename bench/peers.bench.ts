@@ -1,9 +1,11 @@
 /**
  * Side by side, in one process: the same workload (a scripted model that asks for one `echo` tool
  * call per step for N - 1 steps and answers on step N) run by a plain immutable loop (the floor),
- * this library, the Vercel AI SDK, the OpenAI Agents SDK and LangGraph (LangChain `createAgent`),
- * for N = 10, 100 and 1,000, and 1,000 concurrent runs of N = 5 (time and heap kept by the final
- * results). Adapters live in bench/peers/, one per library; each checks that every run made N model
+ * this library (with a scripted driver, and with the model driver over the same MockLanguageModelV4
+ * the AI SDK gets), the Vercel AI SDK, the OpenAI Agents SDK and LangGraph (LangChain
+ * `createAgent`), for N = 1, 5, 10, 100 and 1,000, and 1,000 concurrent runs of N = 5 (time and
+ * heap kept by the final results). Ratios are to this library with the model driver: model for
+ * model, what a user of `createAgent({ model })` gets. Adapters live in bench/peers/, one per library; each checks that every run made N model
  * calls and N - 1 tool calls, and the counters inside the fake models and tools are checked after
  * every sample, so a broken adapter cannot look fast.
  *
@@ -25,7 +27,7 @@ import { langGraphAdapter } from './peers/langgraph';
 import { openAiAgentsAdapter } from './peers/openai-agents';
 import { plainLoopAdapter } from './peers/plain-loop';
 
-const reference = agentMachineAdapter;
+const reference = agentMachineModelAdapter;
 /**
  * `PEERS=<names>` (comma-separated, case-insensitive parts of the library names) runs only those
  * next to this library: e.g. `PEERS="ai sdk" npm run bench peers`. A library runs faster with fewer
@@ -44,14 +46,14 @@ const adapters: readonly Adapter[] = [
   langGraphAdapter,
 ].filter((a) => a === reference || only.length === 0 || only.some((p) => a.name.toLowerCase().includes(p)));
 
-/** `STEPS=1,10` measures other run lengths (the sequential rows; the concurrent batch stays N = 5). */
+/** `STEPS=1,10` measures only those run lengths (the sequential rows; the concurrent batch stays N = 5). */
 const SEQUENTIAL_STEPS: readonly number[] = process.env.STEPS
   ? process.env.STEPS.split(',').map((n) => {
       const steps = Number(n);
       if (!Number.isInteger(steps) || steps < 1) throw new Error(`STEPS: '${n}' is not a whole number >= 1`);
       return steps;
     })
-  : [10, 100, 1_000];
+  : [1, 5, 10, 100, 1_000];
 /** A timed sample repeats short runs until it lasts about this long, so timer noise stays small. */
 const SAMPLE_MS = 20;
 /** Warm-up per library and N: runs until this much time has passed (at least 2 runs; 1 at N = 1,000). */
@@ -231,7 +233,7 @@ export default async function run(): Promise<void> {
     'Same workload side by side: N-step runs (N - 1 echo tool calls), median ms per run after warm-up; ' +
       `concurrent: ms per batch of ${CONCURRENT.runs.toLocaleString('en')} runs; heap: growth per run with the ` +
       `final results held (runs in a row holding about ${HEAP_STEPS.toLocaleString('en')} steps; concurrent: one ` +
-      'batch); ×lib = ratio to agent-machine (1.00); runs = samples×runs per sample',
+      'batch); ×lib = ratio to agent-machine with the model driver (1.00); runs = samples×runs per sample',
     table,
   );
   console.log(`\n(peers bench took ${((now() - started) / 1000).toFixed(0)} s)`);

@@ -2,8 +2,8 @@
  * This library behind the AI SDK model boundary: `createAgent({ model })` (the model driver: the
  * conversation compiled to an AI SDK prompt each step, tool schemas as JSON Schema, arguments parsed
  * from JSON) with the same scripted `MockLanguageModelV4` the AI SDK adapter uses, the zod `echo`
- * tool of bench/workload.ts and an unlimited budget. Not asked for by the comparison; it shows what
- * the model driver adds to the scripted driver, and compares with `generateText` model for model.
+ * tool of bench/workload.ts and an unlimited budget. The reference of the side-by-side table: it
+ * compares with `generateText` model for model.
  */
 import { createAgent, ExecutionBudget } from '../../src/index';
 import { echo, question } from '../workload';

@@ -1,6 +1,7 @@
 import { type AgentError, decodeAgentError } from './agent-error';
 import { AgentStepType } from './agent-step-type';
 import { AppendOnlyList } from './append-only-list';
+import { frozenList } from './frozen-list';
 import { newId } from './ids';
 import { decodeMessage, decodeToolCall, type Message, type ToolCall } from './message';
 import { type AgentStepJSON, agentStepSchema, type StoredStepJSON } from './schemas';
@@ -20,12 +21,17 @@ export interface InferenceResponse {
 
 export const InferenceResponse = {
   empty(): InferenceResponse {
-    return Object.freeze({ text: '', toolCalls: Object.freeze([]), finishReason: null, usage: Usage.zero });
+    return Object.freeze({
+      text: '',
+      toolCalls: frozenList<ToolCall>([]),
+      finishReason: null,
+      usage: Usage.zero,
+    });
   },
   of(partial: Partial<InferenceResponse>): InferenceResponse {
     return Object.freeze({
       text: partial.text ?? '',
-      toolCalls: Object.freeze([...(partial.toolCalls ?? [])]),
+      toolCalls: frozenList(partial.toolCalls),
       finishReason: partial.finishReason ?? null,
       usage: partial.usage ?? Usage.zero,
       ...(partial.model !== undefined && { model: partial.model }),
@@ -96,10 +102,10 @@ export class AgentStep {
     return new AgentStep({
       id: props.id ?? newId(),
       inputMessages: toList(props.inputMessages),
-      outputMessages: Object.freeze([...(props.outputMessages ?? [])]),
+      outputMessages: frozenList(props.outputMessages),
       inferenceResponse: props.inferenceResponse ?? InferenceResponse.empty(),
-      toolExecutions: Object.freeze([...(props.toolExecutions ?? [])]),
-      errors: Object.freeze([...(props.errors ?? [])]),
+      toolExecutions: frozenList(props.toolExecutions),
+      errors: frozenList(props.errors),
       structuredOutput: props.structuredOutput ?? null,
     });
   }

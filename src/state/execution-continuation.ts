@@ -1,3 +1,4 @@
+import { frozenList } from './frozen-list';
 import { type ContinuationJSON, continuationSchema } from './schemas';
 import { StopSignal } from './stop-signal';
 import { validate } from './validation';
@@ -27,7 +28,7 @@ export class ExecutionContinuation {
   }
 
   static of(stopSignals: readonly StopSignal[], continuationRequested: boolean): ExecutionContinuation {
-    return new ExecutionContinuation(Object.freeze([...stopSignals]), continuationRequested);
+    return new ExecutionContinuation(frozenList(stopSignals), continuationRequested);
   }
 
   withStopSignal(signal: StopSignal): ExecutionContinuation {

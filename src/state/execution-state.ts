@@ -4,6 +4,7 @@ import { AppendOnlyList } from './append-only-list';
 import { type ApprovalRequest, decodeApprovalFields, encodeApprovalFields } from './approval';
 import { ExecutionContinuation } from './execution-continuation';
 import { ExecutionStatus } from './execution-status';
+import { frozenList } from './frozen-list';
 import { newId } from './ids';
 import { decodeMessage, type Message } from './message';
 import {
@@ -89,7 +90,7 @@ export class ExecutionState {
       currentStepStartedAt: null,
       currentStep: null,
       approval: null,
-      errors: [],
+      errors: frozenList<AgentError>([]),
       completedUsage: Usage.zero,
     });
   }

@@ -1,11 +1,6 @@
 import type { ContentPart, Message, ProviderMetadata } from '../state/message';
-import {
-  type CallableModel,
-  type JSONValue,
-  type PromptMessage,
-  type PromptToolResultPart,
-  promptFileData,
-} from './language-model';
+import { contentPartAs } from '../state/model-messages';
+import { type CallableModel, type PromptMessage, promptFileData } from './language-model';
 
 type Version = CallableModel['specificationVersion'];
 type AssistantPart = Extract<PromptMessage, { role: 'assistant' }>['content'][number];
@@ -65,42 +60,7 @@ export function toPromptMessage(m: Message, version: Version): PromptMessage {
 }
 
 function promptPart(part: ContentPart, version: Version): AssistantPart {
-  const options = providerOptions(part.providerMetadata);
-  switch (part.type) {
-    case 'text':
-    case 'reasoning':
-      return { type: part.type, text: part.text, ...options };
-    case 'file':
-      return {
-        type: 'file',
-        mediaType: part.mediaType,
-        data: promptFileData(version, modelData(part.data)),
-        ...(part.filename !== undefined && { filename: part.filename }),
-        ...options,
-      };
-    case 'tool-call':
-      return {
-        type: 'tool-call',
-        toolCallId: part.toolCallId,
-        toolName: part.toolName,
-        input: part.input,
-        ...(part.providerExecuted !== undefined && { providerExecuted: part.providerExecuted }),
-        ...options,
-      };
-    case 'tool-result':
-      return {
-        type: 'tool-result',
-        toolCallId: part.toolCallId,
-        toolName: part.toolName,
-        output: toolOutput(part.output as JSONValue, part.isError === true),
-        ...options,
-      };
-  }
-}
-
-function toolOutput(value: JSONValue, isError: boolean): PromptToolResultPart['output'] {
-  if (typeof value === 'string') return { type: isError ? 'error-text' : 'text', value };
-  return { type: isError ? 'error-json' : 'json', value };
+  return contentPartAs(part, (data) => promptFileData(version, modelData(data))) as AssistantPart;
 }
 
 function providerOptions(metadata: ProviderMetadata | undefined) {

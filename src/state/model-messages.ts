@@ -281,6 +281,25 @@ export function toModelMessages(source: AgentState | readonly Message[]): ModelM
 }
 
 function modelPart(part: ContentPart): TextPart | FilePart | ReasoningPart | ToolCallPart | ToolResultPart {
+  return contentPartAs(part, modelFileData);
+}
+
+/** A stored part in the AI SDK's part shape with its file data as `fileData` makes it. */
+type PartAs<D> =
+  | TextPart
+  | ReasoningPart
+  | ToolCallPart
+  | ToolResultPart
+  | (Omit<FilePart, 'data'> & { data: D });
+
+/**
+ * A stored content part in the AI SDK's part shape, which ModelMessages (`toModelMessages`) and a
+ * model's prompt (the model driver) share but for file data: `fileData` converts that. Provider
+ * metadata goes back as provider options; a tool result's value as text or JSON, an error as such.
+ *
+ * @internal
+ */
+export function contentPartAs<D>(part: ContentPart, fileData: (data: string) => D): PartAs<D> {
   const options = optionsOf(part.providerMetadata);
   switch (part.type) {
     case 'text':
@@ -289,7 +308,7 @@ function modelPart(part: ContentPart): TextPart | FilePart | ReasoningPart | Too
     case 'file':
       return {
         type: 'file',
-        data: modelFileData(part.data),
+        data: fileData(part.data),
         mediaType: part.mediaType,
         ...(part.filename !== undefined && { filename: part.filename }),
         ...options,

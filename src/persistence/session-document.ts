@@ -1,5 +1,6 @@
 import { AgentState } from '../state/agent-state';
 import { InvalidStateError } from '../state/errors';
+import { isRecord } from '../state/json-value';
 import { FORMAT_VERSION } from '../state/schemas';
 import { CorruptSessionError } from './errors';
 import type { LoadedSession } from './session-store';
@@ -118,8 +119,4 @@ function readEnvelope(data: unknown, at: StoredAt): Envelope {
     fail(`the document's savedAt is ${JSON.stringify(savedAt)}, not an ISO time`);
   if (!isRecord(state)) fail('the document has no state object');
   return { version: version as number, state };
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -149,6 +149,11 @@ export function asJsonValue(value: unknown, what = 'The value'): unknown {
   return jsonValueProblem(value, MAX_VALUE_DEPTH, 'exact') === null ? value : toJsonValue(value, what);
 }
 
+/** Whether `value` is an object that is not an array (a record, as JSON objects parse). */
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
 /** Sets `key` as an own data property, `__proto__` included (plain assignment would set the prototype). */
 export function setOwn(target: Record<string, unknown>, key: string, value: unknown): void {
   if (key === '__proto__')

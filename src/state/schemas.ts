@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { executionStatuses } from './execution-status';
-import { jsonValueProblem, setOwn } from './json-value';
+import { isRecord, jsonValueProblem, setOwn } from './json-value';
 import { stopReasons } from './stop-reason';
 
 /**
@@ -14,12 +14,9 @@ export const jsonValueSchema: z.ZodType<unknown> = z.unknown().check((ctx) => {
 });
 /** A JSON object (not an array), checked as jsonValueSchema is. */
 export const jsonRecordSchema: z.ZodType<Record<string, unknown>> = z
-  .custom<Record<string, unknown>>(
-    (value) => typeof value === 'object' && value !== null && !Array.isArray(value),
-    {
-      message: 'expected an object',
-    },
-  )
+  .custom<Record<string, unknown>>(isRecord, {
+    message: 'expected an object',
+  })
   .check((ctx) => {
     const problem = jsonValueProblem(ctx.value);
     if (problem)
@@ -216,12 +213,9 @@ type Section = z.infer<typeof sectionSchema>;
  * zod's record would drop a section named `__proto__` (its key sets the copy's prototype).
  */
 const sectionsSchema = z
-  .custom<Record<string, unknown>>(
-    (value) => typeof value === 'object' && value !== null && !Array.isArray(value),
-    {
-      message: 'expected an object of named message lists',
-    },
-  )
+  .custom<Record<string, unknown>>(isRecord, {
+    message: 'expected an object of named message lists',
+  })
   .transform((record, ctx) => {
     const sections: Record<string, Section> = {};
     for (const name of Object.keys(record)) {

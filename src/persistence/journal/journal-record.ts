@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { isRecord } from '../../state/json-value';
 import { CorruptSessionError } from '../errors';
 import type { StoredAt } from '../session-document';
 
@@ -79,10 +80,6 @@ function shapeProblem(data: Record<string, unknown>): string | null {
   const acct = data.acct;
   if (!isRecord(acct) || !count(acct.live) || !count(acct.garbage) || !count(acct.steps)) return 'acct';
   return null;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** A record as one line of JSON text. */

@@ -1,4 +1,5 @@
 import type { AgentState } from '../../state/agent-state';
+import { isRecord } from '../../state/json-value';
 import { FORMAT_VERSION } from '../../state/schemas';
 import { CorruptSessionError } from '../errors';
 import { decodeStoredState, type StoredAt } from '../session-document';
@@ -144,8 +145,4 @@ class ContentResolver {
       },
     };
   }
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -81,8 +81,11 @@ export interface Agent {
     decisions: readonly ApprovalInput[],
     options?: Omit<ExecuteOptions, 'sessionId'>,
   ): Promise<AgentState>;
-  /** The machine input for a run of `state` (its budget: the definition's unless given). */
-  inputFor(state: AgentState, budget?: ExecutionBudget, session?: LoopSession): LoopInput;
+  /**
+   * The machine input for a run of `state` (its budget: the definition's unless given; `reports`
+   * false when no one can listen to the run, default true).
+   */
+  inputFor(state: AgentState, budget?: ExecutionBudget, session?: LoopSession, reports?: boolean): LoopInput;
   /** The XState actor (not started): starts in `pending`; send `execute`, `user.message`, `stop`. */
   createActor(state: AgentState, options?: CreateActorOptions): AgentActor;
   /** Closes what the agent holds open: its MCP servers (and its subagents'). */

@@ -102,18 +102,19 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
       // a path through no subagent of this agent (a state from elsewhere) leads to no tools
       return subagents.has(name) ? subagents.childAgent(name).toolsAt(rest) : {};
     },
-    inputFor: (state, runBudget, session) => ({
+    inputFor: (state, runBudget, session, reports) => ({
       state: prepare(state),
       hookStages,
       checkStep,
       budget: runBudget ?? budget,
       session: session ?? null,
+      reports: reports ?? true,
     }),
     createActor(state, options = {}) {
       const { budget: runBudget, session, reports, ...actorOptions } = options as InternalActorOptions;
       if (session && !store) throw new NoSessionStoreError('A session');
       // Spans are made from the run's events: a traced run reports them even with no one listening.
-      const input = { ...agent.inputFor(state, runBudget, session), reports: (reports ?? true) || !!tracing };
+      const input = agent.inputFor(state, runBudget, session, (reports ?? true) || !!tracing);
       const actor = createActor(machine, { input, ...actorOptions });
       tracing?.follow(actor, { name: agentName });
       return actor;
@@ -131,17 +132,15 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
       const started = prepare(state).withExecutionStarted();
       const version = await store.save(sessionId, started, stored?.version ?? null);
       return runToOutcome(
-        agent.createActor(started, {
-          ...listened(actorOptions, onEvent),
-          session: { id: sessionId, version },
-        }),
+        agent.createActor(started, listened(actorOptions, onEvent, { id: sessionId, version })),
         signal,
         onEvent,
       );
     },
     stream: (state, options = {}) =>
       new AgentStream((listen) =>
-        agent.execute(state, { ...options, inspect: alongside(options.inspect, listen) }),
+        // Object.assign, not a spread and a new key: see `listened`
+        agent.execute(state, Object.assign({}, options, { inspect: alongside(options.inspect, listen) })),
       ),
     async decide(target, decisions, options = {}) {
       const { signal, onEvent, ...actorOptions } = options;
@@ -164,7 +163,7 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
       const session =
         typeof target === 'string' ? { id: target, version: stored?.version ?? null } : undefined;
       return runToOutcome(
-        agent.createActor(state, { ...listened(actorOptions, onEvent), session }),
+        agent.createActor(state, listened(actorOptions, onEvent, session)),
         signal,
         onEvent,
       );
@@ -174,12 +173,14 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
       const stored = await store.load(sessionId);
       const state = stored?.state ?? AgentState.empty();
       if (state.approval()) throw approvalPending(state);
-      return agent.execute(state.withUserMessage(text), { ...options, sessionId }).catch((error: unknown) => {
-        // Thrown (not recorded) only by the save that starts the turn: another turn saved first.
-        if (error instanceof SessionConflictError)
-          throw new ChatTurnConflictError(sessionId, { cause: error });
-        throw error;
-      });
+      return agent
+        .execute(state.withUserMessage(text), Object.assign({}, options, { sessionId }))
+        .catch((error: unknown) => {
+          // Thrown (not recorded) only by the save that starts the turn: another turn saved first.
+          if (error instanceof SessionConflictError)
+            throw new ChatTurnConflictError(sessionId, { cause: error });
+          throw error;
+        });
     },
     async resume(sessionId, options = {}) {
       if (!store) throw new NoSessionStoreError('resume(sessionId)');
@@ -191,7 +192,7 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
       const { signal, onEvent, ...actorOptions } = options;
       const session = { id: sessionId, version: stored.version };
       return runToOutcome(
-        agent.createActor(stored.state, { ...listened(actorOptions, onEvent), session }),
+        agent.createActor(stored.state, listened(actorOptions, onEvent, session)),
         signal,
         onEvent,
       );

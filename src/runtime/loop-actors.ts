@@ -26,12 +26,12 @@ import type { HookStage } from '../state/hook-stage';
 import { admitInference } from '../state/inference-admission';
 import type { ReportEvent } from '../state/loop-events';
 import type { ToolSet } from '../tools/define-tool';
-import { executeTools } from '../tools/tool-executor';
+import { executeTools, type ToolExecutorOptions } from '../tools/tool-executor';
 import type { AgentDefinition } from './agent-definition';
 import { withSignedApprovals } from './approval-signature';
 import { approvalDecisions, requestApprovals } from './approvals';
 import { SettledToolCalls } from './settled-tool-calls';
-import { stepWorker } from './step-worker';
+import { type RequestSignal, stepWorker } from './step-worker';
 import type { SubagentCalls } from './subagent-calls';
 
 export interface ProvidedLoop {
@@ -105,7 +105,7 @@ export function provideLoop(
           logic: AnyActorLogic,
           options: { id: string; input: LoopInput },
         ) => void;
-        const input = { ...child.inputFor(event.state, event.budget), reports: context.reports };
+        const input = child.inputFor(event.state, event.budget, undefined, context.reports);
         spawnLogic(child.machine, { id: event.id, input });
         return {};
       }),
@@ -121,10 +121,10 @@ export function provideLoop(
         }),
       ),
       driver: stepWorker('driver', async ({ state }, self, request) => {
+        // A plain object (an accessor would make it a slow dictionary-mode one): model calls take
+        // the signal anyway, so it is made here.
         const context: DriverContext = {
-          get signal() {
-            return request.signal;
-          },
+          signal: request.signal,
           tools: mcp
             ? subagents.toolsFor(self, await mcp.toolSet(tools, request.signal))
             : subagents.toolsFor(self),
@@ -146,18 +146,18 @@ export function provideLoop(
         const onSettled = settled.collect(self, step);
         let done: AgentState;
         try {
-          done = await executeTools(state, {
-            tools: stepTools,
-            hooks: toolHooks,
-            get signal() {
-              return request.signal;
-            },
-            concurrency: definition.toolConcurrency,
-            timeoutMs: definition.toolTimeoutMs,
-            // a run no one listens to takes no reports: the tool executor then builds none
-            report: reportsOf(self) ? reporter(self) : undefined,
-            onSettled,
-          });
+          done = await executeTools(
+            state,
+            new StepToolOptions(request, {
+              tools: stepTools,
+              hooks: toolHooks,
+              concurrency: definition.toolConcurrency,
+              timeoutMs: definition.toolTimeoutMs,
+              // a run no one listens to takes no reports: the tool executor then builds none
+              report: reportsOf(self) ? reporter(self) : undefined,
+              onSettled,
+            }),
+          );
         } finally {
           settled.release(self, step);
         }
@@ -173,6 +173,36 @@ export function provideLoop(
 }
 
 const noSignal = new AbortController().signal;
+
+/**
+ * The tool executor's options for one request: its signal is the request's, made only if a tool or
+ * hook reads it. A getter on a class, not in an object literal: a literal with an accessor is a
+ * slow dictionary-mode object, made at every tool step.
+ */
+class StepToolOptions implements ToolExecutorOptions {
+  readonly tools: ToolSet;
+  readonly hooks: readonly Hook[];
+  readonly concurrency: number | undefined;
+  readonly timeoutMs: number | undefined;
+  readonly report: ((event: ReportEvent) => void) | undefined;
+  readonly onSettled: ToolExecutorOptions['onSettled'];
+
+  constructor(
+    private readonly request: RequestSignal,
+    options: Omit<ToolExecutorOptions, 'signal'>,
+  ) {
+    this.tools = options.tools;
+    this.hooks = options.hooks;
+    this.concurrency = options.concurrency;
+    this.timeoutMs = options.timeoutMs;
+    this.report = options.report;
+    this.onSettled = options.onSettled;
+  }
+
+  get signal(): AbortSignal {
+    return this.request.signal;
+  }
+}
 
 /** Whether the agent actor's run reports tool and text events (someone can listen: `LoopContext.reports`). */
 const reportsOf = (self: AnyActorRef) => (self.getSnapshot() as { context: LoopContext }).context.reports;

@@ -1,4 +1,6 @@
 /** Running an agent actor to where it rests: its outcome, or a wait for decisions on tool calls. */
+import type { SnapshotFrom, Subscription } from 'xstate';
+import type { LoopSession } from '../../machines/agentLoop';
 import { LoopTag } from '../../machines/agentLoop';
 import type { AgentState } from '../state/agent-state';
 import { AgentMachineError } from '../state/errors';
@@ -22,12 +24,18 @@ export interface InternalActorOptions extends CreateActorOptions {
   readonly reports?: boolean;
 }
 
-/** Nobody can listen to an actor that execute() keeps to itself, unless it is inspected or onEvent is given. */
-export function listened(options: { inspect?: unknown }, onEvent: unknown): InternalActorOptions {
-  return {
-    ...(options as CreateActorOptions),
-    reports: options.inspect !== undefined || onEvent !== undefined,
-  };
+/**
+ * The options of a run's actor. Nobody can listen to an actor that execute() keeps to itself,
+ * unless it is inspected or onEvent is given. (`Object.assign`, not a spread and a key: on Node 20
+ * an optimised spread followed by a new key gives every object a hidden class of its own.)
+ */
+export function listened(
+  options: { inspect?: unknown },
+  onEvent: unknown,
+  session?: LoopSession,
+): InternalActorOptions {
+  const reports = options.inspect !== undefined || onEvent !== undefined;
+  return Object.assign({}, options as CreateActorOptions, { reports, session });
 }
 
 /** Starts the actor, sends `execute`, resolves with the state at its outcome, and stops the actor. */
@@ -48,32 +56,55 @@ export function runToOutcome(
  */
 export function awaitOutcome(actor: AgentActor, signal: AbortSignal | undefined): Promise<AgentState> {
   return new Promise<AgentState>((resolve, reject) => {
-    let settled = false;
-    const onAbort = () => actor.send({ type: 'stop', reason: abortReason(signal) });
-    const finish = (outcome: () => void) => {
-      if (settled) return;
-      settled = true;
-      signal?.removeEventListener('abort', onAbort);
-      subscription.unsubscribe();
-      outcome();
-    };
-    const subscription = actor.subscribe({
-      next: (snapshot) => {
-        // the run rests: at an outcome, or waiting for decisions on tool calls
-        if (snapshot.hasTag(LoopTag.outcome) || snapshot.hasTag(LoopTag.awaitingDecisions)) {
-          finish(() => resolve(snapshot.context.state));
-        }
-      },
-      error: (error) => {
-        const state = actor.getSnapshot().context.state;
-        const message = `The agent actor failed: ${(error as Error)?.message}`;
-        finish(() => reject(new AgentRuntimeError(message, state, { cause: error })));
-      },
-    });
+    const wait = new OutcomeWait(actor, signal, resolve, reject);
+    wait.subscription = actor.subscribe(wait);
     actor.send({ type: 'execute' });
-    if (signal?.aborted) onAbort();
-    else signal?.addEventListener('abort', onAbort, { once: true });
+    if (signal?.aborted) wait.handleEvent();
+    else signal?.addEventListener('abort', wait, { once: true });
   });
+}
+
+/**
+ * One wait for a run's outcome: the actor's observer and the signal's abort listener. An object
+ * with methods, not closures: the build keeps function names (`keepNames`), which makes each named
+ * closure a slow dictionary-mode object when it is made, and this is made once per run.
+ */
+class OutcomeWait {
+  subscription: Subscription | undefined;
+  #settled = false;
+
+  constructor(
+    private readonly actor: AgentActor,
+    private readonly signal: AbortSignal | undefined,
+    private readonly resolve: (state: AgentState) => void,
+    private readonly reject: (error: AgentRuntimeError) => void,
+  ) {}
+
+  next(snapshot: SnapshotFrom<AgentActor>): void {
+    // the run rests: at an outcome, or waiting for decisions on tool calls
+    if (snapshot.hasTag(LoopTag.outcome) || snapshot.hasTag(LoopTag.awaitingDecisions)) {
+      if (this.finish()) this.resolve(snapshot.context.state);
+    }
+  }
+
+  error(error: unknown): void {
+    const state = this.actor.getSnapshot().context.state;
+    const message = `The agent actor failed: ${(error as Error)?.message}`;
+    if (this.finish()) this.reject(new AgentRuntimeError(message, state, { cause: error }));
+  }
+
+  /** The signal's abort: the run is asked to stop. */
+  handleEvent(): void {
+    this.actor.send({ type: 'stop', reason: abortReason(this.signal) });
+  }
+
+  private finish(): boolean {
+    if (this.#settled) return false;
+    this.#settled = true;
+    this.signal?.removeEventListener('abort', this);
+    this.subscription?.unsubscribe();
+    return true;
+  }
 }
 
 function abortReason(signal: AbortSignal | undefined): string {

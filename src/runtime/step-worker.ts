@@ -27,40 +27,65 @@ export function stepWorker<R extends WorkRequest>(
   id: WorkerId,
   work: (request: R, agent: AnyActorRef, signal: RequestSignal) => AgentState | Promise<AgentState>,
 ) {
-  const doneType = `${id}.done` as const;
-  const errorType = `${id}.error` as const;
+  const answers: AnswerTypes = { done: `${id}.done`, error: `${id}.error` };
+  // The worker's state is an object with methods, not closures: the build keeps function names
+  // (`keepNames`), which makes every named closure a slow dictionary-mode object when it is made.
   return fromCallback<R | CancelRequest, WorkerInput>(({ input, receive, sendBack }) => {
-    /** The request in flight; answers of any other request are dropped. */
-    let inFlight: RequestSignal | null = null;
-    const cancel = () => {
-      inFlight?.abort();
-      inFlight = null;
-    };
-    // one answering function per worker, not per request: a request's answer is dropped unless it is in flight
-    const answer = (request: RequestSignal, event: WorkerAnswer) => {
-      if (inFlight !== request) return;
-      inFlight = null;
-      sendBack(event);
-    };
-    receive((request) => {
-      if (request.type === 'cancel') return cancel();
-      const mine = new RequestSignal();
-      inFlight = mine;
-      const { token } = request;
-      let result: AgentState | Promise<AgentState>;
-      try {
-        result = work(request, input.agent, mine);
-      } catch (error) {
-        return answer(mine, { type: errorType, error, token });
-      }
-      if (!isPromise(result)) return answer(mine, { type: doneType, output: result, token });
-      result.then(
-        (output) => answer(mine, { type: doneType, output, token }),
-        (error: unknown) => answer(mine, { type: errorType, error, token }),
-      );
-    });
-    return cancel;
+    const worker = new WorkerRun(
+      answers,
+      (request: R, signal) => work(request, input.agent, signal),
+      sendBack,
+    );
+    receive((request) => (request.type === 'cancel' ? worker.cancel() : worker.take(request)));
+    return () => worker.cancel();
   });
+}
+
+interface AnswerTypes {
+  readonly done: `${WorkerId}.done`;
+  readonly error: `${WorkerId}.error`;
+}
+
+/** One worker actor's requests: the one in flight, whose answer is sent; any other's is dropped. */
+class WorkerRun<R extends WorkRequest> {
+  #inFlight: RequestSignal | null = null;
+
+  constructor(
+    private readonly answers: AnswerTypes,
+    private readonly work: (request: R, signal: RequestSignal) => AgentState | Promise<AgentState>,
+    private readonly sendBack: (event: WorkerAnswer) => void,
+  ) {}
+
+  take(request: R): void {
+    const mine = new RequestSignal();
+    this.#inFlight = mine;
+    const { token } = request;
+    const { done, error: failed } = this.answers;
+    let result: AgentState | Promise<AgentState>;
+    try {
+      result = this.work(request, mine);
+    } catch (error) {
+      this.answer(mine, { type: failed, error, token });
+      return;
+    }
+    if (!isPromise(result)) this.answer(mine, { type: done, output: result, token });
+    else
+      result.then(
+        (output) => this.answer(mine, { type: done, output, token }),
+        (error: unknown) => this.answer(mine, { type: failed, error, token }),
+      );
+  }
+
+  cancel(): void {
+    this.#inFlight?.abort();
+    this.#inFlight = null;
+  }
+
+  private answer(request: RequestSignal, event: WorkerAnswer): void {
+    if (this.#inFlight !== request) return;
+    this.#inFlight = null;
+    this.sendBack(event);
+  }
 }
 
 /** One request's AbortSignal, made when first read; read after the request was cancelled, it is aborted. */

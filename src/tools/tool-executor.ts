@@ -116,41 +116,46 @@ export async function executeTools(state: AgentState, options: ToolExecutorOptio
   let stop: AgentStopError | undefined;
   let next = 0;
   const toolState = current;
-  const worker = async () => {
-    while (next < planned.length) {
-      const index = next++;
-      const { call, startedAt, settled } = planned[index] as (typeof planned)[number];
-      if (settled) {
-        results[index] = settled;
-        options.onSettled?.(index, settled);
-        continue;
-      }
-      let execution: ToolExecution;
-      const refusal = refusedArguments(step, call);
-      if (refusal) execution = ToolExecution.failed(call, refusal, startedAt);
-      else {
-        try {
-          const result = await runTool(call, toolState, options, startedAt);
-          // a subagent whose child waits for decisions: the step waits with it
-          if (result instanceof AgentState) {
-            waiting.set(call.id, result);
+  // Each worker is an async loop over the planned calls (an anonymous one: the build's keepNames
+  // makes a named closure a slow dictionary-mode object, and this runs at every tool step).
+  const running: Promise<void>[] = [];
+  const workers = Math.max(1, Math.min(options.concurrency ?? 8, planned.length));
+  for (let w = 0; w < workers; w++)
+    running.push(
+      (async () => {
+        while (next < planned.length) {
+          const index = next++;
+          const { call, startedAt, settled } = planned[index] as (typeof planned)[number];
+          if (settled) {
+            results[index] = settled;
+            options.onSettled?.(index, settled);
             continue;
           }
-          execution = result;
-        } catch (error) {
-          if (!AgentStopError.is(error)) throw error;
-          stop ??= error;
-          execution = ToolExecution.failed(call, error, startedAt);
+          let execution: ToolExecution;
+          const refusal = refusedArguments(step, call);
+          if (refusal) execution = ToolExecution.failed(call, refusal, startedAt);
+          else {
+            try {
+              const result = await runTool(call, toolState, options, startedAt);
+              // a subagent whose child waits for decisions: the step waits with it
+              if (result instanceof AgentState) {
+                waiting.set(call.id, result);
+                continue;
+              }
+              execution = result;
+            } catch (error) {
+              if (!AgentStopError.is(error)) throw error;
+              stop ??= error;
+              execution = ToolExecution.failed(call, error, startedAt);
+            }
+          }
+          results[index] = execution;
+          options.onSettled?.(index, execution);
+          reportFinished(report, ids, execution, startedAt);
         }
-      }
-      results[index] = execution;
-      options.onSettled?.(index, execution);
-      reportFinished(report, ids, execution, startedAt);
-    }
-  };
-  const workers = Math.max(1, Math.min(options.concurrency ?? 8, planned.length));
-  if (workers === 1) await worker();
-  else await Promise.all(Array.from({ length: workers }, worker));
+      })(),
+    );
+  await (workers === 1 ? running[0] : Promise.all(running));
 
   for (let i = 0; i < results.length; i++) {
     if (results[i] === undefined) continue; // a subagent waiting for decisions

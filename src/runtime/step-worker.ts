@@ -18,7 +18,8 @@ import type { AgentState } from '../state/agent-state';
  * in flight supersedes it (the earlier answer is dropped).
  *
  * Each request has an AbortSignal of its own, made when the work first reads it (`signal`): an
- * AbortController costs about 2 µs, a measurable share of a step, and most steps never read one.
+ * AbortController costs about 2 µs, a measurable share of a step, and tool steps and hook stages
+ * mostly never read one (the driver's work reads it at once: a model call takes it).
  * `cancel`, or stopping the worker, while a request is in flight aborts its signal and drops its
  * answer; a finished request's signal is never aborted, so what a finished call left running is
  * left alone.

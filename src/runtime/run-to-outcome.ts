@@ -1,7 +1,6 @@
 /** Running an agent actor to where it rests: its outcome, or a wait for decisions on tool calls. */
 import type { SnapshotFrom, Subscription } from 'xstate';
-import type { LoopSession } from '../../machines/agentLoop';
-import { LoopTag } from '../../machines/agentLoop';
+import { type LoopSession, LoopTag } from '../../machines/agentLoop';
 import type { AgentState } from '../state/agent-state';
 import { AgentMachineError } from '../state/errors';
 import type { AgentEvent } from '../state/loop-events';

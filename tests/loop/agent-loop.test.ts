@@ -457,6 +457,26 @@ describe('the agent loop', () => {
     actor.stop();
   });
 
+  it('takes reports in inputFor: by default the run reports its tool calls, with reports false it reports none', async () => {
+    const agent = createAgent({
+      driver: scriptedDriver([{ toolCalls: [addCall()] }, { text: '5' }]),
+      tools: { add },
+    });
+    const toolReports = async (input: ReturnType<typeof agent.inputFor>) => {
+      const actor = createActor(agent.machine, { input });
+      const seen: string[] = [];
+      actor.on('*', (event) => seen.push(event.type));
+      actor.start();
+      actor.send({ type: 'execute' });
+      await waitForState(actor, (s) => s.value === 'completed');
+      actor.stop();
+      return seen.filter((type) => type.startsWith('tool.'));
+    };
+    expect(agent.inputFor(question()).reports).toBe(true);
+    expect(await toolReports(agent.inputFor(question()))).toEqual(['tool.started', 'tool.finished']);
+    expect(await toolReports(agent.inputFor(question(), undefined, undefined, false))).toEqual([]);
+  });
+
   it('starts the tool executor at the first tool call of an execution, once, and stops it with the cycle', async () => {
     const agent = createAgent({
       driver: scriptedDriver([

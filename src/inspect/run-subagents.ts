@@ -12,23 +12,23 @@ import { safeJson } from './view-helpers';
  */
 export function discoverEmbeddedAgents(sources: AgentSource[], notes: string[]): void {
   const known = new Set(sources.map((s) => s.state.agentId()));
+  const adopt = (child: AgentState, spawnedBy: NonNullable<AgentSource['spawnedBy']>) => {
+    if (known.has(child.agentId())) return;
+    known.add(child.agentId());
+    sources.push({ state: child, actor: null, spawnedBy });
+  };
   for (let i = 0; i < sources.length; i++) {
     const parent = sources[i] as AgentSource;
     // children waiting for decisions, kept in their caller's waiting step
     const waiting = parent.state.approval()?.children ?? {};
     for (const call of parent.state.currentStep()?.requestedToolCalls() ?? []) {
       const child = Object.hasOwn(waiting, call.id) ? waiting[call.id] : undefined;
-      if (!child || known.has(child.agentId())) continue;
-      known.add(child.agentId());
-      sources.push({
-        state: child,
-        actor: null,
-        spawnedBy: {
-          parentId: parent.state.agentId(),
-          stepNumber: parent.state.stepCount() + 1,
-          toolName: call.name,
-          toolCallId: call.id,
-        },
+      if (!child) continue;
+      adopt(child, {
+        parentId: parent.state.agentId(),
+        stepNumber: parent.state.stepCount() + 1,
+        toolName: call.name,
+        toolCallId: call.id,
       });
     }
     parent.state.steps().forEach((step, index) => {
@@ -45,16 +45,10 @@ export function discoverEmbeddedAgents(sources: AgentSource[], notes: string[]):
             );
             continue;
           }
-          if (known.has(child.agentId())) continue;
-          known.add(child.agentId());
-          sources.push({
-            state: child,
-            actor: null,
-            spawnedBy: {
-              parentId: parent.state.agentId(),
-              stepNumber: index + 1,
-              toolName: execution.name(),
-            },
+          adopt(child, {
+            parentId: parent.state.agentId(),
+            stepNumber: index + 1,
+            toolName: execution.name(),
           });
         }
       }

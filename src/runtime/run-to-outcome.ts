@@ -56,7 +56,6 @@ export function runToOutcome(
 export function awaitOutcome(actor: AgentActor, signal: AbortSignal | undefined): Promise<AgentState> {
   return new Promise<AgentState>((resolve, reject) => {
     const wait = new OutcomeWait(actor, signal, resolve, reject);
-    wait.subscription = actor.subscribe(wait);
     actor.send({ type: 'execute' });
     if (signal?.aborted) wait.handleEvent();
     else signal?.addEventListener('abort', wait, { once: true });
@@ -69,7 +68,7 @@ export function awaitOutcome(actor: AgentActor, signal: AbortSignal | undefined)
  * closure a slow dictionary-mode object when it is made, and this is made once per run.
  */
 class OutcomeWait {
-  subscription: Subscription | undefined;
+  #subscription: Subscription | undefined;
   #settled = false;
 
   constructor(
@@ -77,7 +76,10 @@ class OutcomeWait {
     private readonly signal: AbortSignal | undefined,
     private readonly resolve: (state: AgentState) => void,
     private readonly reject: (error: AgentRuntimeError) => void,
-  ) {}
+  ) {
+    // an actor already stopped answers at once, before `subscribe` returns
+    this.#subscription = actor.subscribe(this);
+  }
 
   next(snapshot: SnapshotFrom<AgentActor>): void {
     // the run rests: at an outcome, or waiting for decisions on tool calls
@@ -101,7 +103,7 @@ class OutcomeWait {
     if (this.#settled) return false;
     this.#settled = true;
     this.signal?.removeEventListener('abort', this);
-    this.subscription?.unsubscribe();
+    this.#subscription?.unsubscribe();
     return true;
   }
 }

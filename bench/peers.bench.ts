@@ -1,8 +1,9 @@
 /**
  * Side by side, in one process: the same workload (a scripted model that asks for one `echo` tool
  * call per step for N - 1 steps and answers on step N) run by a plain immutable loop (the floor),
- * this library (with a scripted driver, and with the model driver over the same MockLanguageModelV4
- * the AI SDK gets), the Vercel AI SDK, the OpenAI Agents SDK and LangGraph (LangChain
+ * this library's chart alone (the real `agentLoop` with stub work: what XState costs for its states,
+ * microsteps and actors), this library (with a scripted driver, and with the model driver over the
+ * same MockLanguageModelV4 the AI SDK gets), the Vercel AI SDK, the OpenAI Agents SDK and LangGraph (LangChain
  * `createAgent`), for N = 1, 5, 10, 100 and 1,000, and 1,000 concurrent runs of N = 5 (time and
  * heap kept by the final results). Ratios are to this library with the model driver: model for
  * model, what a user of `createAgent({ model })` gets. Adapters live in bench/peers/, one per library; each checks that every run made N model
@@ -22,6 +23,7 @@ import { collectGarbage, heapGrowth, median, now, printTable } from './harness';
 import { agentMachineAdapter } from './peers/agent-machine';
 import { agentMachineModelAdapter } from './peers/agent-machine-model';
 import { aiSdkAdapter } from './peers/ai-sdk';
+import { chartFloorAdapter } from './peers/chart-floor';
 import type { Adapter, Workload } from './peers/common';
 import { langGraphAdapter } from './peers/langgraph';
 import { openAiAgentsAdapter } from './peers/openai-agents';
@@ -39,6 +41,7 @@ const only = (process.env.PEERS ?? '')
   .filter(Boolean);
 const adapters: readonly Adapter[] = [
   plainLoopAdapter,
+  chartFloorAdapter,
   agentMachineAdapter,
   agentMachineModelAdapter,
   aiSdkAdapter,

@@ -147,6 +147,7 @@ async function sequential(steps: number): Promise<Cell[]> {
   // Heap: enough runs in a row to hold about HEAP_STEPS steps of final results, per run.
   const held = Math.max(1, Math.ceil(HEAP_STEPS / steps));
   for (const cell of cells) {
+    if (cell.adapter.heap === false) continue;
     const { mib } = await heapGrowth(async () => {
       const results: unknown[] = [];
       for (let i = 0; i < held; i++) results.push(await cell.workload.run());
@@ -191,7 +192,7 @@ async function concurrent(): Promise<Cell[]> {
     await batch(cell, CONCURRENT.runs);
     cell.times.push(now() - start);
   });
-  for (const cell of cells) cell.heaps.push(await batchHeap(cell));
+  for (const cell of cells) if (cell.adapter.heap !== false) cell.heaps.push(await batchHeap(cell));
   collectGarbage();
   return cells;
 }

@@ -76,6 +76,7 @@ export const chartFloorAdapter: Adapter = {
   name: 'agentLoop chart alone (XState)',
   version: `machines/agentLoop.ts with stub work, ${versionOf('xstate')}`,
   counters,
+  heap: false,
   setup(steps) {
     const machine = chartFloor(steps);
     const start: Stub = { calls: 0, tools: false };

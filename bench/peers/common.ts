@@ -48,6 +48,8 @@ export interface Adapter {
   /** Package and version measured. */
   readonly version: string;
   readonly counters: Counters;
+  /** False for a row whose result is a stub, not an agent's state: its heap columns stay empty. */
+  readonly heap?: false;
   /** Builds what runs of `steps` steps need (agent, graph, model), once per N. */
   setup(steps: number): Promise<Workload> | Workload;
 }

@@ -4,7 +4,9 @@
  * with `git worktree add <dir> <rev>` and link its node_modules to this one's). Both run the peers'
  * model-driver workload (N-step runs over the AI SDK's MockLanguageModelV4, one `echo` tool call per
  * step), with `generateText` alongside; rounds are interleaved, their order alternating. `STEPS=`
- * picks the run lengths (default 1,5,20); `ROUNDS=` the rounds (default 31). Skipped without BASE.
+ * picks the run lengths (default 1,5,20); `ROUNDS=` the rounds (default 31); `CALL_SETTINGS=1` gives
+ * both agents call settings (`modelOptions.callOptions`: temperature, maxOutputTokens), as most apps
+ * set. Skipped without BASE.
  */
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -20,6 +22,9 @@ function runner(library: Library, steps: number): () => Promise<unknown> {
     model: scriptedMockModel(steps, { modelCalls: 0, toolCalls: 0 }),
     tools: { echo },
     budget: library.ExecutionBudget.unlimited(),
+    ...(process.env.CALL_SETTINGS && {
+      modelOptions: { callOptions: { temperature: 0, maxOutputTokens: 256 } },
+    }),
   });
   return async () => {
     const state = await agent.execute(library.AgentState.empty().withUserMessage('go'));

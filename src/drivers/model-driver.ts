@@ -102,16 +102,21 @@ export function modelDriver(languageModel: LanguageModel, options: ModelDriverOp
       const input =
         (compile === conversationWithCurrentToolTrace && currentToolTraceList(state)) || compile(state);
       const version = model.specificationVersion;
-      const call: CallOptions = {
-        ...options.callOptions,
-        ...llmConfigOptions(state),
-        ...(chosen?.toolChoice && { toolChoice: chosen.toolChoice }),
-        prompt:
-          input instanceof AppendOnlyList
-            ? runPrompt(state.systemPrompt(), input, context.run, version)
-            : toPrompt(state.systemPrompt(), input, version),
-        abortSignal: context.signal,
-      };
+      // Object.assign, not spreads followed by keys: on Node 20 those give every call's options a
+      // hidden class of their own once call settings or an llmConfig bring keys.
+      const call: CallOptions = Object.assign(
+        {},
+        options.callOptions,
+        llmConfigOptions(state),
+        chosen?.toolChoice ? { toolChoice: chosen.toolChoice } : undefined,
+        {
+          prompt:
+            input instanceof AppendOnlyList
+              ? runPrompt(state.systemPrompt(), input, context.run, version)
+              : toPrompt(state.systemPrompt(), input, version),
+          abortSignal: context.signal,
+        },
+      );
       const tools = activeTools(await toolsFor(context.tools), chosen);
       if (tools.length) call.tools = tools;
       if (tools.length && !call.toolChoice) call.toolChoice = { type: 'auto' };

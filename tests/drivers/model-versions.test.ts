@@ -148,6 +148,24 @@ describe.each(majors)('the model driver with an $name model', (major) => {
     expect(model.doGenerateCalls[0]?.toolChoice).toEqual({ type: 'none' });
   });
 
+  it("merges the call settings, the state's llmConfig over them, the prompt and the signal", async () => {
+    const model = major.generating([textResult('ok')]);
+    const agent = createAgent({
+      model,
+      modelOptions: { callOptions: { temperature: 0.1, maxOutputTokens: 50 } },
+    });
+    await agent.execute(
+      AgentState.empty().withUserMessage('hi').withLlmConfig({ temperature: 0.7, topP: 0.9 }),
+    );
+    const call = model.doGenerateCalls[0];
+    expect(call?.temperature).toBe(0.7);
+    expect(call?.maxOutputTokens).toBe(50);
+    expect(call?.topP).toBe(0.9);
+    expect(call?.prompt.at(-1)).toMatchObject({ role: 'user' });
+    expect(call?.abortSignal).toBeInstanceOf(AbortSignal);
+    expect(call).not.toHaveProperty('toolChoice');
+  });
+
   it("retries the provider's retryable APICallError (429)", async () => {
     const model = major.failingOnce({ statusCode: 429 }, textResult('ok'));
     const state = await createAgent({ model, modelOptions: { retryDelayMs: 1 } }).execute(

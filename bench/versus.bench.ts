@@ -6,7 +6,8 @@
  * step), with `generateText` alongside; rounds are interleaved, their order alternating. `STEPS=`
  * picks the run lengths (default 1,5,20); `ROUNDS=` the rounds (default 31); `CALL_SETTINGS=1` gives
  * both agents call settings (`modelOptions.callOptions`: temperature, maxOutputTokens), as most apps
- * set. Skipped without BASE.
+ * set; `ON_EVENT=1` runs them with an `onEvent` listener, as an app that shows progress does. Skipped
+ * without BASE.
  */
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -16,6 +17,8 @@ import { aiSdkAdapter, scriptedMockModel } from './peers/ai-sdk';
 import { echo } from './workload';
 
 type Library = Pick<typeof current, 'AgentState' | 'createAgent' | 'ExecutionBudget'>;
+
+const listener = process.env.ON_EVENT ? { onEvent: () => {} } : {};
 
 function runner(library: Library, steps: number): () => Promise<unknown> {
   const agent = library.createAgent({
@@ -27,7 +30,7 @@ function runner(library: Library, steps: number): () => Promise<unknown> {
     }),
   });
   return async () => {
-    const state = await agent.execute(library.AgentState.empty().withUserMessage('go'));
+    const state = await agent.execute(library.AgentState.empty().withUserMessage('go'), listener);
     if (state.status() !== 'completed' || state.stepCount() !== steps)
       throw new Error(`a ${steps}-step run ended ${state.status()} after ${state.stepCount()} steps`);
     return state;

@@ -44,18 +44,23 @@ export function toChatUIMessages(state: AgentState): ChatUIMessage[] {
     if (message.role === 'assistant') {
       if (message.content !== '') parts.push({ type: 'text', text: message.content, state: 'done' });
       for (const call of message.toolCalls ?? []) {
+        // Object.assign onto a fresh part, not a spread followed by keys (on Node 20 that gives
+        // every part a hidden class of its own, and a long conversation has thousands)
         const tool = { type: `tool-${call.name}` as const, toolCallId: call.id, input: call.args };
         const decision = approval?.decisions[call.id];
         if (decision) {
           const reason = decision.type === 'reject' ? decision.reason : undefined;
-          parts.push({
-            ...tool,
-            state: 'approval-responded',
-            approval: { id: call.id, approved: decision.type !== 'reject', ...(reason ? { reason } : {}) },
-          });
+          parts.push(
+            Object.assign(tool, {
+              state: 'approval-responded' as const,
+              approval: { id: call.id, approved: decision.type !== 'reject', ...(reason ? { reason } : {}) },
+            }),
+          );
         } else if (approval?.toolCallIds.includes(call.id)) {
-          parts.push({ ...tool, state: 'approval-requested', approval: { id: call.id } });
-        } else parts.push({ ...tool, state: 'input-available' });
+          parts.push(
+            Object.assign(tool, { state: 'approval-requested' as const, approval: { id: call.id } }),
+          );
+        } else parts.push(Object.assign(tool, { state: 'input-available' as const }));
       }
       return;
     }
@@ -71,9 +76,12 @@ function withResult(part: UIToolPart, message: Message, execution: ToolExecution
   // A call a person rejected was blocked: once its step ran, its part is an error that says so.
   if (message.isError) {
     const errorText = execution?.error()?.message ?? message.content.replace(/^Error: /, '');
-    return { ...tool, state: 'output-error', errorText };
+    return Object.assign(tool, { state: 'output-error' as const, errorText });
   }
-  return { ...tool, state: 'output-available', output: execution ? execution.value() : message.content };
+  return Object.assign(tool, {
+    state: 'output-available' as const,
+    output: execution ? execution.value() : message.content,
+  });
 }
 
 /** The chunks that rebuild an assistant message from its parts (the start of a replayed stream). */

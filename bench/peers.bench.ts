@@ -3,8 +3,8 @@
  * call per step for N - 1 steps and answers on step N) run by a plain immutable loop (the floor),
  * this library's chart alone (the real `agentLoop` with stub work: what XState costs for its states,
  * microsteps and actors), this library (with a scripted driver, and with the model driver over the
- * same MockLanguageModelV4 the AI SDK gets), the Vercel AI SDK, the OpenAI Agents SDK and LangGraph (LangChain
- * `createAgent`), for N = 1, 5, 10, 100 and 1,000, and 1,000 concurrent runs of N = 5 (time and
+ * same MockLanguageModelV4 the AI SDK gets), the Vercel AI SDK, the OpenAI Agents SDK and LangGraph
+ * (LangChain `createAgent`), for N = 1, 5, 10, 100 and 1,000, and 1,000 concurrent runs of N = 5 (time and
  * heap kept by the final results). Ratios are to this library with the model driver: model for
  * model, what a user of `createAgent({ model })` gets. Adapters live in bench/peers/, one per library; each checks that every run made N model
  * calls and N - 1 tool calls, and the counters inside the fake models and tools are checked after

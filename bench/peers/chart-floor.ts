@@ -7,7 +7,7 @@
  * passes through the same states, microsteps and actors as `createAgent` makes, and the difference
  * to the other rows is the work this library and its peers do, not the statechart.
  */
-import { assign, createActor } from 'xstate';
+import { createActor } from 'xstate';
 import { agentLoop } from '../../machines/agentLoop';
 import type { AgentState } from '../../src/index';
 import { runToOutcome } from '../../src/runtime/run-to-outcome';
@@ -44,11 +44,7 @@ const noOps = Object.fromEntries(
 
 export function chartFloor(steps: number) {
   return agentLoop.provide({
-    actions: {
-      ...noOps,
-      // the chart's startExecution also resets these two
-      startExecution: assign({ error: null, toolExecutorStarted: false }),
-    },
+    actions: noOps,
     guards: {
       hasToolCalls: ({ event }) => stub((event as { output: unknown }).output).tools,
       shouldStop: ({ context }) => stub(context.state).calls >= steps,

@@ -189,10 +189,12 @@ export {
   type ApprovalCheckOptions,
   defineTool,
   type Tool,
+  type ToolEffect,
   type ToolExecuteOptions,
   type ToolInputSchema,
   type ToolSet,
   toolDescription,
+  toolEffect,
 } from './tools/define-tool';
 export { executeTools, ToolTimeoutError, toolResultMessage } from './tools/tool-executor';
 export * from './ui/index';

@@ -111,7 +111,7 @@ export {
   traceStates,
   unpackState,
 } from './inspect/index';
-export type { McpCallResult, McpConnection, McpToolInfo } from './mcp/mcp-connection';
+export type { McpCallResult, McpConnection, McpToolAnnotations, McpToolInfo } from './mcp/mcp-connection';
 export {
   McpDependencyMissingError,
   McpServerError,
@@ -124,6 +124,8 @@ export type {
   McpServersConfig,
   McpStdioServerConfig,
   McpSupervision,
+  McpToolChoice,
+  McpToolSetting,
 } from './mcp/mcp-server-config';
 export { mcpServerMachine } from './mcp/mcp-server-machine';
 export { McpServers } from './mcp/mcp-servers';

@@ -7,6 +7,17 @@ export interface McpToolInfo {
   readonly title?: string;
   readonly description?: string;
   readonly inputSchema: Record<string, unknown>;
+  /** The server's hints about the tool (MCP `ToolAnnotations`), which set its approval and effect defaults. */
+  readonly annotations?: McpToolAnnotations;
+}
+
+/** MCP's hints about a tool; servers are not trusted to tell the truth, so the app may override them. */
+export interface McpToolAnnotations {
+  readonly title?: string;
+  readonly readOnlyHint?: boolean;
+  readonly destructiveHint?: boolean;
+  readonly idempotentHint?: boolean;
+  readonly openWorldHint?: boolean;
 }
 
 /** A `tools/call` result. */

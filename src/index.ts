@@ -114,6 +114,7 @@ export {
 export type { McpCallResult, McpConnection, McpToolAnnotations, McpToolInfo } from './mcp/mcp-connection';
 export {
   McpDependencyMissingError,
+  McpResultInvalidError,
   McpServerError,
   McpToolError,
   McpToolNameConflictError,

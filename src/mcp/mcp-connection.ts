@@ -1,4 +1,4 @@
-import { McpDependencyMissingError } from './mcp-errors';
+import { McpDependencyMissingError, McpResultInvalidError } from './mcp-errors';
 import type { McpServerConfig } from './mcp-server-config';
 
 /** A tool as the server lists it. */
@@ -182,9 +182,13 @@ export async function openMcpConnection(
       return tools;
     },
     callTool: (tool, args, callSignal) =>
-      client.callTool({ name: tool, arguments: args as Record<string, unknown> }, undefined, {
-        signal: callSignal,
-      }),
+      client
+        .callTool({ name: tool, arguments: args as Record<string, unknown> }, undefined, {
+          signal: callSignal,
+        })
+        .catch((error: unknown) => {
+          throw refusedResult(name, tool, error) ?? error;
+        }),
     close: async () => {
       closing = true;
       await client.close();
@@ -214,6 +218,19 @@ export async function openMcpConnection(
     throw new Error(`MCP server '${name}' was closed while it started`);
   }
   return connection;
+}
+
+/**
+ * The SDK rejects an answer its schema refuses with the schema's error (zod's, with `issues`), not
+ * an McpError: the server answered, so this is the call's failure, not the connection's.
+ */
+function refusedResult(server: string, tool: string, error: unknown): McpResultInvalidError | null {
+  const issues = (error as { issues?: unknown } | null)?.issues;
+  if (!Array.isArray(issues)) return null;
+  const described = issues.map((issue: { path?: unknown[]; message?: string }) =>
+    issue.path?.length ? `${issue.path.join('.')}: ${issue.message}` : String(issue.message),
+  );
+  return new McpResultInvalidError(server, tool, described, { cause: error });
 }
 
 async function listAllTools(client: SdkClient): Promise<McpToolInfo[]> {

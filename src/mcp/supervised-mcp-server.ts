@@ -6,7 +6,7 @@ import {
   type McpToolInfo,
   openMcpConnection,
 } from './mcp-connection';
-import { McpServerError } from './mcp-errors';
+import { McpResultInvalidError, McpServerError } from './mcp-errors';
 import type { McpServerConfig } from './mcp-server-config';
 import { mcpServerMachine } from './mcp-server-machine';
 
@@ -81,6 +81,7 @@ export class SupervisedMcpServer {
   /**
    * Calls one of the server's tools (by its own name). A server that dies during the call, or
    * cannot be reached, fails it with McpServerError `MCP_SERVER_EXITED`; the next call restarts it.
+   * A malformed result fails the call alone (McpResultInvalidError); the server is kept.
    */
   async callTool(tool: string, args: unknown, signal: AbortSignal): Promise<McpCallResult> {
     const connection = await this.connection(signal);
@@ -157,6 +158,7 @@ export class SupervisedMcpServer {
 
 /** A failure of the connection (not an error the server answered with): the server may be gone. */
 function isConnectionFailure(error: unknown): boolean {
+  if (error instanceof McpResultInvalidError) return false;
   const code = (error as { code?: unknown } | null)?.code;
   return typeof code !== 'number' || code === CONNECTION_CLOSED;
 }

@@ -7,8 +7,9 @@ import { SupervisedMcpServer } from './supervised-mcp-server';
 /**
  * The MCP servers of one agent, each supervised on its own, and their tools as the agent's:
  * `<server>_<tool>` with the server's JSON Schema (only those in a server's `tools`, when it has
- * one), their approval and effect from the app's settings, else from the server's annotations. Servers start when the tools are first needed
- * (the first model call), are shared by all of the agent's executions, and stop at `close()`.
+ * one), their approval and effect from the app's settings, else from the server's annotations.
+ * Servers start when the tools are first needed (the first model call), are shared by all of the
+ * agent's executions, and stop at `close()`.
  *
  * @example
  * const servers = new McpServers({ files: { command: 'node', args: ['files-server.js'] } });

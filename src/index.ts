@@ -111,9 +111,10 @@ export {
   traceStates,
   unpackState,
 } from './inspect/index';
-export type { McpCallResult, McpConnection, McpToolInfo } from './mcp/mcp-connection';
+export type { McpCallResult, McpConnection, McpToolAnnotations, McpToolInfo } from './mcp/mcp-connection';
 export {
   McpDependencyMissingError,
+  McpResultInvalidError,
   McpServerError,
   McpToolError,
   McpToolNameConflictError,
@@ -124,6 +125,8 @@ export type {
   McpServersConfig,
   McpStdioServerConfig,
   McpSupervision,
+  McpToolChoice,
+  McpToolSetting,
 } from './mcp/mcp-server-config';
 export { mcpServerMachine } from './mcp/mcp-server-machine';
 export { McpServers } from './mcp/mcp-servers';
@@ -189,10 +192,12 @@ export {
   type ApprovalCheckOptions,
   defineTool,
   type Tool,
+  type ToolEffect,
   type ToolExecuteOptions,
   type ToolInputSchema,
   type ToolSet,
   toolDescription,
+  toolEffect,
 } from './tools/define-tool';
 export { executeTools, ToolTimeoutError, toolResultMessage } from './tools/tool-executor';
 export * from './ui/index';

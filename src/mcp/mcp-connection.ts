@@ -1,4 +1,4 @@
-import { McpDependencyMissingError } from './mcp-errors';
+import { McpDependencyMissingError, McpResultInvalidError } from './mcp-errors';
 import type { McpServerConfig } from './mcp-server-config';
 
 /** A tool as the server lists it. */
@@ -7,6 +7,17 @@ export interface McpToolInfo {
   readonly title?: string;
   readonly description?: string;
   readonly inputSchema: Record<string, unknown>;
+  /** The server's hints about the tool (MCP `ToolAnnotations`), which set its approval and effect defaults. */
+  readonly annotations?: McpToolAnnotations;
+}
+
+/** MCP's hints about a tool; servers are not trusted to tell the truth, so the app may override them. */
+export interface McpToolAnnotations {
+  readonly title?: string;
+  readonly readOnlyHint?: boolean;
+  readonly destructiveHint?: boolean;
+  readonly idempotentHint?: boolean;
+  readonly openWorldHint?: boolean;
 }
 
 /** A `tools/call` result. */
@@ -40,8 +51,11 @@ interface SdkTransport {
   readonly stderr?: { on(event: 'data', listener: (chunk: Buffer | string) => void): unknown } | null;
 }
 interface SdkClient {
-  connect(transport: SdkTransport): Promise<void>;
-  listTools(params?: { cursor?: string }): Promise<{ tools: McpToolInfo[]; nextCursor?: string }>;
+  connect(transport: SdkTransport, options?: { signal?: AbortSignal }): Promise<void>;
+  listTools(
+    params?: { cursor?: string },
+    options?: { signal?: AbortSignal },
+  ): Promise<{ tools: McpToolInfo[]; nextCursor?: string }>;
   callTool(
     params: { name: string; arguments?: Record<string, unknown> },
     schema?: undefined,
@@ -117,8 +131,8 @@ const STDERR_KEPT = 2_000;
 
 /**
  * Starts a server (spawns it, for stdio), runs MCP's initialization and reads its tool list. A
- * connection whose start was abandoned (`signal` aborted: the agent was closed meanwhile) is
- * closed again and the start rejects.
+ * start abandoned (`signal` aborted: the agent was closed meanwhile) stops the server at once,
+ * whatever it was waiting for, and rejects once its process is gone.
  *
  * @example
  * const connection = await openMcpConnection('files', { command: 'npx', args: ['mcp-files'] }, events, signal);
@@ -171,13 +185,14 @@ export async function openMcpConnection(
       return tools;
     },
     callTool: (tool, args, callSignal) =>
-      client.callTool({ name: tool, arguments: args as Record<string, unknown> }, undefined, {
-        signal: callSignal,
-      }),
-    close: async () => {
-      closing = true;
-      await client.close();
-    },
+      client
+        .callTool({ name: tool, arguments: args as Record<string, unknown> }, undefined, {
+          signal: callSignal,
+        })
+        .catch((error: unknown) => {
+          throw refusedResult(name, tool, error) ?? error;
+        }),
+    close: () => shutdown(),
     stderrTail: () => stderr.trim(),
   };
   client.onerror = (error) => {
@@ -186,30 +201,58 @@ export async function openMcpConnection(
   client.onclose = () => {
     if (!closing) events.exited(connection, lastError);
   };
-  try {
-    await client.connect(transport);
-    tools = await listAllTools(client);
-  } catch (error) {
+  // Once: a second client.close() returns before the first has stopped the process.
+  let shut: Promise<void> | null = null;
+  function shutdown(): Promise<void> {
     closing = true;
+    shut ??= client.close();
+    return shut;
+  }
+  // An abandoned start (agent.close()) stops the process at once: a server that never answers
+  // `initialize`, or lists its tools in pages without end, would otherwise keep Node running.
+  const abandon = () => {
+    shutdown().catch(() => undefined);
+  };
+  signal.addEventListener('abort', abandon, { once: true });
+  try {
+    await client.connect(transport, { signal });
+    tools = await listAllTools(client, signal);
+  } catch (error) {
     // The start's own error is the one to report; a failure to close what never opened adds nothing.
-    await client.close().catch(() => undefined);
+    await shutdown().catch(() => undefined);
+    if (signal.aborted) throw new Error(`MCP server '${name}' was closed while it started`, { cause: error });
     const detail = stderr.trim() ? ` (stderr: ${stderr.trim()})` : '';
     throw new Error(`MCP server '${name}' did not start: ${(error as Error).message}${detail}`, {
       cause: error,
     });
+  } finally {
+    signal.removeEventListener('abort', abandon);
   }
   if (signal.aborted) {
-    await connection.close();
+    await shutdown();
     throw new Error(`MCP server '${name}' was closed while it started`);
   }
   return connection;
 }
 
-async function listAllTools(client: SdkClient): Promise<McpToolInfo[]> {
+/**
+ * The SDK rejects an answer its schema refuses with the schema's error (zod's, with `issues`), not
+ * an McpError: the server answered, so this is the call's failure, not the connection's.
+ */
+function refusedResult(server: string, tool: string, error: unknown): McpResultInvalidError | null {
+  const issues = (error as { issues?: unknown } | null)?.issues;
+  if (!Array.isArray(issues)) return null;
+  const described = issues.map((issue: { path?: unknown[]; message?: string }) =>
+    issue.path?.length ? `${issue.path.join('.')}: ${issue.message}` : String(issue.message),
+  );
+  return new McpResultInvalidError(server, tool, described, { cause: error });
+}
+
+async function listAllTools(client: SdkClient, signal?: AbortSignal): Promise<McpToolInfo[]> {
   const tools: McpToolInfo[] = [];
   let cursor: string | undefined;
   do {
-    const page = await client.listTools(cursor ? { cursor } : undefined);
+    const page = await client.listTools(cursor ? { cursor } : undefined, { signal });
     tools.push(...page.tools);
     cursor = page.nextCursor;
   } while (cursor);

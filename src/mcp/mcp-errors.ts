@@ -39,6 +39,26 @@ export class McpToolError extends AgentMachineError {
   }
 }
 
+/**
+ * A server answered a call with a result that is not an MCP `CallToolResult` (the SDK's schema
+ * refused it). The server is alive and kept: only that call fails. `issues` lists what is wrong.
+ */
+export class McpResultInvalidError extends AgentMachineError {
+  constructor(
+    readonly server: string,
+    readonly tool: string,
+    readonly issues: readonly string[],
+    options?: { cause?: unknown },
+  ) {
+    super(
+      'MCP_RESULT_INVALID',
+      `MCP server '${server}' answered the call to '${tool}' with a result that is not a CallToolResult ` +
+        `(${issues.join('; ')}): the server's tool must be fixed; the server is kept`,
+      options,
+    );
+  }
+}
+
 /** Two tools would be offered to the model under one name (`<server>_<tool>`, or a tool of the agent's own). */
 export class McpToolNameConflictError extends AgentMachineError {
   constructor(readonly toolName: string) {

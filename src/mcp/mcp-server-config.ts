@@ -1,3 +1,5 @@
+import { TOOL_EFFECTS, type Tool, type ToolEffect } from '../tools/define-tool';
+
 /** A server run as a child process, speaking MCP over its stdin and stdout. */
 export interface McpStdioServerConfig {
   readonly command: string;
@@ -21,7 +23,29 @@ export interface McpSupervision {
   readonly restartDelayMs?: number;
 }
 
-export type McpServerConfig = (McpStdioServerConfig | McpHttpServerConfig) & McpSupervision;
+/**
+ * How one of a server's tools is offered: `true` as the server describes it, or with the app's own
+ * approval rule and effect (each unset one taken from the server's annotations).
+ */
+export type McpToolSetting =
+  | true
+  | {
+      /** As a tool's `needsApproval`. Default: true for a tool annotated `destructiveHint: true`. */
+      readonly needsApproval?: Tool['needsApproval'];
+      /** As a tool's `effect`. Default: from `readOnlyHint` / `idempotentHint`, else as defineTool's. */
+      readonly effect?: ToolEffect;
+    };
+
+/** Which of a server's tools are offered to the model. */
+export interface McpToolChoice {
+  /**
+   * Keyed by the server's own tool name; a tool not listed is not offered. Without `tools`, every
+   * tool the server lists is offered.
+   */
+  readonly tools?: Readonly<Record<string, McpToolSetting>>;
+}
+
+export type McpServerConfig = (McpStdioServerConfig | McpHttpServerConfig) & McpSupervision & McpToolChoice;
 
 /** `createAgent({ mcpServers })`: servers by name; their tools are offered as `<name>_<tool>`. */
 export type McpServersConfig = Readonly<Record<string, McpServerConfig>>;
@@ -48,5 +72,30 @@ export function mcpConfigProblem(config: McpServerConfig): string | null {
     return `maxRestarts must be a whole number >= 0, got ${maxRestarts}`;
   if (restartDelayMs !== undefined && (!Number.isFinite(restartDelayMs) || restartDelayMs < 0))
     return `restartDelayMs must be a number >= 0, got ${restartDelayMs}`;
+  return config.tools === undefined ? null : toolsProblem(config.tools);
+}
+
+const SETTING_KEYS = ['needsApproval', 'effect'];
+
+function toolsProblem(tools: unknown): string | null {
+  if (typeof tools !== 'object' || tools === null || Array.isArray(tools))
+    return "tools must be an object keyed by the server's tool names";
+  for (const [name, setting] of Object.entries(tools)) {
+    const at = `tools.${name}`;
+    if (setting === true) continue;
+    if (typeof setting !== 'object' || setting === null || Array.isArray(setting))
+      return `${at} must be true or { needsApproval, effect }, got ${JSON.stringify(setting)}`;
+    const unknown = Object.keys(setting).find((key) => !SETTING_KEYS.includes(key));
+    if (unknown !== undefined) return `${at}.${unknown} is not a setting: use needsApproval or effect`;
+    const { needsApproval, effect } = setting as Record<string, unknown>;
+    if (
+      needsApproval !== undefined &&
+      typeof needsApproval !== 'boolean' &&
+      typeof needsApproval !== 'function'
+    )
+      return `${at}.needsApproval must be a boolean or a function, got ${JSON.stringify(needsApproval)}`;
+    if (effect !== undefined && !TOOL_EFFECTS.includes(effect as ToolEffect))
+      return `${at}.effect must be 'read', 'idempotent' or 'unsafe', got ${JSON.stringify(effect)}`;
+  }
   return null;
 }

@@ -1,13 +1,15 @@
-import type { Tool, ToolSet } from '../tools/define-tool';
+import { type Tool, type ToolSet, toolEffect } from '../tools/define-tool';
 import type { McpCallResult, McpToolInfo } from './mcp-connection';
 import { McpToolError, McpToolNameConflictError } from './mcp-errors';
-import type { McpServersConfig } from './mcp-server-config';
+import type { McpServersConfig, McpToolChoice, McpToolSetting } from './mcp-server-config';
 import { SupervisedMcpServer } from './supervised-mcp-server';
 
 /**
  * The MCP servers of one agent, each supervised on its own, and their tools as the agent's:
- * `<server>_<tool>` with the server's JSON Schema. Servers start when the tools are first needed
- * (the first model call), are shared by all of the agent's executions, and stop at `close()`.
+ * `<server>_<tool>` with the server's JSON Schema (only those in a server's `tools`, when it has
+ * one), their approval and effect from the app's settings, else from the server's annotations.
+ * Servers start when the tools are first needed (the first model call), are shared by all of the
+ * agent's executions, and stop at `close()`.
  *
  * @example
  * const servers = new McpServers({ files: { command: 'node', args: ['files-server.js'] } });
@@ -16,10 +18,13 @@ import { SupervisedMcpServer } from './supervised-mcp-server';
  */
 export class McpServers {
   private readonly servers: readonly SupervisedMcpServer[];
+  /** Each server's `tools`, in the order of `servers`. */
+  private readonly choices: ReadonlyArray<McpToolChoice['tools']>;
   private cached: { base: ToolSet; lists: ReadonlyArray<readonly McpToolInfo[]>; set: ToolSet } | null = null;
 
   constructor(config: McpServersConfig) {
     this.servers = Object.entries(config).map(([name, server]) => new SupervisedMcpServer(name, server));
+    this.choices = Object.values(config).map((server) => server.tools);
   }
 
   /** The supervisor of each server, by name. */
@@ -38,11 +43,14 @@ export class McpServers {
       return cached.set;
     const set: Record<string, Tool> = { ...base };
     this.servers.forEach((server, i) => {
+      const choice = this.choices[i];
       for (const info of lists[i] ?? []) {
+        const setting = choice ? (Object.hasOwn(choice, info.name) ? choice[info.name] : undefined) : true;
+        if (setting === undefined) continue;
         // Providers accept letters, digits, _ and - in tool names; the server is still called by its own name.
         const name = `${server.name}_${info.name.replace(/[^A-Za-z0-9_-]/g, '_')}`;
         if (Object.hasOwn(set, name)) throw new McpToolNameConflictError(name);
-        set[name] = mcpTool(server, info);
+        set[name] = mcpTool(server, info, setting);
       }
     });
     this.cached = { base, lists, set };
@@ -63,17 +71,30 @@ export class McpServers {
   }
 }
 
-function mcpTool(server: SupervisedMcpServer, info: McpToolInfo): Tool {
+/**
+ * One of a server's tools as the agent's. Unless the app's setting says otherwise, a tool
+ * annotated destructive (and not read-only) needs approval, and its effect is `'read'` for
+ * `readOnlyHint`, `'idempotent'` for `idempotentHint`, else as defineTool's (`'unsafe'` with
+ * approval, else `'idempotent'`).
+ */
+function mcpTool(server: SupervisedMcpServer, info: McpToolInfo, setting: McpToolSetting): Tool {
+  const hints = info.annotations ?? {};
+  const chosen = setting === true ? {} : setting;
+  const needsApproval =
+    chosen.needsApproval ?? (hints.destructiveHint === true && hints.readOnlyHint !== true);
+  const hinted = hints.readOnlyHint ? 'read' : hints.idempotentHint ? 'idempotent' : undefined;
   return {
     description: info.description ?? info.title,
     // The server validates the arguments against its schema and answers an error result if they do not fit.
     inputSchema: { jsonSchema: info.inputSchema },
     execute: async (input, { signal }) =>
       toolValue(server.name, info.name, await server.callTool(info.name, input, signal)),
+    needsApproval,
+    effect: chosen.effect ?? hinted ?? toolEffect({ needsApproval }),
   };
 }
 
-/** What the model is told a call returned: the text parts, or the structured content, or the parts as they are. */
+/** What the model is told a call returned: the structured content when given, else the text parts, else the parts as they are. */
 function toolValue(server: string, tool: string, result: McpCallResult): unknown {
   const content = result.content ?? [];
   const text = content.every((part) => part.type === 'text')

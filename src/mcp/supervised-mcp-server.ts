@@ -6,7 +6,7 @@ import {
   type McpToolInfo,
   openMcpConnection,
 } from './mcp-connection';
-import { McpServerError } from './mcp-errors';
+import { McpResultInvalidError, McpServerError } from './mcp-errors';
 import type { McpServerConfig } from './mcp-server-config';
 import { mcpServerMachine } from './mcp-server-machine';
 
@@ -30,6 +30,8 @@ export class SupervisedMcpServer {
   private readonly actor: Actor<typeof mcpServerMachine>;
   /** The list the server gave last, offered still once it is given up (its calls then fail one by one). */
   private known: readonly McpToolInfo[] | null = null;
+  /** The last start, settled once its process is gone if it was abandoned: `close()` waits for it. */
+  private starting: Promise<unknown> = Promise.resolve();
 
   constructor(
     readonly name: string,
@@ -43,7 +45,11 @@ export class SupervisedMcpServer {
     };
     const machine = mcpServerMachine.provide({
       actors: {
-        connect: fromPromise(({ signal }) => openMcpConnection(name, config, events, signal)),
+        connect: fromPromise(({ signal }) => {
+          const start = openMcpConnection(name, config, events, signal);
+          this.starting = start.catch(() => undefined);
+          return start;
+        }),
       },
     });
     this.actor = createActor(machine, {
@@ -81,6 +87,7 @@ export class SupervisedMcpServer {
   /**
    * Calls one of the server's tools (by its own name). A server that dies during the call, or
    * cannot be reached, fails it with McpServerError `MCP_SERVER_EXITED`; the next call restarts it.
+   * A malformed result fails the call alone (McpResultInvalidError); the server is kept.
    */
   async callTool(tool: string, args: unknown, signal: AbortSignal): Promise<McpCallResult> {
     const connection = await this.connection(signal);
@@ -102,12 +109,16 @@ export class SupervisedMcpServer {
     }
   }
 
-  /** Closes the connection (stops the process) for good; calls after this fail with `MCP_SERVER_CLOSED`. */
+  /**
+   * Closes the connection (stops the process) for good, a start in progress too; resolves once the
+   * process is gone. Calls after this fail with `MCP_SERVER_CLOSED`.
+   */
   async close(): Promise<void> {
     this.actor.send({ type: 'close' });
     await waitFor(this.actor, (snapshot) => snapshot.status === 'done', {
       timeout: Number.POSITIVE_INFINITY,
     });
+    await this.starting;
   }
 
   /** The connection is gone (or unusable): the supervisor goes `down`, and what is left of it is released. */
@@ -157,6 +168,7 @@ export class SupervisedMcpServer {
 
 /** A failure of the connection (not an error the server answered with): the server may be gone. */
 function isConnectionFailure(error: unknown): boolean {
+  if (error instanceof McpResultInvalidError) return false;
   const code = (error as { code?: unknown } | null)?.code;
   return typeof code !== 'number' || code === CONNECTION_CLOSED;
 }

@@ -72,10 +72,11 @@ export function provideLoop(
     ...(definition.finishReasons?.length ? [finishReasonGuard(definition.finishReasons)] : []),
     errorPolicy(definition.errorPolicy),
   ];
-  // Decisions are carried out only by agents that have tools needing approval: no extra hook per call otherwise.
-  const needsApprovals = Object.values(tools).some(
-    (tool) => tool.needsApproval !== undefined && tool.needsApproval !== false,
-  );
+  // Decisions are carried out only by agents that have tools needing approval: no extra hook per
+  // call otherwise. An MCP server's tools are known once it runs: any of them may need approval.
+  const needsApprovals =
+    mcp !== undefined ||
+    Object.values(tools).some((tool) => tool.needsApproval !== undefined && tool.needsApproval !== false);
   const toolHooks = [
     ...(needsApprovals ? [approvalDecisions] : []),
     ...userHooks.filter((h) => h.beforeToolUse || h.afterToolUse),
@@ -123,16 +124,15 @@ export function provideLoop(
       driver: stepWorker('driver', async ({ state }, self, request) => {
         // A plain object (an accessor would make it a slow dictionary-mode one): model calls take
         // the signal anyway, so it is made here.
+        const offered = mcp ? await mcp.toolSet(tools, request.signal) : tools;
         const context: DriverContext = {
           signal: request.signal,
-          tools: mcp
-            ? subagents.toolsFor(self, await mcp.toolSet(tools, request.signal))
-            : subagents.toolsFor(self),
+          tools: subagents.toolsFor(self, offered),
           report: reporter(self),
           run: self,
         };
         const answered = admitInference(await driver.infer(state, context));
-        return needsApprovals ? signed(await requestApprovals(answered, tools), self) : answered;
+        return needsApprovals ? signed(await requestApprovals(answered, offered), self) : answered;
       }),
       checkpoint: fromPromise<number, CheckpointInput>(({ input }) => {
         if (!store) throw new NoSessionStoreError('Checkpointing');

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { AgentState } from '../state/agent-state';
+import { InvalidArgumentError } from '../state/errors';
 import type { Message } from '../state/message';
 
 /** What a tool's `execute` receives beside its input. `abortSignal` is the AI SDK's name for `signal`. */
@@ -62,6 +63,32 @@ export interface Tool<INPUT = any, OUTPUT = unknown> {
   readonly needsApproval?:
     | boolean
     | ((input: INPUT, options: ApprovalCheckOptions) => boolean | PromiseLike<boolean>);
+  /**
+   * What calling the tool does to the world, for running a call again after a crash (ToolEffect).
+   * Unset means the default `toolEffect()` reads: `'unsafe'` with `needsApproval`, else `'idempotent'`.
+   */
+  readonly effect?: ToolEffect;
+}
+
+/**
+ * What a call does to the world: `'read'` changes nothing; `'idempotent'` may change it, but a
+ * second call with the same input changes nothing more; `'unsafe'` must not be repeated
+ * unasked (a payment, an email sent).
+ */
+export type ToolEffect = 'read' | 'idempotent' | 'unsafe';
+
+export const TOOL_EFFECTS: readonly ToolEffect[] = ['read', 'idempotent', 'unsafe'];
+
+/**
+ * A tool's effect: the declared one, else `'unsafe'` for a tool that needs approval (a person
+ * is asked because the call matters), else `'idempotent'`. AI SDK `tool()`s have none declared.
+ *
+ * @example
+ * toolEffect(defineTool({ inputSchema, execute, needsApproval: true })); // 'unsafe'
+ */
+export function toolEffect(tool: Pick<Tool, 'effect' | 'needsApproval'>): ToolEffect {
+  if (tool.effect !== undefined) return tool.effect;
+  return tool.needsApproval !== undefined && tool.needsApproval !== false ? 'unsafe' : 'idempotent';
 }
 
 /** What a `needsApproval` function gets beside the call's input (the AI SDK's fields included). */
@@ -77,7 +104,8 @@ export interface ApprovalCheckOptions {
 export type ToolSet = Readonly<Record<string, Tool>>;
 
 /**
- * Defines a tool whose arguments are checked against a zod schema before `execute` runs.
+ * Defines a tool whose arguments are checked against a zod schema before `execute` runs. The
+ * defined tool carries its `effect` (ToolEffect), the declared one or its default (`toolEffect()`).
  *
  * @example
  * const add = defineTool({
@@ -85,6 +113,7 @@ export type ToolSet = Readonly<Record<string, Tool>>;
  *   inputSchema: z.object({ a: z.number(), b: z.number() }),
  *   execute: async ({ a, b }) => a + b,
  * });
+ * add.effect; // 'idempotent'
  */
 export function defineTool<S extends z.ZodType, OUTPUT>(tool: {
   description?: string;
@@ -94,8 +123,14 @@ export function defineTool<S extends z.ZodType, OUTPUT>(tool: {
   needsApproval?:
     | boolean
     | ((input: z.output<S>, options: ApprovalCheckOptions) => boolean | PromiseLike<boolean>);
-}): Tool<z.output<S>, OUTPUT> {
-  return tool;
+  effect?: ToolEffect;
+}): Tool<z.output<S>, OUTPUT> & { readonly effect: ToolEffect } {
+  if (tool.effect !== undefined && !TOOL_EFFECTS.includes(tool.effect))
+    throw new InvalidArgumentError(
+      'effect',
+      `${JSON.stringify(tool.effect)} is not 'read', 'idempotent' or 'unsafe'`,
+    );
+  return Object.assign({}, tool, { effect: toolEffect(tool) });
 }
 
 /**

@@ -2,12 +2,10 @@ import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { LanguageModelV4CallOptions, LanguageModelV4GenerateResult } from '@ai-sdk/provider';
 import { MockLanguageModelV4 } from 'ai/test';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   type Agent,
-  AgentState,
   createAgent,
   ExecutionStatus,
   InvalidDefinitionError,
@@ -19,6 +17,7 @@ import {
 } from '../../src/index';
 import { add } from '../support/agents';
 import { startHttpMcpServer } from './support/http-mcp-server';
+import { ask, isRunning, model, offered } from './support/mock-model';
 
 const fixture = fileURLToPath(new URL('./fixtures/stdio-server.mjs', import.meta.url));
 
@@ -37,56 +36,6 @@ function stdioServer(options: { env?: Record<string, string>; maxRestarts?: numb
     starts: () => (existsSync(starts) ? readFileSync(starts, 'utf8').trim().split('\n') : []),
   };
 }
-
-type Turn = { call: string; args?: Record<string, unknown> } | { text: string };
-
-/**
- * A mock model that plays one turn per step of an execution (a tool call or a text answer; the
- * step is read from the prompt, so every execution starts at the first turn), recording what it was offered.
- */
-function model(turns: readonly Turn[]) {
-  return new MockLanguageModelV4({
-    modelId: 'm',
-    doGenerate: async ({ prompt }): Promise<LanguageModelV4GenerateResult> => {
-      const step = prompt.filter((message) => message.role === 'assistant').length;
-      const turn = turns[Math.min(step, turns.length - 1)] as Turn;
-      const usage = {
-        inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: undefined },
-        outputTokens: { total: 1, text: 1, reasoning: undefined },
-      };
-      if ('text' in turn)
-        return {
-          content: [{ type: 'text', text: turn.text }],
-          finishReason: { unified: 'stop', raw: 'stop' },
-          usage,
-          warnings: [],
-        };
-      return {
-        content: [
-          {
-            type: 'tool-call',
-            toolCallId: `c${step + 1}`,
-            toolName: turn.call,
-            input: JSON.stringify(turn.args ?? {}),
-          },
-        ],
-        finishReason: { unified: 'tool-calls', raw: 'tool_calls' },
-        usage,
-        warnings: [],
-      };
-    },
-  });
-}
-const offered = (call: LanguageModelV4CallOptions | undefined) => (call?.tools ?? []).map((t) => t.name);
-const ask = () => AgentState.empty().withUserMessage('go');
-const isRunning = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 describe('MCP servers as tool sources (mcpServers)', () => {
   const agents: Agent[] = [];

@@ -1,0 +1,18 @@
+/** `agent-machine/mcp`: tools from Model Context Protocol servers (optional peer `@modelcontextprotocol/sdk`). */
+export type { McpCallResult, McpConnection, McpToolInfo } from './mcp-connection';
+export {
+  McpDependencyMissingError,
+  McpServerError,
+  McpToolError,
+  McpToolNameConflictError,
+} from './mcp-errors';
+export type {
+  McpHttpServerConfig,
+  McpServerConfig,
+  McpServersConfig,
+  McpStdioServerConfig,
+  McpSupervision,
+} from './mcp-server-config';
+export { mcpServerMachine } from './mcp-server-machine';
+export { McpServers } from './mcp-servers';
+export { SupervisedMcpServer } from './supervised-mcp-server';

@@ -1,8 +1,23 @@
 import { defineConfig } from 'tsup';
 
 export default defineConfig({
-  entry: ['src/index.ts', 'src/cli.ts'],
+  // The main entry, the CLI, and the subpath entries by audience (package.json "exports").
+  entry: {
+    index: 'src/index.ts',
+    cli: 'src/cli.ts',
+    stores: 'src/persistence/index.ts',
+    distributed: 'src/distributed/index.ts',
+    inspect: 'src/inspect/index.ts',
+    ui: 'src/ui/index.ts',
+    mcp: 'src/mcp/index.ts',
+    telemetry: 'src/telemetry/index.ts',
+    testing: 'src/testing/index.ts',
+    internal: 'src/internal.ts',
+  },
   format: ['esm', 'cjs'],
+  // Shared code in chunks for CommonJS too: one copy of every class, so `instanceof` holds across
+  // entries (`AgentState` from 'agent-machine' is the one 'agent-machine/stores' loads).
+  splitting: true,
   // TypeScript 7 (the native compiler) has no JS API for tsup's dts: `tsc -p tsconfig.build.json` emits them
   dts: false,
   sourcemap: true,

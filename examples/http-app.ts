@@ -40,6 +40,11 @@ export interface ChatAppOptions {
   readonly dbFile?: string;
   /** The model. Default: a real one when OPENAI_API_KEY is set, else `typing(chatScript())`. */
   readonly driver?: Driver;
+  /**
+   * The page's client: `'plain'` (default: `AbstractChat` and the DOM, no React) or `'react'`
+   * (`useChat` from `@ai-sdk/react`, examples/react-chat/main.tsx). Run with CHAT_CLIENT=react.
+   */
+  readonly client?: 'plain' | 'react';
 }
 
 /** A payment: the model may ask for one, a person approves or denies it in the page. */
@@ -65,6 +70,7 @@ export function createChatApp(options: ChatAppOptions = {}): Server {
     store,
   });
   const chat = toNodeHandler(createChatHandler({ agent }));
+  const client = options.client ?? 'plain';
   let script: Promise<string> | undefined;
 
   const server = createServer((req, res) => {
@@ -82,14 +88,14 @@ export function createChatApp(options: ChatAppOptions = {}): Server {
       res.end('Use GET for pages; the chat API is at /api/chat.');
       return;
     }
-    if (path === '/') return send(res, 'text/html; charset=utf-8', PAGE);
+    if (path === '/') return send(res, 'text/html; charset=utf-8', client === 'react' ? REACT_PAGE : PAGE);
     if (path === '/favicon.ico') {
       res.writeHead(204);
       res.end();
       return;
     }
     if (path === '/chat.js') {
-      script ??= bundleClient();
+      script ??= bundleClient(client);
       return send(res, 'text/javascript; charset=utf-8', await script);
     }
     res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' });
@@ -181,10 +187,16 @@ function defaultDriver(): Driver {
 
 // ---- the page ----------------------------------------------------------------------------------
 
-/** The page's script, bundled from chat-page/client.ts with the AI SDK's chat client in it. */
-async function bundleClient(): Promise<string> {
+/**
+ * The page's script, bundled with the AI SDK's chat client in it: chat-page/client.ts, or
+ * react-chat/main.tsx with React and `@ai-sdk/react`.
+ */
+async function bundleClient(client: 'plain' | 'react'): Promise<string> {
+  const entry = client === 'react' ? './react-chat/main.tsx' : './chat-page/client.ts';
   const result = await build({
-    entryPoints: [fileURLToPath(new URL('./chat-page/client.ts', import.meta.url))],
+    entryPoints: [fileURLToPath(new URL(entry, import.meta.url))],
+    jsx: 'automatic',
+    define: { 'process.env.NODE_ENV': '"production"' },
     bundle: true,
     write: false,
     format: 'esm',
@@ -238,6 +250,9 @@ const PAGE = `<!doctype html>
 </html>
 `;
 
+/** The React page: the same styles, the markup is React's (examples/react-chat/main.tsx). */
+const REACT_PAGE = PAGE.replace(/<main>[\s\S]*<\/main>/, '<div id="root"></div>');
+
 // ---- HTTP plumbing -----------------------------------------------------------------------------
 
 function openStore(file: string): SessionStore {
@@ -257,7 +272,7 @@ function send(res: ServerResponse, type: string, body: string): void {
 
 // Run directly: listen on 127.0.0.1:PORT (0: any free port) until Ctrl-C.
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const server = createChatApp();
+  const server = createChatApp({ client: process.env.CHAT_CLIENT === 'react' ? 'react' : 'plain' });
   server.listen(Number(process.env.PORT ?? 3000), '127.0.0.1', () => {
     const { port } = server.address() as AddressInfo;
     console.log(`Chat on http://127.0.0.1:${port} (the API: POST /api/chat, GET /api/chat/:id/stream)`);

@@ -1,17 +1,12 @@
-export {
-  type AgentEvent,
-  agentLoop,
-  type HookStage,
-  type LoopEvent,
-  type LoopInput,
-  LoopTag,
-  StateId,
-  type StepCheck,
-  statePath,
-  type WorkerAnswer,
-  type WorkerInput,
-  type WorkRequest,
-} from '../machines/agentLoop';
+/**
+ * The main entry: everything an app uses. The same names are also grouped by audience in subpath
+ * entries: `agent-machine/stores`, `/distributed`, `/inspect`, `/ui`, `/mcp`, `/telemetry`,
+ * `/testing`; the chart's protocol and plumbing for custom runtimes in `/internal` (re-exported
+ * here, deprecated, until the next release).
+ */
+import * as internal from './internal';
+
+export { type AgentEvent, type HookStage, LoopTag, StateId, statePath } from '../machines/agentLoop';
 export { type ContextOverflow, contextOverflowOf } from './context/context-overflow';
 export { SUMMARY_SECTION } from './context/context-summary';
 export {
@@ -32,38 +27,18 @@ export {
   type ToolChoice,
   UnsupportedModelError,
 } from './drivers/language-model';
-export {
-  allMessages,
-  conversationWithCurrentToolTrace,
-  type MessageCompiler,
-} from './drivers/message-compiler';
 export type { ModelCallOptions } from './drivers/model-call';
 export {
   type ModelDriverOptions,
   type ModelPrice,
   modelDriver,
   type PricingTable,
-  parseArgs,
-  toPrompt,
 } from './drivers/model-driver';
-export { AllModelsFailedError, type AnsweredCall, callModels } from './drivers/model-fallback';
+export { AllModelsFailedError } from './drivers/model-fallback';
 export { ModelRetriesExhaustedError, type RetryOptions } from './drivers/model-retries';
 export { ModelStreamError } from './drivers/model-stream';
-export { REACT_TEXT_KEY, type ReActDriverOptions, reactDriver, toReActPrompt } from './drivers/react-driver';
-export {
-  OBSERVATION_STOP,
-  parseReActReply,
-  type ReActReply,
-  type ReActToolDescription,
-  reactCorrection,
-  reactInstructions,
-} from './drivers/react-protocol';
-export {
-  SCRIPT_CURSOR_KEY,
-  type ScriptEntry,
-  type ScriptStep,
-  scriptedDriver,
-} from './drivers/scripted-driver';
+export { type ReActDriverOptions, reactDriver } from './drivers/react-driver';
+export { type ScriptEntry, type ScriptStep, scriptedDriver } from './drivers/scripted-driver';
 export type { PrepareStep, StepSettings } from './drivers/step-settings';
 export { consecutiveErrorSteps, type ErrorPolicyOptions, errorPolicy } from './hooks/error-policy';
 export { finishReasonGuard } from './hooks/finish-reason-guard';
@@ -78,59 +53,8 @@ export type {
   ToolUseDecision,
 } from './hooks/hook';
 export { type ResponseSchema, structuredOutputGuard } from './hooks/structured-output-guard';
-export {
-  type AttachableActor,
-  buildRunView,
-  combineInspectors,
-  decodeTracedState,
-  InvalidTraceError,
-  NotARunError,
-  parseRun,
-  type RunInput,
-  type RunView,
-  type RunViewerOptions,
-  readTrace,
-  recordTrace,
-  renderRunView,
-  renderRunViewer,
-  sanitizeAgentContext,
-  sanitizeAgentEvent,
-  summarizeAgentState,
-  TRACE_FORMAT,
-  TRACE_VERSION,
-  type Trace,
-  type TraceActor,
-  type TraceAgent,
-  type TracedAgent,
-  type TraceEntry,
-  type TraceEntryKind,
-  type TraceEntryOf,
-  type TraceRecorder,
-  type TraceRecorderOptions,
-  traceSchema,
-  traceStates,
-  unpackState,
-} from './inspect/index';
-export type { McpCallResult, McpConnection, McpToolAnnotations, McpToolInfo } from './mcp/mcp-connection';
-export {
-  McpDependencyMissingError,
-  McpResultInvalidError,
-  McpServerError,
-  McpToolError,
-  McpToolNameConflictError,
-} from './mcp/mcp-errors';
-export type {
-  McpHttpServerConfig,
-  McpServerConfig,
-  McpServersConfig,
-  McpStdioServerConfig,
-  McpSupervision,
-  McpToolChoice,
-  McpToolSetting,
-} from './mcp/mcp-server-config';
-export { mcpServerMachine } from './mcp/mcp-server-machine';
-export { McpServers } from './mcp/mcp-servers';
-export { SupervisedMcpServer } from './mcp/supervised-mcp-server';
+export * from './inspect/index';
+export * from './mcp/index';
 export * from './persistence/index';
 export type { SubagentDefinition } from './runtime/agent-definition';
 export { type AgentDefinition, InvalidDefinitionError } from './runtime/agent-definition';
@@ -145,16 +69,8 @@ export {
   type ExecuteOptions,
 } from './runtime/create-agent';
 export { AgentStopError } from './state/agent-stop-error';
-export { BUDGET_GUARD, budgetSignal } from './state/budget-signal';
 export * from './state/index';
-export {
-  type AgentEventType,
-  type ContextCompactedEvent,
-  type EventIds,
-  eventIds,
-  type ReportEvent,
-  stepEventIds,
-} from './state/loop-events';
+export type { AgentEventType, ContextCompactedEvent, ReportEvent } from './state/loop-events';
 export { SubagentBudgetExhaustedError } from './subagents/sibling-share';
 export {
   DEFAULT_MAX_DEPTH,
@@ -162,32 +78,8 @@ export {
   SubagentFailedError,
   type SubagentsConfig,
 } from './subagents/subagent-definition';
-export {
-  type SubagentRunner,
-  subagentInputSchema,
-  subagentTool,
-} from './subagents/subagent-tool';
-export { AgentTracing, type FollowedRun } from './telemetry/agent-tracing';
-export { genAiMessages } from './telemetry/gen-ai-messages';
-export { type OpenTelemetryApi, TelemetryDependencyMissingError } from './telemetry/open-telemetry-api';
-export type {
-  TelemetryAttributes,
-  TelemetryAttributeValue,
-  TelemetryOptions,
-  TelemetrySpan,
-  TelemetryTracer,
-} from './telemetry/telemetry-options';
-export { createAgentTestModel } from './testing/agent-test-model';
-export { type InvariantInput, invariantViolations } from './testing/invariants';
-export {
-  AgentTestModelError,
-  type AgentTestModelOptions,
-  type AgentTestPath,
-  type AgentTestStep,
-  type ModelEvent,
-  PROBE_SUBAGENT,
-  PROBE_TOOL,
-} from './testing/test-model-vocabulary';
+export * from './telemetry/index';
+export * from './testing/index';
 export {
   type ApprovalCheckOptions,
   defineTool,
@@ -201,3 +93,68 @@ export {
 } from './tools/define-tool';
 export { executeTools, ToolTimeoutError, toolResultMessage } from './tools/tool-executor';
 export * from './ui/index';
+
+// ---- moved to `agent-machine/internal` (deprecated here; removed from the main entry in the next release)
+
+/** @deprecated Import from `agent-machine/internal`: the chart, for custom runtimes. */
+export const agentLoop = internal.agentLoop;
+/** @deprecated Import from `agent-machine/internal`. */
+export type LoopEvent = internal.LoopEvent;
+/** @deprecated Import from `agent-machine/internal`. */
+export type LoopInput = internal.LoopInput;
+/** @deprecated Import from `agent-machine/internal`. */
+export type StepCheck = internal.StepCheck;
+/** @deprecated Import from `agent-machine/internal`. */
+export type WorkerAnswer = internal.WorkerAnswer;
+/** @deprecated Import from `agent-machine/internal`. */
+export type WorkerInput = internal.WorkerInput;
+/** @deprecated Import from `agent-machine/internal`. */
+export type WorkRequest = internal.WorkRequest;
+/** @deprecated Import from `agent-machine/internal`. */
+export const allMessages = internal.allMessages;
+/** @deprecated Import from `agent-machine/internal`. */
+export const conversationWithCurrentToolTrace = internal.conversationWithCurrentToolTrace;
+/** @deprecated Import from `agent-machine/internal`. */
+export type MessageCompiler = internal.MessageCompiler;
+/** @deprecated Import from `agent-machine/internal`. */
+export const callModels = internal.callModels;
+/** @deprecated Import from `agent-machine/internal`. */
+export type AnsweredCall = internal.AnsweredCall;
+/** @deprecated Import from `agent-machine/internal`. */
+export const parseArgs = internal.parseArgs;
+/** @deprecated Import from `agent-machine/internal`. */
+export const toPrompt = internal.toPrompt;
+/** @deprecated Import from `agent-machine/internal`. */
+export const REACT_TEXT_KEY = internal.REACT_TEXT_KEY;
+/** @deprecated Import from `agent-machine/internal`. */
+export const toReActPrompt = internal.toReActPrompt;
+/** @deprecated Import from `agent-machine/internal`. */
+export const OBSERVATION_STOP = internal.OBSERVATION_STOP;
+/** @deprecated Import from `agent-machine/internal`. */
+export const parseReActReply = internal.parseReActReply;
+/** @deprecated Import from `agent-machine/internal`. */
+export type ReActReply = internal.ReActReply;
+/** @deprecated Import from `agent-machine/internal`. */
+export type ReActToolDescription = internal.ReActToolDescription;
+/** @deprecated Import from `agent-machine/internal`. */
+export const reactCorrection = internal.reactCorrection;
+/** @deprecated Import from `agent-machine/internal`. */
+export const reactInstructions = internal.reactInstructions;
+/** @deprecated Import from `agent-machine/internal`. */
+export const SCRIPT_CURSOR_KEY = internal.SCRIPT_CURSOR_KEY;
+/** @deprecated Import from `agent-machine/internal`. */
+export const BUDGET_GUARD = internal.BUDGET_GUARD;
+/** @deprecated Import from `agent-machine/internal`. */
+export const budgetSignal = internal.budgetSignal;
+/** @deprecated Import from `agent-machine/internal`. */
+export type EventIds = internal.EventIds;
+/** @deprecated Import from `agent-machine/internal`. */
+export const eventIds = internal.eventIds;
+/** @deprecated Import from `agent-machine/internal`. */
+export const stepEventIds = internal.stepEventIds;
+/** @deprecated Import from `agent-machine/internal`. */
+export type SubagentRunner = internal.SubagentRunner;
+/** @deprecated Import from `agent-machine/internal`. */
+export const subagentInputSchema = internal.subagentInputSchema;
+/** @deprecated Import from `agent-machine/internal`. */
+export const subagentTool = internal.subagentTool;

@@ -20,7 +20,7 @@ function lastToolCallId(messages: BaseMessage[]): string | undefined {
 }
 
 /** A chat model playing the N-step script; tools bound to it change nothing. */
-class ScriptChatModel extends BaseChatModel {
+export class ScriptChatModel extends BaseChatModel {
   constructor(
     private readonly steps: number,
     private readonly counters: Counters,

@@ -1,4 +1,3 @@
-export { canonicalJson, contentHash } from './content-hash';
 export {
   type ActorView,
   type AgentView,
@@ -27,7 +26,6 @@ export { decodeTracedState, readTrace, type TracedAgent, traceStates } from './t
 export {
   type AttachableActor,
   recordTrace,
-  statePaths,
   type TraceRecorder,
   type TraceRecorderOptions,
 } from './trace-recorder';

@@ -29,8 +29,9 @@ const RANK: Record<string, number> = {
   distributed: 6,
   inspect: 6,
   testing: 6,
-  'index.ts': 7,
-  'cli.ts': 7,
+  'internal.ts': 7,
+  'index.ts': 8,
+  'cli.ts': 8,
 };
 
 function sourceFiles(dir: string): string[] {

@@ -26,6 +26,14 @@ const majors = [
   { ai: '^7.0.0', provider: '^3.0.0', spec: 'v4' },
 ] as const;
 
+/** Every subpath entry loads, and its names are the main entry's own values (ESM and CommonJS). */
+const EVERY_SUBPATH_SAME = Object.fromEntries(
+  ['stores', 'distributed', 'inspect', 'ui', 'mcp', 'telemetry', 'testing', 'internal'].map((name) => [
+    name,
+    true,
+  ]),
+);
+
 let work: string;
 const projects = new Map<string, string>();
 
@@ -106,6 +114,7 @@ describe.each(majors)('the packed package with ai@$ai', (major) => {
         streamed: 'it is 5',
         errorName: 'InvalidDefinitionError',
         stopErrorClass: 'AgentStopError',
+        subpaths: EVERY_SUBPATH_SAME,
       });
       expect(server.requests).toHaveLength(4);
     } finally {
@@ -122,6 +131,7 @@ describe.each(majors)('the packed package with ai@$ai', (major) => {
       status: 'completed',
       answer: 'hello from cjs',
       errorClass: 'AgentRuntimeError',
+      subpaths: EVERY_SUBPATH_SAME,
     });
   });
 

@@ -10,4 +10,13 @@ child satisfies number | null | undefined;
 // @ts-expect-error createAgent is typed (not any)
 agentMachine.createAgent({ model: 42 });
 
+// The subpath entries resolve for CommonJS too, to the main entry's declarations.
+import stores = require('agent-machine/stores');
+import ui = require('agent-machine/ui');
+import internal = require('agent-machine/internal');
+const store: agentMachine.SessionStore = new stores.SqliteSessionStore(':memory:');
+ui.createChatHandler satisfies typeof agentMachine.createChatHandler;
+internal.agentLoop satisfies typeof agentMachine.agentLoop;
+void store;
+
 export = state;

@@ -13,6 +13,14 @@ import {
   toModelMessages,
   toUIMessages,
 } from 'agent-machine';
+import { createAgentClient } from 'agent-machine/distributed';
+import { renderRunViewer } from 'agent-machine/inspect';
+import { agentLoop } from 'agent-machine/internal';
+import { McpServers } from 'agent-machine/mcp';
+import { SqliteSessionStore } from 'agent-machine/stores';
+import { AgentTracing } from 'agent-machine/telemetry';
+import { createAgentTestModel } from 'agent-machine/testing';
+import { createChatHandler } from 'agent-machine/ui';
 import type { ModelMessage, UIMessage } from 'ai';
 
 const model = createOpenAICompatible({ name: 'local', baseURL: 'http://127.0.0.1:1' }).chatModel('m');
@@ -56,7 +64,29 @@ export {
   driver,
   restored,
   status,
+  subpaths,
   uiMessages,
   waitingChild,
   wrong,
 };
+
+// Each subpath entry's names are the main entry's own (one declaration, not a copy).
+const subpaths: [
+  typeof import('agent-machine').SqliteSessionStore,
+  typeof import('agent-machine').createAgentClient,
+  typeof import('agent-machine').renderRunViewer,
+  typeof import('agent-machine').createChatHandler,
+  typeof import('agent-machine').McpServers,
+  typeof import('agent-machine').AgentTracing,
+  typeof import('agent-machine').createAgentTestModel,
+  typeof import('agent-machine').agentLoop,
+] = [
+  SqliteSessionStore,
+  createAgentClient,
+  renderRunViewer,
+  createChatHandler,
+  McpServers,
+  AgentTracing,
+  createAgentTestModel,
+  agentLoop,
+];

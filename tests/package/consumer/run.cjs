@@ -28,6 +28,19 @@ createAgent({ model })
         status: state.status(),
         answer: state.finalResponse(),
         errorClass: AgentRuntimeError.name,
+        subpaths: sameAsMain(),
       }),
     );
   });
+
+/** Each subpath entry: whether every one of its names is the main entry's own (one copy of each class). */
+function sameAsMain() {
+  const main = require('agent-machine');
+  const result = {};
+  for (const name of ['stores', 'distributed', 'inspect', 'ui', 'mcp', 'telemetry', 'testing', 'internal']) {
+    const entry = require(`agent-machine/${name}`);
+    const names = Object.keys(entry);
+    result[name] = names.length > 0 && names.every((key) => entry[key] === main[key]);
+  }
+  return result;
+}

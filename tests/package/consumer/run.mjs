@@ -30,5 +30,18 @@ console.log(
     streamed: deltas.join(''),
     errorName: new InvalidDefinitionError('model', 'is missing').name,
     stopErrorClass: AgentStopError.name,
+    subpaths: await sameAsMain(),
   }),
 );
+
+/** Each subpath entry: how many names it has, and whether every one is the main entry's own. */
+async function sameAsMain() {
+  const main = await import('agent-machine');
+  const result = {};
+  for (const name of ['stores', 'distributed', 'inspect', 'ui', 'mcp', 'telemetry', 'testing', 'internal']) {
+    const entry = await import(`agent-machine/${name}`);
+    const names = Object.keys(entry);
+    result[name] = names.length > 0 && names.every((key) => entry[key] === main[key]);
+  }
+  return result;
+}

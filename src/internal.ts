@@ -1,0 +1,34 @@
+/**
+ * `agent-machine/internal`: the chart's protocol and the plumbing of the runtime, for custom
+ * runtimes and drivers. These names may change in any release; an app needs none of them.
+ * The main entry still exports them, marked deprecated, until the next release.
+ */
+export {
+  agentLoop,
+  type LoopEvent,
+  type LoopInput,
+  type StepCheck,
+  type WorkerAnswer,
+  type WorkerInput,
+  type WorkRequest,
+} from '../machines/agentLoop';
+export {
+  allMessages,
+  conversationWithCurrentToolTrace,
+  type MessageCompiler,
+} from './drivers/message-compiler';
+export { parseArgs, toPrompt } from './drivers/model-driver';
+export { type AnsweredCall, callModels } from './drivers/model-fallback';
+export { REACT_TEXT_KEY, toReActPrompt } from './drivers/react-driver';
+export {
+  OBSERVATION_STOP,
+  parseReActReply,
+  type ReActReply,
+  type ReActToolDescription,
+  reactCorrection,
+  reactInstructions,
+} from './drivers/react-protocol';
+export { SCRIPT_CURSOR_KEY } from './drivers/scripted-driver';
+export { BUDGET_GUARD, budgetSignal } from './state/budget-signal';
+export { type EventIds, eventIds, stepEventIds } from './state/loop-events';
+export { type SubagentRunner, subagentInputSchema, subagentTool } from './subagents/subagent-tool';

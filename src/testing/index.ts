@@ -1,0 +1,12 @@
+/** `agent-machine/testing`: model-based tests of an agent over its real chart (`@xstate/graph`). */
+export { createAgentTestModel } from './agent-test-model';
+export { type InvariantInput, invariantViolations } from './invariants';
+export {
+  AgentTestModelError,
+  type AgentTestModelOptions,
+  type AgentTestPath,
+  type AgentTestStep,
+  type ModelEvent,
+  PROBE_SUBAGENT,
+  PROBE_TOOL,
+} from './test-model-vocabulary';

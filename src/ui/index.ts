@@ -2,6 +2,13 @@ export { AgentStream, type RunStarter, type UIStreamReadOptions } from './agent-
 export { type ChatHandler, type ChatHandlerOptions, createChatHandler } from './chat-handler';
 export { type ChatDecision, type ChatRequest, ChatRequestError, parseChatRequest } from './chat-request';
 export { toNodeHandler } from './node-handler';
+export {
+  InMemoryStreamStore,
+  StreamNotOpenError,
+  type StreamStore,
+  type StreamStoreOptions,
+} from './stream-store';
+export { StreamWriter, type StreamWriterOptions } from './stream-writer';
 export type {
   RunEntry,
   RunOutcome,

@@ -22,7 +22,7 @@ export async function runDecision(
   if (!store) throw new TypeError('runDecision needs an agent with a store');
   if (stored.state.metadata()[JOB_METADATA_KEY] === jobMark) {
     const pending = stored.state.pendingApprovals();
-    const taken = decisions.every((d) => pendingMatches(pending, d.toolCallId, d.path).length === 0);
+    const taken = decisions.every((d) => pendingMatches(pending, d.toolCallId, d).length === 0);
     if (taken) return agent.resume(sessionId, options);
   } else {
     await store.save(sessionId, stored.state.withMetadata(JOB_METADATA_KEY, jobMark), stored.version);

@@ -41,7 +41,7 @@ export function checkDecision(input: unknown, index: number): asserts input is A
   const at = `decisions[${index}]`;
   if (typeof input !== 'object' || input === null)
     throw new InvalidArgumentError(at, 'expected { toolCallId, type: "approve" | "reject" | "edit", ... }');
-  const { toolCallId, type, path, signature } = input as Record<string, unknown>;
+  const { toolCallId, type, path, callPath, signature } = input as Record<string, unknown>;
   if (typeof toolCallId !== 'string' || toolCallId === '')
     throw new InvalidArgumentError(
       `${at}.toolCallId`,
@@ -57,13 +57,18 @@ export function checkDecision(input: unknown, index: number): asserts input is A
       `${at}.path`,
       "expected the pending call's path (an array of subagent names)",
     );
+  if (callPath !== undefined && !(Array.isArray(callPath) && callPath.every((id) => typeof id === 'string')))
+    throw new InvalidArgumentError(
+      `${at}.callPath`,
+      "expected the pending call's callPath (an array of the ids of the subagent calls leading to it)",
+    );
   if (signature !== undefined && typeof signature !== 'string')
     throw new InvalidArgumentError(`${at}.signature`, "expected the pending call's signature (a string)");
 }
 
 /** The pending call a decision names, when exactly one does (else `withApprovalDecision` says why not). */
 export function pendingCall(state: AgentState, input: ApprovalInput): PendingApproval | undefined {
-  const matches = pendingMatches(state.pendingApprovals(), input.toolCallId, input.path);
+  const matches = pendingMatches(state.pendingApprovals(), input.toolCallId, input);
   return matches.length === 1 ? matches[0] : undefined;
 }
 

@@ -157,8 +157,8 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
       for (const decision of decisions) {
         if (approvalSecret) checkSignature(state, decision, approvalSecret, sessionId);
         await checkEdit(state, decision, agent.toolsAt);
-        const { toolCallId, path, signature: _signature, ...rest } = decision;
-        state = state.withApprovalDecision(toolCallId, rest as ApprovalDecision, path);
+        const { toolCallId, path, callPath, signature: _signature, ...rest } = decision;
+        state = state.withApprovalDecision(toolCallId, rest as ApprovalDecision, { path, callPath });
       }
       const session =
         typeof target === 'string' ? { id: target, version: stored?.version ?? null } : undefined;

@@ -7,8 +7,13 @@
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { AgentState } from '../state/agent-state';
-import { ApprovalError, approvalKey, type PendingApproval } from '../state/approval';
-import { type ApprovalInput, pendingCall } from './approvals';
+import {
+  ApprovalError,
+  type ApprovalInput,
+  approvalKey,
+  type PendingApproval,
+  pendingMatches,
+} from '../state/approval';
 
 /** The signature of one pending call of the root `state`; `sessionId` is the run's session (null without one). */
 export function approvalSignature(
@@ -52,7 +57,8 @@ export function checkSignature(
   secret: string,
   sessionId: string | null,
 ): void {
-  const call = pendingCall(state, input);
+  const matches = pendingMatches(state.pendingApprovals(), input.toolCallId, input);
+  const call = matches.length === 1 ? matches[0] : undefined;
   if (!call) return;
   const expected = Buffer.from(approvalSignature(secret, sessionId, state, call));
   const given = Buffer.from(typeof input.signature === 'string' ? input.signature : '');

@@ -1,9 +1,16 @@
 /** Human in the loop at run time: which calls need approval, carrying out decisions, checking edits. */
 import type { Hook } from '../hooks/hook';
 import type { AgentState } from '../state/agent-state';
-import { ApprovalError, type ApprovalInput, type PendingApproval, pendingMatches } from '../state/approval';
+import {
+  type ApprovalDecision,
+  ApprovalError,
+  type ApprovalInput,
+  type PendingApproval,
+  pendingMatches,
+} from '../state/approval';
 import { InvalidArgumentError } from '../state/errors';
 import { type ToolSet, validateInput } from '../tools/define-tool';
+import { checkSignature } from './approval-signature';
 
 export type { ApprovalInput };
 
@@ -94,6 +101,31 @@ export async function checkEdit(
       input.toolCallId,
     );
   }
+}
+
+/**
+ * The state with `decisions` taken, each checked first (its shape, its signature with a `secret`,
+ * an edit against its tool's schema): the first one refused throws, and nothing is taken then.
+ * `agent.decide` runs the result; a decide job checks with it before it marks the session.
+ */
+export async function takeDecisions(
+  state: AgentState,
+  decisions: readonly ApprovalInput[],
+  checks: {
+    readonly secret: string | undefined;
+    readonly sessionId: string | null;
+    readonly toolsAt: (path: readonly string[]) => ToolSet;
+  },
+): Promise<AgentState> {
+  decisions.forEach(checkDecision);
+  let decided = state;
+  for (const decision of decisions) {
+    if (checks.secret) checkSignature(decided, decision, checks.secret, checks.sessionId);
+    await checkEdit(decided, decision, checks.toolsAt);
+    const { toolCallId, path, callPath, signature: _signature, ...rest } = decision;
+    decided = decided.withApprovalDecision(toolCallId, rest as ApprovalDecision, { path, callPath });
+  }
+  return decided;
 }
 
 export function approvalPending(state: AgentState): ApprovalError {

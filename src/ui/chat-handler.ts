@@ -7,6 +7,7 @@ import { AgentState } from '../state/agent-state';
 import type { ApprovalDecision, ApprovalInput } from '../state/approval';
 import { AgentMachineError } from '../state/errors';
 import { AgentStream } from './agent-stream';
+import { chatToolCallId, toApprovalInputs } from './chat-approvals';
 import { type ChatDecision, ChatRequestError, parseChatRequest } from './chat-request';
 import { toChatUIMessages, toUIMessageChunks } from './ui-messages';
 
@@ -116,16 +117,11 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
   function startDecisions(chatId: string, state: AgentState | null, decisions: readonly ChatDecision[]) {
     if (!state)
       throw new ChatRequestError(404, 'SESSION_NOT_FOUND', `No chat "${chatId}" to approve calls in.`);
-    const inputs = decisions.map(({ toolCallId, approved, reason }) => ({
-      toolCallId,
-      ...((approved
-        ? { type: 'approve' }
-        : { type: 'reject', ...(reason ? { reason } : {}) }) as ApprovalDecision),
-    }));
+    const inputs = toApprovalInputs(state, decisions);
     let decided = state;
     try {
-      for (const { toolCallId, ...decision } of inputs)
-        decided = decided.withApprovalDecision(toolCallId, decision);
+      for (const { toolCallId, path: _path, callPath, signature: _signature, ...decision } of inputs)
+        decided = decided.withApprovalDecision(toolCallId, decision as ApprovalDecision, { callPath });
     } catch (error) {
       if (!(error instanceof AgentMachineError)) throw error;
       throw new ChatRequestError(409, error.code, error.message);
@@ -134,11 +130,13 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
     const message = toChatUIMessages(decided).find((m) => m.id === messageId);
     const continuation = {
       messageId,
-      toolCallIds:
-        state
+      toolCallIds: [
+        ...(state
           .currentStep()
           ?.requestedToolCalls()
-          .map((c) => c.id) ?? [],
+          .map((c) => c.id) ?? []),
+        ...state.pendingApprovals().map(chatToolCallId),
+      ],
       denied: new Set(decisions.filter((d) => !d.approved).map((d) => d.toolCallId)),
       prefix: message ? toUIMessageChunks(message) : [],
     };

@@ -1,12 +1,16 @@
 import { z } from 'zod';
 import { AgentMachineError } from '../state/errors';
 
-/** A request the chat handler refuses, with its HTTP status; the body is `{ error: { code, message } }`. */
+/**
+ * A request the chat handler refuses, with its HTTP status; the body is `{ error: { code, message } }`
+ * and the `details` fields (`pendingApprovals` for APPROVAL_PENDING: the approval ids to answer).
+ */
 export class ChatRequestError extends AgentMachineError {
   constructor(
     readonly status: number,
     code: string,
     message: string,
+    readonly details?: Readonly<Record<string, unknown>>,
   ) {
     super(code, message);
   }

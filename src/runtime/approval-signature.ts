@@ -1,7 +1,7 @@
 /**
  * Binding approvals to the exact call (`approvalSecret`): each pending call of a root run is signed
- * with HMAC-SHA256 over the session, the root's execution and step in flight, the ids of the
- * subagent calls leading to the call, its id and its exact input (canonical JSON), and a decision
+ * with HMAC-SHA256 over the session, the root's execution, the steps in flight from the root down
+ * to the agent that asked, the ids of the subagent calls leading to the call, its id and its exact input (canonical JSON), and a decision
  * must carry that signature. A decision made for another call, an altered input, another session,
  * or an earlier turn or step (an identical call asked again) does not match and is refused.
  */
@@ -25,12 +25,26 @@ export function approvalSignature(
   const subject = canonicalJson({
     session: sessionId,
     execution: state.executionId(),
-    step: state.currentStep()?.id() ?? null,
+    steps: stepsTo(state, pending.callPath ?? []),
     callPath: pending.callPath ?? [],
     toolCallId: pending.toolCallId,
     input: pending.args,
   });
   return createHmac('sha256', secret).update(subject).digest('base64url');
+}
+
+/**
+ * The ids of the steps in flight from the root down to the agent that asked (a subagent that asks
+ * again in a later step of its own, with the same id and input, asks anew).
+ */
+function stepsTo(state: AgentState, callPath: readonly string[]): (string | null)[] {
+  const steps = [state.currentStep()?.id() ?? null];
+  let at: AgentState | undefined = state;
+  for (const id of callPath) {
+    at = at?.approval()?.children[id];
+    steps.push(at?.currentStep()?.id() ?? null);
+  }
+  return steps;
 }
 
 /** The state with every pending call (its own and those inside waiting subagents) signed. */

@@ -191,6 +191,45 @@ describe('approvals bound to the exact call (approvalSecret)', () => {
     expect(transfers).toHaveLength(1);
   });
 
+  it('refuses a signature kept from a subagent step for the same call asked again in its next step', async () => {
+    const transfers: unknown[] = [];
+    const transfer = defineTool({
+      description: 'Transfer money',
+      inputSchema: z.object({ to: z.string(), amount: z.number() }),
+      needsApproval: true,
+      execute: async (input) => {
+        transfers.push(input);
+        return 'sent';
+      },
+    });
+    const pay = { toolCalls: [{ name: 'transfer', args: { to: 'bob', amount: 40 }, id: 't1' }] };
+    const agent = createAgent({
+      driver: scriptedDriver([
+        { toolCalls: [{ name: 'payer', args: { task: 'pay' }, id: 'p1' }] },
+        { text: 'done' },
+      ]),
+      store: new InMemorySessionStore(),
+      approvalSecret: SECRET,
+      subagents: {
+        agents: {
+          payer: {
+            description: 'Pays',
+            driver: scriptedDriver([pay, pay, { text: 'paid' }]),
+            tools: { transfer },
+          },
+        },
+      },
+    });
+    const first = await agent.execute(ask(), { sessionId: 's1' });
+    const kept = first.pendingApprovals()[0]?.signature;
+    const again = await agent.decide('s1', [{ toolCallId: 't1', type: 'approve', signature: kept }]);
+    expect(again.pendingApprovals()).toMatchObject([{ toolCallId: 't1', callPath: ['p1'] }]);
+    await expect(
+      agent.decide('s1', [{ toolCallId: 't1', type: 'approve', signature: kept }]),
+    ).rejects.toMatchObject({ code: 'APPROVAL_SIGNATURE_INVALID' });
+    expect(transfers).toHaveLength(1);
+  });
+
   it('without a secret, pending calls carry no signature and decisions need none', async () => {
     const { agent, transfers } = bankAgent({ nested: true });
     const waiting = await agent.execute(ask());

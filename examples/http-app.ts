@@ -40,6 +40,8 @@ export interface ChatAppOptions {
   readonly dbFile?: string;
   /** The model. Default: a real one when OPENAI_API_KEY is set, else `typing(chatScript())`. */
   readonly driver?: Driver;
+  /** Binds each approval to the exact call (see `approvalSecret`). Default: APPROVAL_SECRET, if set. */
+  readonly approvalSecret?: string;
 }
 
 /** A payment: the model may ask for one, a person approves or denies it in the page. */
@@ -56,6 +58,7 @@ export const pay = defineTool({
 
 export function createChatApp(options: ChatAppOptions = {}): Server {
   const store = options.store ?? openStore(options.dbFile ?? process.env.CHAT_DB ?? '.tmp/chat.db');
+  const approvalSecret = options.approvalSecret ?? process.env.APPROVAL_SECRET;
   const agent = createAgent({
     driver: options.driver ?? defaultDriver(),
     systemPrompt:
@@ -63,6 +66,7 @@ export function createChatApp(options: ChatAppOptions = {}): Server {
     tools: { search, calculator, pay },
     budget: new ExecutionBudget({ maxSteps: 8, maxTokens: 20_000, maxSeconds: 120 }),
     store,
+    ...(approvalSecret && { approvalSecret }),
   });
   const chat = toNodeHandler(createChatHandler({ agent }));
   let script: Promise<string> | undefined;

@@ -5,6 +5,7 @@ import {
   type ApprovalDecision,
   ApprovalError,
   type ApprovalInput,
+  describePending,
   type PendingApproval,
   pendingMatches,
 } from '../state/approval';
@@ -129,9 +130,9 @@ export async function takeDecisions(
 }
 
 export function approvalPending(state: AgentState): ApprovalError {
-  const pending = state.pendingApprovals().map((p) => p.toolCallId);
+  const pending = state.pendingApprovals().map(describePending);
   return new ApprovalError(
     'APPROVAL_PENDING',
-    `The run waits for approval of ${pending.join(', ') || 'its tool calls'}: deliver the decisions with agent.decide(state, decisions) before a new message or execution.`,
+    `The run waits for approval of ${pending.join(', ') || 'its tool calls'} (a call inside a subagent as callPath/id): deliver the decisions with agent.decide(state, decisions) before a new message or execution.`,
   );
 }

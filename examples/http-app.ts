@@ -45,6 +45,8 @@ export interface ChatAppOptions {
    * (`useChat` from `@ai-sdk/react`, examples/react-chat/main.tsx). Run with CHAT_CLIENT=react.
    */
   readonly client?: 'plain' | 'react';
+  /** Binds each approval to the exact call (see `approvalSecret`). Default: APPROVAL_SECRET, if set. */
+  readonly approvalSecret?: string;
 }
 
 /** A payment: the model may ask for one, a person approves or denies it in the page. */
@@ -61,6 +63,7 @@ export const pay = defineTool({
 
 export function createChatApp(options: ChatAppOptions = {}): Server {
   const store = options.store ?? openStore(options.dbFile ?? process.env.CHAT_DB ?? '.tmp/chat.db');
+  const approvalSecret = options.approvalSecret ?? process.env.APPROVAL_SECRET;
   const agent = createAgent({
     driver: options.driver ?? defaultDriver(),
     systemPrompt:
@@ -68,6 +71,7 @@ export function createChatApp(options: ChatAppOptions = {}): Server {
     tools: { search, calculator, pay },
     budget: new ExecutionBudget({ maxSteps: 8, maxTokens: 20_000, maxSeconds: 120 }),
     store,
+    ...(approvalSecret && { approvalSecret }),
   });
   const chat = toNodeHandler(createChatHandler({ agent }));
   const client = options.client ?? 'plain';

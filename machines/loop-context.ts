@@ -2,7 +2,7 @@
 
 import type { AgentError } from '../src/state/agent-error';
 import type { AgentState } from '../src/state/agent-state';
-import type { ApprovalDecision } from '../src/state/approval';
+import type { ApprovalDecision, ApprovalRoute } from '../src/state/approval';
 import type { ExecutionBudget } from '../src/state/execution-budget';
 import type { ReportEvent } from '../src/state/loop-events';
 import type { HookStage, WorkerAnswer } from './worker-protocol';
@@ -63,10 +63,10 @@ export type LoopEvent =
   | WorkerAnswer;
 
 /**
- * A person's decision on a tool call awaiting approval. `path` (the pending call's) tells apart
- * calls with the same id inside different subagents.
+ * A person's decision on a tool call awaiting approval. `callPath` (the pending call's) tells apart
+ * calls with the same id inside different subagent calls; `path` (subagent names) is the older form.
  */
-export type ApprovalEvent = { path?: readonly string[] } & (
+export type ApprovalEvent = { path?: readonly string[]; callPath?: readonly string[] } & (
   | { type: 'approve'; toolCallId: string }
   | { type: 'reject'; toolCallId: string; reason?: string }
   | { type: 'edit'; toolCallId: string; input: unknown }
@@ -80,13 +80,22 @@ export type SubagentEvent =
   | { type: 'subagent.spawn'; id: string; name: string; state: AgentState; budget: ExecutionBudget }
   | { type: 'subagent.release'; id: string };
 
-/** The tool call, decision and path an approval event carries. */
-export function toDecision(event: LoopEvent): [string, ApprovalDecision, (readonly string[])?] {
-  if (event.type === 'approve') return [event.toolCallId, { type: 'approve' }, event.path];
-  if (event.type === 'reject')
-    return [event.toolCallId, { type: 'reject', reason: event.reason }, event.path];
-  if (event.type === 'edit') return [event.toolCallId, { type: 'edit', args: event.input }, event.path];
-  throw new TypeError(`not a decision: ${event.type}`);
+/** The tool call, decision and route (`path`, `callPath`) an approval event carries. */
+export function toDecision(event: LoopEvent): [string, ApprovalDecision, ApprovalRoute] {
+  if (event.type !== 'approve' && event.type !== 'reject' && event.type !== 'edit')
+    throw new TypeError(`not a decision: ${event.type}`);
+  const route = routeOf(event);
+  if (event.type === 'approve') return [event.toolCallId, { type: 'approve' }, route];
+  if (event.type === 'reject') return [event.toolCallId, { type: 'reject', reason: event.reason }, route];
+  return [event.toolCallId, { type: 'edit', args: event.input }, route];
+}
+
+/** The route a decision event gives (only the fields it has). */
+export function routeOf(event: LoopEvent): ApprovalRoute {
+  const route: { path?: readonly string[]; callPath?: readonly string[] } = {};
+  if ('path' in event && event.path !== undefined) route.path = event.path;
+  if ('callPath' in event && event.callPath !== undefined) route.callPath = event.callPath;
+  return route;
 }
 
 /** Milliseconds left of the run's time budget (maxSeconds, deadline), or null without one. */

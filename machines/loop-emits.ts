@@ -4,7 +4,7 @@ import { AgentError } from '../src/state/agent-error';
 import { ApprovalError, decisionRefused } from '../src/state/approval';
 import { eventIds, type ReportEvent } from '../src/state/loop-events';
 import { loopActions } from './loop-actions';
-import { toDecision } from './loop-context';
+import { routeOf, toDecision } from './loop-context';
 
 export const loopImplementations = loopActions.extend({
   actions: {
@@ -15,25 +15,21 @@ export const loopImplementations = loopActions.extend({
       toolCalls: context.state.pendingApprovals(),
     })),
     emitApprovalDecided: emit(({ context, event }) => {
-      const [toolCallId, decision, path] = toDecision(event);
+      const [toolCallId, decision, route] = toDecision(event);
       return {
         type: 'approval.decided' as const,
         ...eventIds(context.state),
         stepNumber: context.state.stepCount() + 1,
         toolCallId,
         decision,
-        ...(path && { path }),
+        ...route,
       };
     }),
     /** An event the agent cannot take now (a decision for a call that is not pending, a message mid-approval). */
     refuseEvent: emit(({ context, event }) => {
       const error =
         'toolCallId' in event
-          ? decisionRefused(
-              context.state.pendingApprovals(),
-              event.toolCallId,
-              'path' in event ? event.path : undefined,
-            )
+          ? decisionRefused(context.state.pendingApprovals(), event.toolCallId, routeOf(event))
           : new ApprovalError(
               'APPROVAL_PENDING',
               `'${event.type}' refused: the run waits for approval of ${context.state

@@ -14,6 +14,7 @@ import {
   type LoopEvent,
   type LoopInput,
   outputState,
+  routeOf,
   timeLimitOf,
 } from './loop-context';
 import type { LoopTag } from './state-ids';
@@ -64,11 +65,7 @@ export const loopSetup = setup({
     /** A decision that names exactly one pending call (a call inside a subagent included). */
     isPendingCall: ({ context, event }) =>
       'toolCallId' in event &&
-      pendingMatches(
-        context.state.pendingApprovals(),
-        event.toolCallId,
-        'path' in event ? event.path : undefined,
-      ).length === 1,
+      pendingMatches(context.state.pendingApprovals(), event.toolCallId, routeOf(event)).length === 1,
     allDecided: ({ context }) => context.state.pendingApprovals().length === 0,
     /** The time budget (maxSeconds, deadline) ran out while the run waited for approval. */
     timeBudgetExhausted: ({ context }) => timeLimitOf(context) === 0,

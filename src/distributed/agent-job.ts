@@ -44,6 +44,7 @@ const resumeData = z.strictObject({ agent: agentName, sessionId });
 const decisionRoute = {
   toolCallId: z.string().min(1),
   path: z.array(z.string().min(1)).optional(),
+  callPath: z.array(z.string().min(1)).optional(),
   signature: z.string().optional(),
 };
 const decideData = z.strictObject({

@@ -1,27 +1,50 @@
 /**
  * Binding approvals to the exact call (`approvalSecret`): each pending call of a root run is signed
- * with HMAC-SHA256 over the session, the path of subagents to the call, its id and its exact input
- * (canonical JSON), and a decision must carry that signature. A decision made for another call, an
- * altered input, or another session does not match and is refused.
+ * with HMAC-SHA256 over the session, the root's execution, the steps in flight from the root down
+ * to the agent that asked, the ids of the subagent calls leading to the call, its id and its exact input (canonical JSON), and a decision
+ * must carry that signature. A decision made for another call, an altered input, another session,
+ * or an earlier turn or step (an identical call asked again) does not match and is refused.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { AgentState } from '../state/agent-state';
-import { ApprovalError, approvalKey, type PendingApproval } from '../state/approval';
-import { type ApprovalInput, pendingCall } from './approvals';
+import {
+  ApprovalError,
+  type ApprovalInput,
+  approvalKey,
+  type PendingApproval,
+  pendingMatches,
+} from '../state/approval';
 
-/** The signature of one pending call; `sessionId` is the run's session (null without one). */
+/** The signature of one pending call of the root `state`; `sessionId` is the run's session (null without one). */
 export function approvalSignature(
   secret: string,
   sessionId: string | null,
+  state: AgentState,
   pending: PendingApproval,
 ): string {
   const subject = canonicalJson({
     session: sessionId,
-    path: pending.path ?? [],
+    execution: state.executionId(),
+    steps: stepsTo(state, pending.callPath ?? []),
+    callPath: pending.callPath ?? [],
     toolCallId: pending.toolCallId,
     input: pending.args,
   });
   return createHmac('sha256', secret).update(subject).digest('base64url');
+}
+
+/**
+ * The ids of the steps in flight from the root down to the agent that asked (a subagent that asks
+ * again in a later step of its own, with the same id and input, asks anew).
+ */
+function stepsTo(state: AgentState, callPath: readonly string[]): (string | null)[] {
+  const steps = [state.currentStep()?.id() ?? null];
+  let at: AgentState | undefined = state;
+  for (const id of callPath) {
+    at = at?.approval()?.children[id];
+    steps.push(at?.currentStep()?.id() ?? null);
+  }
+  return steps;
 }
 
 /** The state with every pending call (its own and those inside waiting subagents) signed. */
@@ -30,7 +53,10 @@ export function withSignedApprovals(state: AgentState, secret: string, sessionId
   if (pending.length === 0) return state;
   return state.withApprovalSignatures(
     Object.fromEntries(
-      pending.map((p) => [approvalKey(p.path, p.toolCallId), approvalSignature(secret, sessionId, p)]),
+      pending.map((p) => [
+        approvalKey(p.callPath, p.toolCallId),
+        approvalSignature(secret, sessionId, state, p),
+      ]),
     ),
   );
 }
@@ -45,9 +71,10 @@ export function checkSignature(
   secret: string,
   sessionId: string | null,
 ): void {
-  const call = pendingCall(state, input);
+  const matches = pendingMatches(state.pendingApprovals(), input.toolCallId, input);
+  const call = matches.length === 1 ? matches[0] : undefined;
   if (!call) return;
-  const expected = Buffer.from(approvalSignature(secret, sessionId, call));
+  const expected = Buffer.from(approvalSignature(secret, sessionId, state, call));
   const given = Buffer.from(typeof input.signature === 'string' ? input.signature : '');
   if (given.length === expected.length && timingSafeEqual(given, expected)) return;
   const where = sessionId === null ? 'this state (no session)' : `session '${sessionId}'`;

@@ -1,9 +1,17 @@
 /** Human in the loop at run time: which calls need approval, carrying out decisions, checking edits. */
 import type { Hook } from '../hooks/hook';
 import type { AgentState } from '../state/agent-state';
-import { ApprovalError, type ApprovalInput, type PendingApproval, pendingMatches } from '../state/approval';
+import {
+  type ApprovalDecision,
+  ApprovalError,
+  type ApprovalInput,
+  describePending,
+  type PendingApproval,
+  pendingMatches,
+} from '../state/approval';
 import { InvalidArgumentError } from '../state/errors';
 import { type ToolSet, validateInput } from '../tools/define-tool';
+import { checkSignature } from './approval-signature';
 
 export type { ApprovalInput };
 
@@ -41,7 +49,7 @@ export function checkDecision(input: unknown, index: number): asserts input is A
   const at = `decisions[${index}]`;
   if (typeof input !== 'object' || input === null)
     throw new InvalidArgumentError(at, 'expected { toolCallId, type: "approve" | "reject" | "edit", ... }');
-  const { toolCallId, type, path, signature } = input as Record<string, unknown>;
+  const { toolCallId, type, path, callPath, signature } = input as Record<string, unknown>;
   if (typeof toolCallId !== 'string' || toolCallId === '')
     throw new InvalidArgumentError(
       `${at}.toolCallId`,
@@ -57,13 +65,18 @@ export function checkDecision(input: unknown, index: number): asserts input is A
       `${at}.path`,
       "expected the pending call's path (an array of subagent names)",
     );
+  if (callPath !== undefined && !(Array.isArray(callPath) && callPath.every((id) => typeof id === 'string')))
+    throw new InvalidArgumentError(
+      `${at}.callPath`,
+      "expected the pending call's callPath (an array of the ids of the subagent calls leading to it)",
+    );
   if (signature !== undefined && typeof signature !== 'string')
     throw new InvalidArgumentError(`${at}.signature`, "expected the pending call's signature (a string)");
 }
 
 /** The pending call a decision names, when exactly one does (else `withApprovalDecision` says why not). */
 export function pendingCall(state: AgentState, input: ApprovalInput): PendingApproval | undefined {
-  const matches = pendingMatches(state.pendingApprovals(), input.toolCallId, input.path);
+  const matches = pendingMatches(state.pendingApprovals(), input.toolCallId, input);
   return matches.length === 1 ? matches[0] : undefined;
 }
 
@@ -91,10 +104,35 @@ export async function checkEdit(
   }
 }
 
+/**
+ * The state with `decisions` taken, each checked first (its shape, its signature with a `secret`,
+ * an edit against its tool's schema): the first one refused throws, and nothing is taken then.
+ * `agent.decide` runs the result; a decide job checks with it before it marks the session.
+ */
+export async function takeDecisions(
+  state: AgentState,
+  decisions: readonly ApprovalInput[],
+  checks: {
+    readonly secret: string | undefined;
+    readonly sessionId: string | null;
+    readonly toolsAt: (path: readonly string[]) => ToolSet;
+  },
+): Promise<AgentState> {
+  decisions.forEach(checkDecision);
+  let decided = state;
+  for (const decision of decisions) {
+    if (checks.secret) checkSignature(decided, decision, checks.secret, checks.sessionId);
+    await checkEdit(decided, decision, checks.toolsAt);
+    const { toolCallId, path, callPath, signature: _signature, ...rest } = decision;
+    decided = decided.withApprovalDecision(toolCallId, rest as ApprovalDecision, { path, callPath });
+  }
+  return decided;
+}
+
 export function approvalPending(state: AgentState): ApprovalError {
-  const pending = state.pendingApprovals().map((p) => p.toolCallId);
+  const pending = state.pendingApprovals().map(describePending);
   return new ApprovalError(
     'APPROVAL_PENDING',
-    `The run waits for approval of ${pending.join(', ') || 'its tool calls'}: deliver the decisions with agent.decide(state, decisions) before a new message or execution.`,
+    `The run waits for approval of ${pending.join(', ') || 'its tool calls'} (a call inside a subagent as callPath/id): deliver the decisions with agent.decide(state, decisions) before a new message or execution.`,
   );
 }

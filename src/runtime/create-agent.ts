@@ -7,7 +7,6 @@ import { McpServers } from '../mcp/mcp-servers';
 import { NoSessionStoreError, SessionConflictError, SessionNotFoundError } from '../persistence/errors';
 import type { ResponseFormat } from '../state/agent-context';
 import { AgentState } from '../state/agent-state';
-import type { ApprovalDecision } from '../state/approval';
 import { InvalidArgumentError } from '../state/errors';
 import { ExecutionBudget } from '../state/execution-budget';
 import { DEFAULT_MAX_DEPTH } from '../subagents/subagent-definition';
@@ -15,8 +14,7 @@ import { AgentTracing } from '../telemetry/agent-tracing';
 import { AgentStream, alongside } from '../ui/agent-stream';
 import type { Agent } from './agent-actor';
 import { type AgentDefinition, checkDefinition } from './agent-definition';
-import { checkSignature } from './approval-signature';
-import { approvalPending, checkDecision, checkEdit } from './approvals';
+import { approvalPending, takeDecisions } from './approvals';
 import { ChatTurnConflictError } from './chat-turn-conflict-error';
 import { provideLoop } from './loop-actors';
 import { type InternalActorOptions, listened, runToOutcome } from './run-to-outcome';
@@ -151,15 +149,11 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
         stored = await store.load(target);
         if (!stored) throw new SessionNotFoundError(target);
       }
-      let state = stored?.state ?? (target as AgentState);
-      const sessionId = typeof target === 'string' ? target : null;
-      decisions.forEach(checkDecision);
-      for (const decision of decisions) {
-        if (approvalSecret) checkSignature(state, decision, approvalSecret, sessionId);
-        await checkEdit(state, decision, agent.toolsAt);
-        const { toolCallId, path, signature: _signature, ...rest } = decision;
-        state = state.withApprovalDecision(toolCallId, rest as ApprovalDecision, path);
-      }
+      const state = await takeDecisions(stored?.state ?? (target as AgentState), decisions, {
+        secret: approvalSecret,
+        sessionId: typeof target === 'string' ? target : null,
+        toolsAt: agent.toolsAt,
+      });
       const session =
         typeof target === 'string' ? { id: target, version: stored?.version ?? null } : undefined;
       return runToOutcome(

@@ -4,7 +4,13 @@ import type { AgentStateProps, LlmConfig } from './agent-state-props';
 import { AgentStep } from './agent-step';
 import type { AgentStepType } from './agent-step-type';
 import type { AppendOnlyList } from './append-only-list';
-import { type ApprovalDecision, ApprovalError, ApprovalRequest, type PendingApproval } from './approval';
+import {
+  type ApprovalDecision,
+  ApprovalError,
+  ApprovalRequest,
+  type ApprovalRoute,
+  type PendingApproval,
+} from './approval';
 import { ExecutionState } from './execution-state';
 import { ExecutionStatus, isTerminalStatus } from './execution-status';
 import { newId } from './ids';
@@ -319,7 +325,7 @@ export class AgentState {
   withSubagentsAwaiting(children: Readonly<Record<string, AgentState>>, at = Date.now()): AgentState {
     return this.withExecution(this.ensureExecution().withApproval(ApprovalRequest.ofChildren(children, at)));
   }
-  /** The signatures of the pending calls (`approvalSecret`), by `approvalKey(path, toolCallId)`. */
+  /** The signatures of the pending calls (`approvalSecret`), by `approvalKey(callPath, toolCallId)`. */
   withApprovalSignatures(signatures: Readonly<Record<string, string>>): AgentState {
     const approval = this.approval();
     if (!approval) return this;
@@ -329,14 +335,19 @@ export class AgentState {
   }
   /**
    * Takes a person's decision on a pending tool call, the step's own or one inside a waiting
-   * subagent (`path` tells calls with the same id apart). Raises ApprovalError (APPROVAL_NOT_PENDING)
-   * for an id that is not pending or already decided, and changes nothing then.
+   * subagent (`{ callPath }`, the pending call's, tells calls with the same id apart; a bare array
+   * is the older `path` of subagent names). Raises ApprovalError (APPROVAL_NOT_PENDING) for an id
+   * that is not pending or already decided, and changes nothing then.
    */
-  withApprovalDecision(toolCallId: string, decision: ApprovalDecision, path?: readonly string[]): AgentState {
+  withApprovalDecision(
+    toolCallId: string,
+    decision: ApprovalDecision,
+    route?: ApprovalRoute | readonly string[],
+  ): AgentState {
     const approval = this.approval();
     const calls = this.currentStep()?.requestedToolCalls() ?? [];
     if (!approval) throw ApprovalError.notPending(toolCallId, []);
-    const decided = ApprovalRequest.withDecision(approval, calls, toolCallId, decision, path);
+    const decided = ApprovalRequest.withDecision(approval, calls, toolCallId, decision, route);
     return this.withExecution(this.ensureExecution().withApproval(decided));
   }
   /** The decisions have been carried out (the approved calls ran): no approval is pending. */

@@ -25,7 +25,7 @@ export interface ApprovalRequest {
   readonly decisions: Readonly<Record<string, ApprovalDecision>>;
   /** Subagent calls of the step whose child waits for decisions: the child's state, by the call's id. */
   readonly children: Readonly<Record<string, AgentState>>;
-  /** With an `approvalSecret`: each pending call's signature, by `approvalKey(path, toolCallId)`. */
+  /** With an `approvalSecret`: each pending call's signature, by `approvalKey(callPath, toolCallId)`. */
   readonly signatures: Readonly<Record<string, string>>;
 }
 
@@ -36,6 +36,11 @@ export interface PendingApproval {
   readonly args: unknown;
   /** For a call inside a subagent: the names of the subagents that lead to it (`['researcher']`). */
   readonly path?: readonly string[];
+  /**
+   * For a call inside a subagent: the ids of the subagent tool calls that lead to it (`['call_1']`).
+   * It names the call even when two calls of the same subagent wait on the same id.
+   */
+  readonly callPath?: readonly string[];
   /** With an `approvalSecret`: the signature a decision on this call must carry. */
   readonly signature?: string;
 }
@@ -67,40 +72,71 @@ export class ApprovalError extends AgentMachineError {
   }
 }
 
-/** The pending calls a decision names: those with its id, at its path when it gives one. */
+/**
+ * Where a decision's call lies in a tree of agents: `callPath`, the ids of the subagent calls
+ * leading to it (as `PendingApproval.callPath`), names it exactly; `path`, the subagent names (as
+ * `PendingApproval.path`), is the older form, and cannot tell apart two calls of one subagent.
+ * A bare array is a `path`. With neither, the id alone must name one pending call.
+ */
+export type ApprovalRoute = {
+  readonly path?: readonly string[];
+  readonly callPath?: readonly string[];
+};
+
+/** A route given as a bare array is a `path` of subagent names (the older form). */
+export function toApprovalRoute(route: ApprovalRoute | readonly string[] | undefined): ApprovalRoute {
+  if (route === undefined) return {};
+  return isNameList(route) ? { path: route } : route;
+}
+
+function isNameList(route: ApprovalRoute | readonly string[]): route is readonly string[] {
+  return Array.isArray(route);
+}
+
+/** The pending calls a decision names: those with its id, at its `callPath` and `path` when it gives them. */
 export function pendingMatches(
   pending: readonly PendingApproval[],
   toolCallId: string,
-  path?: readonly string[],
+  route?: ApprovalRoute | readonly string[],
 ): PendingApproval[] {
-  return pending.filter((p) => p.toolCallId === toolCallId && (path === undefined || samePath(p.path, path)));
+  const { path, callPath } = toApprovalRoute(route);
+  return pending.filter(
+    (p) =>
+      p.toolCallId === toolCallId &&
+      (path === undefined || samePath(p.path, path)) &&
+      (callPath === undefined || samePath(p.callPath, callPath)),
+  );
 }
 
-/** Why a decision on `toolCallId` (at `path`) cannot be taken: no pending call, or several, match it. */
+/** A pending call as a decision would name it: its `callPath` and id (`p1/t1`), or its id at the root. */
+export function describePending(pending: PendingApproval): string {
+  return pending.callPath?.length
+    ? `${pending.callPath.join('/')}/${pending.toolCallId}`
+    : pending.toolCallId;
+}
+
+/** Why a decision on `toolCallId` (at `route`) cannot be taken: no pending call, or several, match it. */
 export function decisionRefused(
   pending: readonly PendingApproval[],
   toolCallId: string,
-  path?: readonly string[],
+  route?: ApprovalRoute | readonly string[],
 ): ApprovalError {
-  const matches = pendingMatches(pending, toolCallId, path);
-  if (matches.length <= 1) {
-    return ApprovalError.notPending(
-      toolCallId,
-      pending.map((p) => (p.path ? `${p.path.join('/')}/${p.toolCallId}` : p.toolCallId)),
-    );
-  }
+  const matches = pendingMatches(pending, toolCallId, route);
+  if (matches.length <= 1) return ApprovalError.notPending(toolCallId, pending.map(describePending));
   return new ApprovalError(
     'APPROVAL_AMBIGUOUS',
-    `Tool call id '${toolCallId}' is pending in more than one agent (${matches
-      .map((p) => (p.path ?? []).join('/') || '(root)')
-      .join(', ')}); give the decision's 'path' as well. Nothing was changed.`,
+    `Tool call id '${toolCallId}' is pending in more than one place (${matches
+      .map((p) => `callPath ${JSON.stringify(p.callPath ?? [])} in ${(p.path ?? []).join('/') || '(root)'}`)
+      .join(
+        ', ',
+      )}); give the decision the 'callPath' of the one you mean, as pendingApprovals() lists it. Nothing was changed.`,
     toolCallId,
   );
 }
 
-/** The key of a pending call in a tree of agents: the subagent names leading to it, and its id. */
-export function approvalKey(path: readonly string[] | undefined, toolCallId: string): string {
-  return JSON.stringify([...(path ?? []), toolCallId]);
+/** The key of a pending call in a tree of agents: the ids of the subagent calls leading to it, and its own. */
+export function approvalKey(callPath: readonly string[] | undefined, toolCallId: string): string {
+  return JSON.stringify([...(callPath ?? []), toolCallId]);
 }
 
 export const ApprovalRequest = {
@@ -125,7 +161,7 @@ export const ApprovalRequest = {
   },
   /**
    * Takes a decision on a pending call: one of the step's own, or one inside a waiting child (found
-   * by its id, and by `path` when the id alone names more than one pending call). Raises
+   * by its id, and by `route` when the id alone names more than one pending call). Raises
    * ApprovalError for a call that is not pending, and changes nothing then.
    */
   withDecision(
@@ -133,12 +169,12 @@ export const ApprovalRequest = {
     calls: readonly ToolCall[],
     toolCallId: string,
     decision: ApprovalDecision,
-    path?: readonly string[],
+    route?: ApprovalRoute | readonly string[],
   ): ApprovalRequest {
     const pending = ApprovalRequest.pending(request, calls);
-    const matches = pendingMatches(pending, toolCallId, path);
-    if (matches.length !== 1) throw decisionRefused(pending, toolCallId, path);
-    const [first, ...rest] = matches[0]?.path ?? [];
+    const matches = pendingMatches(pending, toolCallId, route);
+    if (matches.length !== 1) throw decisionRefused(pending, toolCallId, route);
+    const [first, ...rest] = matches[0]?.callPath ?? [];
     if (first === undefined) {
       // Edited input enters the state here: kept as its JSON form, refused if that cannot be saved.
       const kept: ApprovalDecision =
@@ -153,19 +189,14 @@ export const ApprovalRequest = {
         decisions: Object.freeze({ ...request.decisions, [toolCallId]: kept }),
       });
     }
-    // the match lies inside exactly one child: the first subagent call named `first` that lists it
-    for (const call of calls) {
-      const child = call.name === first ? request.children[call.id] : undefined;
-      if (!child?.pendingApprovals().some((p) => p.toolCallId === toolCallId && samePath(p.path, rest))) {
-        continue;
-      }
-      const decided = child.withApprovalDecision(toolCallId, decision, rest);
-      return Object.freeze({
-        ...request,
-        children: Object.freeze({ ...request.children, [call.id]: decided }),
-      });
-    }
-    throw ApprovalError.notPending(toolCallId, []);
+    // the match lies inside the child of the subagent call `first`, at `rest` below it
+    const child = request.children[first];
+    if (!child) throw ApprovalError.notPending(toolCallId, pending.map(describePending));
+    const decided = child.withApprovalDecision(toolCallId, decision, { callPath: rest });
+    return Object.freeze({
+      ...request,
+      children: Object.freeze({ ...request.children, [first]: decided }),
+    });
   },
   /** The undecided calls: the step's own, then those inside its waiting children, in the model's order. */
   pending(request: ApprovalRequest, calls: readonly ToolCall[]): PendingApproval[] {
@@ -178,8 +209,9 @@ export const ApprovalRequest = {
       const child = request.children[call.id];
       for (const nested of child?.pendingApprovals() ?? []) {
         const path = [call.name, ...(nested.path ?? [])];
+        const callPath = [call.id, ...(nested.callPath ?? [])];
         const { signature: _childSignature, ...rest } = nested;
-        out.push(signed({ ...rest, path }, request));
+        out.push(signed({ ...rest, path, callPath }, request));
       }
     }
     return out;
@@ -190,7 +222,7 @@ export const ApprovalRequest = {
 };
 
 function signed(pending: PendingApproval, request: ApprovalRequest): PendingApproval {
-  const signature = request.signatures[approvalKey(pending.path, pending.toolCallId)];
+  const signature = request.signatures[approvalKey(pending.callPath, pending.toolCallId)];
   return Object.freeze(signature === undefined ? pending : { ...pending, signature });
 }
 
@@ -201,15 +233,15 @@ function samePath(a: readonly string[] | undefined, b: readonly string[] | undef
 }
 
 /**
- * A decision as `agent.decide()` takes it. `path` (the pending call's) tells apart calls with the
- * same id in different subagents; `signature` (the pending call's) is required with an
- * `approvalSecret`.
+ * A decision as `agent.decide()` takes it. `callPath` (the pending call's) tells apart calls with
+ * the same id in different subagent calls (`path`, the subagent names, is the older form);
+ * `signature` (the pending call's) is required with an `approvalSecret`.
  */
 export type ApprovalInput = {
   readonly toolCallId: string;
-  readonly path?: readonly string[];
   readonly signature?: string;
-} & ApprovalDecision;
+} & ApprovalRoute &
+  ApprovalDecision;
 
 /**
  * An approval's fields in the serialized form (beside its step and the step's start): the time it

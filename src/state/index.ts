@@ -4,7 +4,13 @@ export { AgentState, type AgentStateProps, type LlmConfig } from './agent-state'
 export { AgentStep, InferenceResponse } from './agent-step';
 export { AgentStepType } from './agent-step-type';
 export { AppendOnlyList } from './append-only-list';
-export { type ApprovalDecision, ApprovalError, ApprovalRequest, type PendingApproval } from './approval';
+export {
+  type ApprovalDecision,
+  ApprovalError,
+  ApprovalRequest,
+  type ApprovalRoute,
+  type PendingApproval,
+} from './approval';
 export { AgentMachineError, InvalidArgumentError, InvalidStateError } from './errors';
 export { type BudgetLimits, type BudgetUsage, ExecutionBudget } from './execution-budget';
 export { ExecutionContinuation } from './execution-continuation';

@@ -115,8 +115,10 @@ export type AgentEvent =
       readonly stepNumber: number;
       readonly toolCallId: string;
       readonly decision: ApprovalDecision;
-      /** For a call inside a subagent, when the decision named it: the path to it. */
+      /** For a call inside a subagent, when the decision named it: the subagent names leading to it. */
       readonly path?: readonly string[];
+      /** For a call inside a subagent, when the decision named it: the ids of the calls leading to it. */
+      readonly callPath?: readonly string[];
     })
   | (EventIds & { readonly type: 'event.refused'; readonly event: string; readonly error: AgentError })
   | ReportEvent;

@@ -49,7 +49,7 @@ export class AgentStream implements AsyncIterable<AgentEvent> {
     const listen = (inspection: InspectionEvent) => {
       if (inspection.type !== '@xstate.actor') return;
       const ref = inspection.actorRef as AnyActorRef;
-      const subagent = subagentOrigin(ref.id);
+      const subagent = subagentOrigin(ref);
       ref.on('*', (event: AgentEvent) => {
         // XState emits after the snapshot is updated: the step read here is the one of the event.
         this.push({ event, step: subagent ? null : stepOf(ref, event), subagent });
@@ -167,10 +167,19 @@ export function alongside(
 
 const SUBAGENT_ID = /^subagent:([^:]+):(.+)$/;
 
-/** Subagent actors are named `subagent:<name>:<toolCallId>` by the runtime. */
-function subagentOrigin(actorId: string): SubagentOrigin | null {
-  const match = SUBAGENT_ID.exec(actorId);
-  return match ? { name: match[1] as string, toolCallId: match[2] as string } : null;
+/**
+ * Subagent actors are named `subagent:<name>:<toolCallId>` by the runtime; the subagent actors
+ * above this one (its parents) give the rest of its call path.
+ */
+function subagentOrigin(ref: AnyActorRef): SubagentOrigin | null {
+  const match = SUBAGENT_ID.exec(ref.id);
+  if (!match) return null;
+  const callPath: string[] = [];
+  for (let at: AnyActorRef | undefined = ref; at; at = at._parent) {
+    const call = SUBAGENT_ID.exec(at.id);
+    if (call) callPath.unshift(call[2] as string);
+  }
+  return { name: match[1] as string, toolCallId: match[2] as string, callPath };
 }
 
 function stepOf(ref: AnyActorRef, event: AgentEvent): AgentStep | null {

@@ -7,6 +7,7 @@ import { AgentState } from '../state/agent-state';
 import type { ApprovalDecision, ApprovalInput } from '../state/approval';
 import { AgentMachineError } from '../state/errors';
 import { AgentStream } from './agent-stream';
+import { chatToolCallId, toApprovalInputs } from './chat-approvals';
 import { type ChatDecision, ChatRequestError, parseChatRequest } from './chat-request';
 import { toChatUIMessages, toUIMessageChunks } from './ui-messages';
 
@@ -24,9 +25,24 @@ export interface ChatAgent {
   ): Promise<AgentState>;
 }
 
+/** What a request does to a chat: read it (its stream, its messages), send a message, decide approvals, stop it. */
+export type ChatAction = 'read' | 'write' | 'decide' | 'stop';
+
+/** What `authorize` is asked about: the chat a request is for, and what it does to it. */
+export interface ChatAccess {
+  readonly chatId: string;
+  readonly action: ChatAction;
+}
+
 export interface ChatHandlerOptions {
   /** The agent that answers; it needs a `store`: the chat id is the session id in it. */
   readonly agent: ChatAgent;
+  /**
+   * Whether the request (its cookie, its token) may do `action` to chat `chatId`; anything but
+   * `true` answers 403 and runs, loads and saves nothing. Asked once per request, after the body
+   * is read (the chat id of a POST is in it). Default: every request is allowed.
+   */
+  readonly authorize?: (request: Request, access: ChatAccess) => boolean | Promise<boolean>;
   /** The text of `error` chunks for a run that fails (default: no details; see UIMessageStreamOptions). */
   readonly errorText?: (error: AgentError) => string;
   /** The largest request body accepted, in bytes (the client sends its whole history). Default 1 MiB. */
@@ -68,9 +84,16 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
   // Chats with a run streaming; null while a request for it is being checked.
   const running = new Map<string, AgentStream | null>();
 
+  async function allow(request: Request, chatId: string, action: ChatAction): Promise<void> {
+    if (!options.authorize || (await options.authorize(request, { chatId, action })) === true) return;
+    throw new ChatRequestError(403, 'FORBIDDEN', `This request may not ${action} chat "${chatId}".`);
+  }
+
   async function post(request: Request): Promise<Response> {
+    requireJson(request);
     const chat = parseChatRequest(await readText(request, maxBodyBytes));
     const chatId = assertSessionId(chat.chatId);
+    await allow(request, chatId, chat.kind === 'message' ? 'write' : 'decide');
     if (running.has(chatId)) {
       throw new ChatRequestError(
         409,
@@ -103,11 +126,15 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
 
   function startMessage(chatId: string, state: AgentState, text: string): AgentStream {
     if (state.approval()) {
-      const pending = state.pendingApprovals().map((p) => p.toolCallId);
+      const pending = state.pendingApprovals().map(chatToolCallId);
+      const named = pending.map((id) => `'${id}'`).join(', ') || 'its tool calls';
       throw new ChatRequestError(
         409,
         'APPROVAL_PENDING',
-        `Chat "${chatId}" waits for approval of ${pending.join(', ')}: approve or deny first, then send a message.`,
+        `Chat "${chatId}" waits for a decision on ${pending.length > 1 ? 'approvals' : 'approval'} ${named}: ` +
+          "approve or deny each first (the AI SDK's chat client: addToolApprovalResponse({ id, approved }), " +
+          'then sendMessage()), and send this message again once the answer has finished.',
+        { pendingApprovals: pending },
       );
     }
     return agent.stream(state.withUserMessage(text), { sessionId: chatId });
@@ -116,16 +143,11 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
   function startDecisions(chatId: string, state: AgentState | null, decisions: readonly ChatDecision[]) {
     if (!state)
       throw new ChatRequestError(404, 'SESSION_NOT_FOUND', `No chat "${chatId}" to approve calls in.`);
-    const inputs = decisions.map(({ toolCallId, approved, reason }) => ({
-      toolCallId,
-      ...((approved
-        ? { type: 'approve' }
-        : { type: 'reject', ...(reason ? { reason } : {}) }) as ApprovalDecision),
-    }));
+    const inputs = toApprovalInputs(state, decisions);
     let decided = state;
     try {
-      for (const { toolCallId, ...decision } of inputs)
-        decided = decided.withApprovalDecision(toolCallId, decision);
+      for (const { toolCallId, path: _path, callPath, signature: _signature, ...decision } of inputs)
+        decided = decided.withApprovalDecision(toolCallId, decision as ApprovalDecision, { callPath });
     } catch (error) {
       if (!(error instanceof AgentMachineError)) throw error;
       throw new ChatRequestError(409, error.code, error.message);
@@ -134,11 +156,13 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
     const message = toChatUIMessages(decided).find((m) => m.id === messageId);
     const continuation = {
       messageId,
-      toolCallIds:
-        state
+      toolCallIds: [
+        ...(state
           .currentStep()
           ?.requestedToolCalls()
-          .map((c) => c.id) ?? [],
+          .map((c) => c.id) ?? []),
+        ...state.pendingApprovals().map(chatToolCallId),
+      ],
       denied: new Set(decisions.filter((d) => !d.approved).map((d) => d.toolCallId)),
       prefix: message ? toUIMessageChunks(message) : [],
     };
@@ -156,6 +180,7 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
       );
     }
     const chatId = assertSessionId(decodeSegment(id ?? ''));
+    await allow(request, chatId, 'read');
     if (resource === 'messages') {
       const stored = await store.load(chatId);
       return Response.json({ id: chatId, messages: stored ? toChatUIMessages(stored.state) : [] });
@@ -184,6 +209,22 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
       return errorResponse(new ChatRequestError(500, 'INTERNAL', 'The chat could not be answered.'));
     }
   };
+}
+
+/**
+ * Only JSON is taken: a cross-site HTML form can post only form encodings and plain text without
+ * the browser asking the server first, so it cannot post to a chat.
+ */
+function requireJson(request: Request): void {
+  const type = (request.headers.get('content-type') ?? '').split(';')[0]?.trim().toLowerCase();
+  if (type === 'application/json') return;
+  throw new ChatRequestError(
+    415,
+    'UNSUPPORTED_MEDIA_TYPE',
+    `The body must be sent as application/json (the AI SDK's chat transport does), not ${
+      type ? JSON.stringify(type) : 'without a content type'
+    }.`,
+  );
 }
 
 /** The body as text, read no further than `maxBytes` (a client may send no content-length). */
@@ -222,7 +263,7 @@ function decodeSegment(segment: string): string {
 
 function errorResponse(error: ChatRequestError, headers: Record<string, string> = {}): Response {
   return Response.json(
-    { error: { code: error.code, message: error.message } },
+    { error: Object.assign({ code: error.code, message: error.message }, error.details) },
     { status: error.status, headers },
   );
 }

@@ -1,12 +1,16 @@
 import { z } from 'zod';
 import { AgentMachineError } from '../state/errors';
 
-/** A request the chat handler refuses, with its HTTP status; the body is `{ error: { code, message } }`. */
+/**
+ * A request the chat handler refuses, with its HTTP status; the body is `{ error: { code, message } }`
+ * and the `details` fields (`pendingApprovals` for APPROVAL_PENDING: the approval ids to answer).
+ */
 export class ChatRequestError extends AgentMachineError {
   constructor(
     readonly status: number,
     code: string,
     message: string,
+    readonly details?: Readonly<Record<string, unknown>>,
   ) {
     super(code, message);
   }
@@ -18,9 +22,12 @@ export type ChatRequest =
   | { readonly chatId: string; readonly kind: 'approvals'; readonly decisions: readonly ChatDecision[] };
 
 export interface ChatDecision {
+  /** The approval id: the call's tool call id in the chat (`p1/t1` for a call inside subagent call p1). */
   readonly toolCallId: string;
   readonly approved: boolean;
   readonly reason?: string;
+  /** The signature the approval request carried (with an `approvalSecret`), sent back unchanged. */
+  readonly signature?: string;
 }
 
 // DefaultChatTransport's body. The client sends its whole history; only the last message is
@@ -36,7 +43,12 @@ const body = z.looseObject({
 const approvalResponse = z.object({
   toolCallId: z.string(),
   state: z.literal('approval-responded'),
-  approval: z.object({ id: z.string(), approved: z.boolean(), reason: z.string().optional() }),
+  approval: z.looseObject({
+    id: z.string(),
+    approved: z.boolean(),
+    reason: z.string().optional(),
+    signature: z.string().optional(),
+  }),
 });
 
 /** Reads a POST body of the AI SDK's chat transport; a ChatRequestError (400) names what is wrong. */
@@ -91,8 +103,13 @@ export function parseChatRequest(text: string): ChatRequest {
   for (const candidate of last.parts) {
     const response = approvalResponse.safeParse(candidate);
     if (!response.success) continue;
-    const { approved, reason } = response.data.approval;
-    decisions.push({ toolCallId: response.data.approval.id, approved, ...(reason ? { reason } : {}) });
+    const { id, approved, reason, signature } = response.data.approval;
+    decisions.push({
+      toolCallId: id,
+      approved,
+      ...(reason ? { reason } : {}),
+      ...(signature !== undefined && { signature }),
+    });
   }
   if (decisions.length === 0) {
     throw new ChatRequestError(

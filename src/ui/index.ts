@@ -1,5 +1,11 @@
 export { AgentStream, type RunStarter, type UIStreamReadOptions } from './agent-stream';
-export { type ChatHandler, type ChatHandlerOptions, createChatHandler } from './chat-handler';
+export {
+  type ChatAccess,
+  type ChatAction,
+  type ChatHandler,
+  type ChatHandlerOptions,
+  createChatHandler,
+} from './chat-handler';
 export { type ChatDecision, type ChatRequest, ChatRequestError, parseChatRequest } from './chat-request';
 export { toNodeHandler } from './node-handler';
 export {

@@ -3,8 +3,9 @@ import { Readable } from 'node:stream';
 
 /**
  * Serves a Web-standard handler (`createChatHandler`'s) on node:http: the request becomes a
- * `Request`, the `Response` is written back as it streams (with backpressure), and a client that
- * goes away cancels the body it was reading.
+ * `Request` (whose `signal` aborts when the client goes away), the `Response` is written back as it
+ * streams (with backpressure), and a client that goes away, before the answer or while reading it,
+ * cancels the body and has its response ended.
  *
  * @example
  * createServer(toNodeHandler(createChatHandler({ agent }))).listen(3000, '127.0.0.1');
@@ -32,12 +33,24 @@ async function serve(
       headers.append(name, one);
   }
   const hasBody = req.method !== 'GET' && req.method !== 'HEAD';
+  // Listened for from the start: a client may leave while the handler is still working.
+  const left = new AbortController();
+  res.once('close', () => {
+    if (!res.writableFinished) left.abort();
+  });
   const request = new Request(new URL(req.url ?? '/', `http://${req.headers.host ?? 'localhost'}`), {
     method: req.method,
     headers,
+    signal: left.signal,
     ...(hasBody ? { body: Readable.toWeb(req) as ReadableStream<Uint8Array>, duplex: 'half' } : {}),
   } as RequestInit);
   const response = await handler(request);
+  if (left.signal.aborted) {
+    // no one to answer: the body is cancelled unread, and the response ended
+    await response.body?.cancel().catch((error: unknown) => console.error(error));
+    res.end();
+    return;
+  }
 
   const outgoing: Record<string, string | string[]> = {};
   for (const [name, value] of response.headers) if (name !== 'set-cookie') outgoing[name] = value;
@@ -51,16 +64,15 @@ async function serve(
     return;
   }
   const reader = response.body.getReader();
-  res.on('close', () => {
-    if (!res.writableFinished) reader.cancel().catch((error: unknown) => console.error(error));
-  });
+  const cancel = () => reader.cancel().catch((error: unknown) => console.error(error));
+  left.signal.addEventListener('abort', cancel, { once: true });
   for (;;) {
     const { done, value } = await reader.read();
     if (done) break;
-    if (!res.write(value)) {
+    if (!res.write(value) && !left.signal.aborted) {
       await new Promise<void>((resolve) => {
         res.once('drain', resolve);
-        res.once('close', resolve);
+        left.signal.addEventListener('abort', () => resolve(), { once: true });
       });
     }
   }

@@ -2,6 +2,7 @@ import { AgentError } from '../state/agent-error';
 import type { AgentState } from '../state/agent-state';
 import type { AgentStep } from '../state/agent-step';
 import type { AgentEvent } from '../state/loop-events';
+import { approvalRequestChunks, chatToolCallId } from './chat-approvals';
 import type { UIFinishReason, UIMessageChunk } from './ui-message';
 
 /** One event of a run as an AgentStream records it. */
@@ -19,6 +20,8 @@ export interface RunEntry {
 export interface SubagentOrigin {
   readonly name: string;
   readonly toolCallId: string;
+  /** The ids of the subagent calls from the root down to this subagent's (the last is `toolCallId`). */
+  readonly callPath?: readonly string[];
 }
 
 /** How a run ended: its final state (or the state waiting for approval), or what it threw. */
@@ -37,9 +40,12 @@ export interface UIMessageStreamOptions {
 export interface UIStreamContinuation {
   /** The id of that message: the execution's id. */
   readonly messageId: string;
-  /** The tool calls of the step that awaited approval: the client has their inputs already. */
+  /**
+   * The tool calls of the step that awaited approval, and the calls inside its subagents that
+   * awaited approval (`p1/t1`): the client has their inputs already.
+   */
   readonly toolCallIds: readonly string[];
-  /** Calls a person rejected: they end as `tool-output-denied`. */
+  /** Calls a person rejected (their chat tool call ids): they end as `tool-output-denied`. */
   readonly denied: ReadonlySet<string>;
 }
 
@@ -109,9 +115,20 @@ export function createUIChunkMapper(
       out.push({ type: 'tool-input-available', toolCallId: call.id, toolName: call.name, input: call.args });
     }
   };
+  const toolOutput = (
+    out: UIMessageChunk[],
+    event: Extract<AgentEvent, { type: 'tool.finished' }>,
+    toolCallId: string,
+  ) => {
+    if (!announced.has(toolCallId)) return;
+    if (denied.has(toolCallId)) out.push({ type: 'tool-output-denied', toolCallId });
+    else if (event.error) out.push({ type: 'tool-output-error', toolCallId, errorText: event.error.message });
+    else out.push({ type: 'tool-output-available', toolCallId, output: event.value });
+  };
   const progress = (out: UIMessageChunk[], event: AgentEvent, origin: SubagentOrigin) => {
     const before = subagents.get(event.agentId) ?? {
-      ...origin,
+      name: origin.name,
+      toolCallId: origin.toolCallId,
       agentId: event.agentId,
       parentAgentId: event.parentAgentId,
       status: 'running',
@@ -147,6 +164,10 @@ export function createUIChunkMapper(
       start(out, event.executionId);
       if (entry.subagent) {
         progress(out, event, entry.subagent);
+        // a call inside a subagent that awaited approval has a part of its own (`p1/t1`)
+        const { callPath } = entry.subagent;
+        if (event.type === 'tool.finished' && callPath)
+          toolOutput(out, event, [...callPath, event.toolCallId].join('/'));
         return out;
       }
       switch (event.type) {
@@ -173,26 +194,13 @@ export function createUIChunkMapper(
         case 'approval.requested':
           announce(out, step);
           for (const call of event.toolCalls) {
-            out.push({
-              type: 'tool-approval-request',
-              approvalId: call.toolCallId,
-              toolCallId: call.toolCallId,
-            });
+            announced.add(chatToolCallId(call));
+            out.push(...approvalRequestChunks(call));
           }
           break;
         case 'tool.finished':
           announce(out, step);
-          if (!announced.has(event.toolCallId)) break;
-          if (denied.has(event.toolCallId))
-            out.push({ type: 'tool-output-denied', toolCallId: event.toolCallId });
-          else if (event.error) {
-            out.push({
-              type: 'tool-output-error',
-              toolCallId: event.toolCallId,
-              errorText: event.error.message,
-            });
-          } else
-            out.push({ type: 'tool-output-available', toolCallId: event.toolCallId, output: event.value });
+          toolOutput(out, event, event.toolCallId);
           break;
         case 'step.finished':
           announce(out, step);

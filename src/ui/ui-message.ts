@@ -22,7 +22,13 @@ export type UIMessageChunk =
       readonly toolName: string;
       readonly input: unknown;
     }
-  | { readonly type: 'tool-approval-request'; readonly approvalId: string; readonly toolCallId: string }
+  | {
+      readonly type: 'tool-approval-request';
+      readonly approvalId: string;
+      readonly toolCallId: string;
+      /** With an `approvalSecret`: the call's signature; the client sends it back with its answer. */
+      readonly signature?: string;
+    }
   | {
       readonly type: 'tool-approval-response';
       readonly approvalId: string;
@@ -55,10 +61,18 @@ interface UIToolCall {
 export type UIToolPart = UIToolCall &
   (
     | { readonly state: 'input-available' }
-    | { readonly state: 'approval-requested'; readonly approval: { readonly id: string } }
+    | {
+        readonly state: 'approval-requested';
+        readonly approval: { readonly id: string; readonly signature?: string };
+      }
     | {
         readonly state: 'approval-responded';
-        readonly approval: { readonly id: string; readonly approved: boolean; readonly reason?: string };
+        readonly approval: {
+          readonly id: string;
+          readonly approved: boolean;
+          readonly reason?: string;
+          readonly signature?: string;
+        };
       }
     | { readonly state: 'output-available'; readonly output: unknown }
     | { readonly state: 'output-error'; readonly errorText: string }

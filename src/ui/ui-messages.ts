@@ -1,6 +1,8 @@
 import type { AgentState } from '../state/agent-state';
+import { approvalKey } from '../state/approval';
 import type { Message } from '../state/message';
 import type { ToolExecution } from '../state/tool-execution';
+import { approvalPart, nestedApprovalParts } from './chat-approvals';
 import type { ChatUIMessage, ChatUIMessagePart, UIMessageChunk, UIToolPart } from './ui-message';
 
 /**
@@ -47,20 +49,12 @@ export function toChatUIMessages(state: AgentState): ChatUIMessage[] {
         // Object.assign onto a fresh part, not a spread followed by keys (on Node 20 that gives
         // every part a hidden class of its own, and a long conversation has thousands)
         const tool = { type: `tool-${call.name}` as const, toolCallId: call.id, input: call.args };
-        const decision = approval?.decisions[call.id];
-        if (decision) {
-          const reason = decision.type === 'reject' ? decision.reason : undefined;
-          parts.push(
-            Object.assign(tool, {
-              state: 'approval-responded' as const,
-              approval: { id: call.id, approved: decision.type !== 'reject', ...(reason ? { reason } : {}) },
-            }),
-          );
-        } else if (approval?.toolCallIds.includes(call.id)) {
-          parts.push(
-            Object.assign(tool, { state: 'approval-requested' as const, approval: { id: call.id } }),
-          );
+        if (approval?.toolCallIds.includes(call.id)) {
+          const signature = approval.signatures[approvalKey(undefined, call.id)];
+          parts.push(approvalPart(tool, approval.decisions[call.id], signature));
         } else parts.push(Object.assign(tool, { state: 'input-available' as const }));
+        // the calls waiting inside this subagent call, as parts of their own (`p1/t1`)
+        if (approval?.children[call.id]) parts.push(...nestedApprovalParts(state, call));
       }
       return;
     }
@@ -108,15 +102,16 @@ export function toUIMessageChunks(message: ChatUIMessage): UIMessageChunk[] {
         toolName: part.type.slice(5),
         input: part.input,
       });
-      if (approval) chunks.push({ type: 'tool-approval-request', approvalId: approval.id, toolCallId });
-      if (part.state === 'approval-responded') {
-        const { id, approved, reason } = part.approval;
-        chunks.push({
-          type: 'tool-approval-response',
-          approvalId: id,
-          approved,
-          ...(reason ? { reason } : {}),
-        });
+      // An answered approval is rebuilt as asked: AI SDK 6's client has no chunk for the answer
+      // (`tool-approval-response` is AI SDK 7's), and the call's output or denial follows.
+      if (approval) {
+        const signed = approval.signature === undefined ? {} : { signature: approval.signature };
+        chunks.push(
+          Object.assign(
+            { type: 'tool-approval-request' as const, approvalId: approval.id, toolCallId },
+            signed,
+          ),
+        );
       }
       if (part.state === 'output-available')
         chunks.push({ type: 'tool-output-available', toolCallId, output: part.output });

@@ -105,6 +105,131 @@ describe('approvals bound to the exact call (approvalSecret)', () => {
     expect(transfers).toEqual([]);
   });
 
+  it('signs two parallel calls of one subagent waiting on the same id apart; each signature decides only its call', async () => {
+    const transfers: unknown[] = [];
+    const transfer = defineTool({
+      description: 'Transfer money',
+      inputSchema: z.object({ to: z.string(), amount: z.number() }),
+      needsApproval: true,
+      execute: async (input) => {
+        transfers.push(input);
+        return 'sent';
+      },
+    });
+    const agent = createAgent({
+      driver: scriptedDriver([
+        {
+          toolCalls: [
+            { name: 'payer', args: { task: 'pay' }, id: 'p1' },
+            { name: 'payer', args: { task: 'pay' }, id: 'p2' },
+          ],
+        },
+        { text: 'done' },
+      ]),
+      store: new InMemorySessionStore(),
+      approvalSecret: SECRET,
+      subagents: {
+        agents: {
+          payer: {
+            description: 'Pays',
+            driver: scriptedDriver([
+              { toolCalls: [{ name: 'transfer', args: { to: 'bob', amount: 40 }, id: 't1' }] },
+              { text: 'paid' },
+            ]),
+            tools: { transfer },
+          },
+        },
+      },
+    });
+    const waiting = await agent.execute(ask(), { sessionId: 's1' });
+    const [first, second] = waiting.pendingApprovals();
+    expect(first?.signature).not.toBe(second?.signature);
+    await expect(
+      agent.decide('s1', [
+        { toolCallId: 't1', type: 'approve', callPath: ['p2'], signature: first?.signature },
+      ]),
+    ).rejects.toMatchObject({ code: 'APPROVAL_SIGNATURE_INVALID' });
+    const done = await agent.decide('s1', [
+      { toolCallId: 't1', type: 'approve', callPath: ['p1'], signature: first?.signature },
+      { toolCallId: 't1', type: 'reject', callPath: ['p2'], signature: second?.signature },
+    ]);
+    expect(done.status()).toBe(ExecutionStatus.Completed);
+    expect(transfers).toEqual([{ to: 'bob', amount: 40 }]);
+  });
+
+  it('refuses a signature kept from an earlier turn for an identical call asked again', async () => {
+    const transfers: unknown[] = [];
+    const transfer = defineTool({
+      description: 'Transfer money',
+      inputSchema: z.object({ to: z.string(), amount: z.number() }),
+      needsApproval: true,
+      execute: async (input) => {
+        transfers.push(input);
+        return 'sent';
+      },
+    });
+    const pay = { toolCalls: [{ name: 'transfer', args: { to: 'bob', amount: 40 }, id: 't1' }] };
+    const agent = createAgent({
+      driver: scriptedDriver([pay, { text: 'paid' }, pay, { text: 'paid again' }]),
+      tools: { transfer },
+      store: new InMemorySessionStore(),
+      approvalSecret: SECRET,
+    });
+    const firstTurn = await agent.chat('s1', 'Pay Bob 40');
+    const kept = firstTurn.pendingApprovals()[0]?.signature;
+    const paid = await agent.decide('s1', [{ toolCallId: 't1', type: 'approve', signature: kept }]);
+    expect(paid.finalResponse()).toBe('paid');
+    const secondTurn = await agent.chat('s1', 'Pay Bob 40 once more');
+    expect(secondTurn.pendingApprovals()[0]).toMatchObject({
+      toolCallId: 't1',
+      args: { to: 'bob', amount: 40 },
+    });
+    expect(secondTurn.pendingApprovals()[0]?.signature).not.toBe(kept);
+    await expect(
+      agent.decide('s1', [{ toolCallId: 't1', type: 'approve', signature: kept }]),
+    ).rejects.toMatchObject({ code: 'APPROVAL_SIGNATURE_INVALID' });
+    expect(transfers).toHaveLength(1);
+  });
+
+  it('refuses a signature kept from a subagent step for the same call asked again in its next step', async () => {
+    const transfers: unknown[] = [];
+    const transfer = defineTool({
+      description: 'Transfer money',
+      inputSchema: z.object({ to: z.string(), amount: z.number() }),
+      needsApproval: true,
+      execute: async (input) => {
+        transfers.push(input);
+        return 'sent';
+      },
+    });
+    const pay = { toolCalls: [{ name: 'transfer', args: { to: 'bob', amount: 40 }, id: 't1' }] };
+    const agent = createAgent({
+      driver: scriptedDriver([
+        { toolCalls: [{ name: 'payer', args: { task: 'pay' }, id: 'p1' }] },
+        { text: 'done' },
+      ]),
+      store: new InMemorySessionStore(),
+      approvalSecret: SECRET,
+      subagents: {
+        agents: {
+          payer: {
+            description: 'Pays',
+            driver: scriptedDriver([pay, pay, { text: 'paid' }]),
+            tools: { transfer },
+          },
+        },
+      },
+    });
+    const first = await agent.execute(ask(), { sessionId: 's1' });
+    const kept = first.pendingApprovals()[0]?.signature;
+    const again = await agent.decide('s1', [{ toolCallId: 't1', type: 'approve', signature: kept }]);
+    expect(again.pendingApprovals()).toMatchObject([{ toolCallId: 't1', callPath: ['p1'] }]);
+    await expect(
+      agent.decide('s1', [{ toolCallId: 't1', type: 'approve', signature: kept }]),
+    ).rejects.toMatchObject({ code: 'APPROVAL_SIGNATURE_INVALID' });
+    expect(transfers).toHaveLength(1);
+  });
+
   it('without a secret, pending calls carry no signature and decisions need none', async () => {
     const { agent, transfers } = bankAgent({ nested: true });
     const waiting = await agent.execute(ask());

@@ -84,7 +84,13 @@ describe('approvals inside subagents', () => {
     const waiting = await agent.execute(ask());
     expect(waiting.status()).toBe(ExecutionStatus.InProgress);
     expect(waiting.pendingApprovals()).toEqual([
-      { toolCallId: 't1', toolName: 'transfer', args: { to: 'bob', amount: 40 }, path: ['payer'] },
+      {
+        toolCallId: 't1',
+        toolName: 'transfer',
+        args: { to: 'bob', amount: 40 },
+        path: ['payer'],
+        callPath: ['p1'],
+      },
     ]);
     expect(transfers).toEqual([]);
     // the call of the same step that finished keeps its result
@@ -269,6 +275,7 @@ describe('approvals inside subagents', () => {
         toolName: 'transfer',
         args: { to: 'bob', amount: 7 },
         path: ['manager', 'clerk'],
+        callPath: ['m1', 'c1'],
       },
     ]);
     const restored = AgentState.fromJSON(JSON.parse(JSON.stringify(waiting)));
@@ -301,6 +308,72 @@ describe('approvals inside subagents', () => {
     const done = await agent.decide(half, [{ toolCallId: 'same', type: 'reject', path: ['right'] }]);
     expect(done.status()).toBe(ExecutionStatus.Completed);
     expect(transfers).toEqual([{ to: 'bob', amount: 1 }]);
+  });
+
+  it('tells apart two parallel calls of one subagent waiting on the same id by callPath', async () => {
+    const { transfer, transfers } = bank();
+    const agent = createAgent({
+      driver: scriptedDriver([{ toolCalls: [task('payer', 'p1'), task('payer', 'p2')] }, { text: 'done' }]),
+      subagents: {
+        agents: {
+          payer: {
+            description: 'Pays',
+            driver: scriptedDriver([{ toolCalls: [transferCall(1, 'same')] }, { text: 'ok' }]),
+            tools: { transfer },
+          },
+        },
+      },
+    });
+    const waiting = await agent.execute(ask());
+    expect(waiting.pendingApprovals().map((p) => [p.path, p.callPath])).toEqual([
+      [['payer'], ['p1']],
+      [['payer'], ['p2']],
+    ]);
+    for (const path of [undefined, ['payer']]) {
+      await expect(
+        agent.decide(waiting, [{ toolCallId: 'same', type: 'approve', ...(path && { path }) }]),
+      ).rejects.toMatchObject({ code: 'APPROVAL_AMBIGUOUS', message: expect.stringContaining('callPath') });
+    }
+    const half = await agent.decide(waiting, [{ toolCallId: 'same', type: 'approve', callPath: ['p2'] }]);
+    expect(half.pendingApprovals().map((p) => p.callPath)).toEqual([['p1']]);
+    await expect(
+      agent.decide(half, [{ toolCallId: 'same', type: 'approve', callPath: ['p2'] }]),
+    ).rejects.toMatchObject({ code: 'APPROVAL_NOT_PENDING' });
+    const done = await agent.decide(half, [{ toolCallId: 'same', type: 'reject', callPath: ['p1'] }]);
+    expect(done.status()).toBe(ExecutionStatus.Completed);
+    expect(transfers).toEqual([{ to: 'bob', amount: 1 }]);
+    const [first, second] = done.steps()[0]?.toolExecutions() ?? [];
+    expect(first?.childState()?.steps()[0]?.toolExecutions()[0]?.wasBlocked()).toBe(true);
+    expect(second?.childState()?.steps()[0]?.toolExecutions()[0]?.value()).toBe('sent 1 to bob');
+  });
+
+  it('the approve event takes callPath too', async () => {
+    const { transfer } = bank();
+    const agent = createAgent({
+      driver: scriptedDriver([{ toolCalls: [task('payer', 'p1'), task('payer', 'p2')] }, { text: 'done' }]),
+      subagents: {
+        agents: {
+          payer: {
+            description: 'Pays',
+            driver: scriptedDriver([{ toolCalls: [transferCall(1, 'same')] }, { text: 'ok' }]),
+            tools: { transfer },
+          },
+        },
+      },
+    });
+    const waiting = await agent.execute(ask());
+    const actor = agent.createActor(waiting);
+    const refused: AgentEvent[] = [];
+    const decided: AgentEvent[] = [];
+    actor.on('event.refused', (e) => void refused.push(e));
+    actor.on('approval.decided', (e) => void decided.push(e));
+    actor.start();
+    actor.send({ type: 'execute' });
+    actor.send({ type: 'approve', toolCallId: 'same', path: ['payer'] });
+    expect(refused).toHaveLength(1);
+    actor.send({ type: 'approve', toolCallId: 'same', callPath: ['p1'] });
+    expect(decided).toMatchObject([{ toolCallId: 'same', callPath: ['p1'] }]);
+    actor.stop();
   });
 
   it('a decision after the deadline ends the wait with TimeLimitReached, running nothing', async () => {

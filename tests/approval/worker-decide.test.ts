@@ -122,6 +122,23 @@ describe('decisions through the worker pool (client.decide)', () => {
     expect(ledgerLines()).toEqual(['model:root', 'model:payer']);
   });
 
+  it('a refused decide job (a bad signature, a call not pending) writes no checkpoint', async () => {
+    const { client, store, waiting } = await setup();
+    const state = await waiting('s5');
+    const signature = state.pendingApprovals()[0]?.signature;
+    const before = await store.load('s5');
+    for (const decision of [
+      { toolCallId: 't1', type: 'approve' as const, signature: 'forged' },
+      { toolCallId: 'p1', type: 'approve' as const, signature },
+    ]) {
+      const job = await client.decide({ agent: 'payer', sessionId: 's5', decisions: [decision] });
+      await expect(job.finished({ timeoutMs: 20_000 })).rejects.toBeInstanceOf(AgentJobFailedError);
+    }
+    const after = await store.load('s5');
+    expect(after?.version).toBe(before?.version);
+    expect(after?.state.metadata()).toEqual(before?.state.metadata());
+  });
+
   it('a decide job retried after its decisions were taken (its worker died) resumes the run instead of refusing them', async () => {
     const { client, store, ledgerLines, waiting } = await setup();
     const state = await waiting('s4');

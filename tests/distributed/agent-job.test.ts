@@ -12,7 +12,7 @@ import { importModule } from '../../src/distributed/redis-modules';
 import { AgentMachineError, AgentState, SessionNotFoundError } from '../../src/index';
 
 describe('parseAgentJob', () => {
-  it('reads execute and resume jobs', () => {
+  it('reads execute, decide (a nested call named by callPath) and resume jobs', () => {
     const state = AgentState.empty().withUserMessage('hi');
     const execute = parseAgentJob('execute', {
       agent: 'a',
@@ -24,6 +24,13 @@ describe('parseAgentJob', () => {
     expect(execute.kind === 'execute' && execute.state?.toJSON()).toEqual(state.toJSON());
     expect(parseAgentJob('execute', { agent: 'a', sessionId: 's', message: 'x' })).toMatchObject({
       state: null,
+    });
+    const decision = { toolCallId: 't1', type: 'approve', callPath: ['p2'], signature: 'sig' };
+    expect(parseAgentJob('decide', { agent: 'a', sessionId: 's', decisions: [decision] })).toEqual({
+      kind: 'decide',
+      agent: 'a',
+      sessionId: 's',
+      decisions: [decision],
     });
     expect(parseAgentJob('resume', { agent: 'a', sessionId: 's' })).toEqual({
       kind: 'resume',
@@ -42,6 +49,11 @@ describe('parseAgentJob', () => {
     ['execute', { agent: 'a', sessionId: 's', state: 'text' }, 'data.state'],
     ['execute', { agent: 'a', sessionId: 's', state: { formatVersion: 99 } }, 'data.state.formatVersion'],
     ['resume', { agent: 'a', sessionId: 's', message: 'x' }, 'data'],
+    [
+      'decide',
+      { agent: 'a', sessionId: 's', decisions: [{ toolCallId: 't1', type: 'approve', callPath: 'p1' }] },
+      'data.decisions.0',
+    ],
   ])('refuses %s %j with InvalidJobPayloadError at %s', (name, data, path) => {
     const error = (() => {
       try {

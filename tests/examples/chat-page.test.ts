@@ -56,7 +56,8 @@ it('in Chromium: ask, see the tool call and the answer typed in, approve a payme
       return script.infer(state, context);
     },
   };
-  const { url, store } = await startApp({ driver });
+  // Approvals bound to the exact call: the page sends back the signature the server gave it.
+  const { url, store } = await startApp({ driver, approvalSecret: 'a secret of the chat page' });
   const page = await browser.newPage({ viewport: { width: 760, height: 600 } });
   const problems = watch(page);
 
@@ -91,7 +92,8 @@ it('in Chromium: ask, see the tool call and the answer typed in, approve a payme
   const payment = assistant(page).locator('.tool[data-tool="pay"]');
   await payment.locator('button.approve').waitFor();
   expect(await payment.getAttribute('data-state')).toBe('approval-requested');
-  expect((await store.load('browser-1'))?.state.pendingApprovals()).toHaveLength(1);
+  const [pending] = (await store.load('browser-1'))?.state.pendingApprovals() ?? [];
+  expect(pending?.signature).toBeDefined();
   // docs/chat.png in the README is a copy of this screenshot.
   await mkdir(resolve('test-output'), { recursive: true });
   await page.screenshot({ path: resolve('test-output/chat-page.png') });

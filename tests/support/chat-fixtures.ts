@@ -3,6 +3,7 @@ import { afterEach } from 'vitest';
 import { z } from 'zod';
 import {
   type AgentDefinition,
+  type ChatHandlerOptions,
   createAgent,
   createChatHandler,
   defineTool,
@@ -17,11 +18,16 @@ afterEach(async () => {
 });
 
 /** A chat handler over `definition` (with an in-memory store) on a loopback node:http server. */
-export async function startChat(definition: Omit<AgentDefinition, 'store'>) {
+export async function startChat(
+  definition: Omit<AgentDefinition, 'store'>,
+  options: Omit<ChatHandlerOptions, 'agent'> = {},
+) {
   const store = new InMemorySessionStore();
   const logged: unknown[] = [];
   const agent = createAgent({ ...definition, store });
-  const server = await serveChat(createChatHandler({ agent, onError: (error) => logged.push(error) }));
+  const server = await serveChat(
+    createChatHandler({ agent, onError: (error) => logged.push(error), ...options }),
+  );
   cleanups.push(server.close);
   return { api: server.api, store, logged };
 }

@@ -1,37 +1,8 @@
-import {
-  AbstractChat,
-  type ChatInit,
-  type ChatState,
-  type ChatStatus,
-  DefaultChatTransport,
-  lastAssistantMessageIsCompleteWithApprovalResponses,
-  type UIMessage,
-} from 'ai6';
+import { DefaultChatTransport, lastAssistantMessageIsCompleteWithApprovalResponses } from 'ai6';
 import { describe, expect, it } from 'vitest';
 import { scriptedDriver } from '../../src/index';
+import { Ai6Chat } from '../support/ai6-chat';
 import { lookup, partsOf, startChat, transferTool } from '../support/chat-fixtures';
-
-/** AI SDK 6's chat client (what `npm install ai` gives on Node 20), with its state kept plainly. */
-class Ai6Chat extends AbstractChat<UIMessage> {
-  constructor(init: ChatInit<UIMessage>) {
-    const state: ChatState<UIMessage> = {
-      status: 'ready' as ChatStatus,
-      error: undefined,
-      messages: [],
-      pushMessage: (message) => {
-        state.messages = [...state.messages, message];
-      },
-      popMessage: () => {
-        state.messages = state.messages.slice(0, -1);
-      },
-      replaceMessage: (index, message) => {
-        state.messages = state.messages.map((m, i) => (i === index ? message : m));
-      },
-      snapshot: (thing) => structuredClone(thing),
-    };
-    super({ ...init, state });
-  }
-}
 
 describe('createChatHandler with the chat client of AI SDK 6', () => {
   it('streams a tool call and the answer, and carries an approval through to the end of the run', async () => {

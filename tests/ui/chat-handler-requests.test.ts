@@ -281,10 +281,14 @@ describe('createChatHandler: refused requests (nothing run, nothing saved)', () 
     const version = (await store.load('wait'))?.version;
     const message = await postJson(api, userMessageBody('wait', 'Hello?'));
     expect(message.status).toBe(409);
-    expect(((await message.json()) as { error: { code: string; message: string } }).error).toMatchObject({
+    const { error } = (await message.json()) as { error: { code: string; message: string } };
+    expect(error).toEqual({
       code: 'APPROVAL_PENDING',
-      message: 'Chat "wait" waits for approval of t1: approve or deny first, then send a message.',
+      message: expect.stringContaining(`Chat "wait" waits for a decision on approval 't1': approve or deny`),
+      pendingApprovals: ['t1'],
     });
+    expect(error.message).toContain('addToolApprovalResponse({ id, approved })');
+    expect(error.message).toContain('send this message again');
     const stale = JSON.stringify({
       id: 'wait',
       messages: [

@@ -124,7 +124,6 @@ describe('toChatUIMessages', () => {
       'start-step',
       'tool-input-available',
       'tool-approval-request',
-      'tool-approval-response',
       'tool-input-available',
       'tool-approval-request',
     ]);

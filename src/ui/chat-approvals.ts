@@ -1,0 +1,144 @@
+/**
+ * Calls awaiting approval in a chat: each is a tool part of the assistant message, its subagents'
+ * calls included, and the approvals the chat client sends back become the decisions `agent.decide`
+ * takes. A call inside a subagent has the tool call id `p1/t1` in the chat (the ids of the subagent
+ * calls leading to it, then its own), so that two subagent calls waiting on the same id are two
+ * parts. The approval id is that tool call id; with an `approvalSecret`, the approval carries the
+ * call's signature (the protocol's `signature` field, which the client sends back unchanged).
+ */
+import type { AgentState } from '../state/agent-state';
+import {
+  type ApprovalDecision,
+  type ApprovalInput,
+  type ApprovalRequest,
+  approvalKey,
+  describePending,
+  type PendingApproval,
+} from '../state/approval';
+import type { ToolCall } from '../state/message';
+import { type ChatDecision, ChatRequestError } from './chat-request';
+import type { UIMessageChunk, UIToolPart } from './ui-message';
+
+/** The tool call id (and approval id) of a pending call in the chat: `t1`, or `p1/t1` inside subagent call p1. */
+export const chatToolCallId = (pending: PendingApproval): string => describePending(pending);
+
+/** The chunks that ask the client for a decision on `pending` (its tool part first, for a nested call). */
+export function approvalRequestChunks(pending: PendingApproval): UIMessageChunk[] {
+  const toolCallId = chatToolCallId(pending);
+  const request: UIMessageChunk = {
+    type: 'tool-approval-request',
+    approvalId: toolCallId,
+    toolCallId,
+    ...(pending.signature !== undefined && { signature: pending.signature }),
+  };
+  if (!pending.callPath?.length) return [request];
+  const input: UIMessageChunk = {
+    type: 'tool-input-available',
+    toolCallId,
+    toolName: pending.toolName,
+    input: pending.args,
+  };
+  return [input, request];
+}
+
+/**
+ * The tool parts of the calls waiting (or decided and still waiting for the others) inside the
+ * subagent call `call` of the root state's waiting step, at any depth.
+ */
+export function nestedApprovalParts(root: AgentState, call: ToolCall): UIToolPart[] {
+  const approval = root.approval();
+  const child = approval?.children[call.id];
+  if (!approval || !child) return [];
+  const parts: UIToolPart[] = [];
+  collect(child, [call.id], approval.signatures, parts);
+  return parts;
+}
+
+function collect(
+  state: AgentState,
+  callPath: readonly string[],
+  signatures: ApprovalRequest['signatures'],
+  out: UIToolPart[],
+): void {
+  const approval = state.approval();
+  for (const call of state.currentStep()?.requestedToolCalls() ?? []) {
+    if (!approval) return;
+    if (approval.toolCallIds.includes(call.id)) {
+      const signature = signatures[approvalKey(callPath, call.id)];
+      out.push(
+        approvalPart(
+          { type: `tool-${call.name}`, toolCallId: [...callPath, call.id].join('/'), input: call.args },
+          approval.decisions[call.id],
+          signature,
+        ),
+      );
+    }
+    const child = approval.children[call.id];
+    if (child) collect(child, [...callPath, call.id], signatures, out);
+  }
+}
+
+/** A call's part awaiting approval, or answered when a decision on it was taken. */
+export function approvalPart(
+  tool: { type: `tool-${string}`; toolCallId: string; input: unknown },
+  decision: ApprovalDecision | undefined,
+  signature: string | undefined,
+): UIToolPart {
+  const signed = signature === undefined ? {} : { signature };
+  if (!decision) {
+    return Object.assign(tool, {
+      state: 'approval-requested' as const,
+      approval: Object.assign({ id: tool.toolCallId }, signed),
+    });
+  }
+  const reason = decision.type === 'reject' ? decision.reason : undefined;
+  return Object.assign(tool, {
+    state: 'approval-responded' as const,
+    approval: Object.assign(
+      { id: tool.toolCallId, approved: decision.type !== 'reject' },
+      reason ? { reason } : {},
+      signed,
+    ),
+  });
+}
+
+/**
+ * The decisions for the approvals a chat client answered: each names a pending call by its chat
+ * tool call id, and with an `approvalSecret` carries the signature the request gave it (checked
+ * here, and again by `agent.decide` over the call as stored). A ChatRequestError (409) says which
+ * approval is not pending or not signed as asked, and nothing is decided then.
+ */
+export function toApprovalInputs(state: AgentState, decisions: readonly ChatDecision[]): ApprovalInput[] {
+  const pending = state.pendingApprovals();
+  return decisions.map((answer) => {
+    const call = pending.find((p) => chatToolCallId(p) === answer.toolCallId);
+    if (!call) {
+      const open = pending.map(chatToolCallId);
+      throw new ChatRequestError(
+        409,
+        'APPROVAL_NOT_PENDING',
+        `Approval '${answer.toolCallId}' is not awaiting a decision (${
+          open.length ? `pending: ${open.join(', ')}` : 'no call is pending'
+        }); reload the chat's messages and answer those. Nothing was changed.`,
+      );
+    }
+    if (call.signature !== undefined && answer.signature !== call.signature) {
+      throw new ChatRequestError(
+        409,
+        'APPROVAL_SIGNATURE_INVALID',
+        `Approval '${answer.toolCallId}' ${
+          answer.signature === undefined ? 'carries no signature' : 'carries a signature that does not match'
+        }: send the approval back with the 'signature' its tool-approval-request gave, unaltered. Nothing was changed.`,
+      );
+    }
+    const decision: ApprovalDecision = answer.approved
+      ? { type: 'approve' }
+      : { type: 'reject', ...(answer.reason ? { reason: answer.reason } : {}) };
+    return Object.assign(
+      { toolCallId: call.toolCallId },
+      call.callPath ? { callPath: call.callPath } : {},
+      call.signature !== undefined ? { signature: call.signature } : {},
+      decision,
+    );
+  });
+}

@@ -48,8 +48,8 @@ const UNFINISHED_JOB_STATES = new Set(['active', 'waiting', 'delayed', 'prioriti
  *
  * Guarantees: one session runs on one worker at a time (a session lock in Redis); a worker that
  * dies loses at most its step in flight (BullMQ hands the job to another worker, which resumes from
- * the last checkpoint); bad jobs fail with typed errors and the others go on. Resolves once the
- * worker is connected and taking jobs.
+ * the last checkpoint: within about 10 s with the default timings, see AgentWorkerOptions); bad jobs
+ * fail with typed errors and the others go on. Resolves once the worker is connected and taking jobs.
  *
  * @example
  * const store = new RedisSessionStore({ connection: { host: '127.0.0.1', port: 6379 } });

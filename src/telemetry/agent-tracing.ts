@@ -126,7 +126,7 @@ export class AgentTracing {
           }
           return answered;
         } catch (error) {
-          failed(span, error as Error);
+          failed(span, error as Error, this.options.recordContent);
           throw error;
         } finally {
           span.end();
@@ -188,7 +188,7 @@ export class AgentTracing {
         const span = run.tools.get(event.toolCallId);
         if (!span) return;
         run.tools.delete(event.toolCallId);
-        if (event.error) failed(span, event.error);
+        if (event.error) failed(span, event.error, this.options.recordContent);
         span.end(at);
         return;
       }
@@ -210,7 +210,11 @@ export class AgentTracing {
           'agent_machine.cost': event.usage.cost,
         });
         if (event.status === 'failed')
-          failed(span, run.error ?? { name: 'Error', message: `Run failed: ${event.stopReason}` });
+          failed(
+            span,
+            run.error ?? { name: 'Error', message: `Run failed: ${event.stopReason}` },
+            this.options.recordContent,
+          );
         this.closeRun(run, at);
         return;
       }
@@ -225,7 +229,21 @@ export class AgentTracing {
   }
 }
 
-function failed(span: TelemetrySpan, error: { name: string; message: string; code?: string | null }): void {
-  span.setStatus({ code: ERROR, message: error.message });
-  span.setAttribute('error.type', error.code || error.name);
+/**
+ * Marks `span` failed with the error's type. An error's message may quote content (a tool's raw
+ * arguments, a prompt a provider echoes), so without `recordContent` the status says only the type.
+ */
+function failed(
+  span: TelemetrySpan,
+  error: { name: string; message: string; code?: string | null },
+  recordContent: boolean | undefined,
+): void {
+  const type = error.code || error.name;
+  span.setStatus({
+    code: ERROR,
+    message: recordContent
+      ? error.message
+      : `${type} (the error message is recorded only with telemetry: { recordContent: true })`,
+  });
+  span.setAttribute('error.type', type);
 }

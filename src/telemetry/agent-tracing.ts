@@ -3,6 +3,7 @@ import type { Driver } from '../drivers/driver';
 import type { AgentError } from '../state/agent-error';
 import type { AgentEvent } from '../state/loop-events';
 import { genAiMessages } from './gen-ai-messages';
+import { modelAttributes, type TracedModel } from './model-attributes';
 import { loadOpenTelemetryApi, type OpenTelemetryApi } from './open-telemetry-api';
 import type { TelemetryOptions, TelemetrySpan, TelemetrySpanLink } from './telemetry-options';
 
@@ -100,7 +101,9 @@ export class AgentTracing {
   }
 
   /** The driver with a `chat` span around each model call, a child of its run's `invoke_agent` span. */
-  traceDriver(driver: Driver, requestModel: string | undefined): Driver {
+  traceDriver(driver: Driver, models: readonly TracedModel[]): Driver {
+    const [requested] = models;
+    const requestModel = requested?.modelId;
     return {
       name: driver.name,
       infer: async (state, context) => {
@@ -113,7 +116,10 @@ export class AgentTracing {
           requestModel ? `chat ${requestModel}` : 'chat',
           {
             kind: CLIENT,
-            attributes: { 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': requestModel },
+            attributes: Object.assign(
+              { 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': requestModel },
+              requested && modelAttributes(requested),
+            ),
           },
           this.api.trace.setSpan(run.context, agent),
         );
@@ -122,6 +128,9 @@ export class AgentTracing {
           const step = answered.currentStep();
           if (step) {
             const usage = step.inferenceResponse().usage;
+            const answeredBy =
+              step.model() !== requestModel && models.find((m) => m.modelId === step.model());
+            if (answeredBy) span.setAttributes(modelAttributes(answeredBy));
             span.setAttributes({
               'gen_ai.response.model': step.model() ?? requestModel,
               'gen_ai.usage.input_tokens': usage.inputTokens,
@@ -130,6 +139,9 @@ export class AgentTracing {
             });
             if (this.options.recordContent) {
               span.setAttributes({
+                'gen_ai.system_instructions': state.systemPrompt()
+                  ? JSON.stringify([{ type: 'text', content: state.systemPrompt() }])
+                  : undefined,
                 'gen_ai.input.messages': genAiMessages(step.inputMessages()),
                 'gen_ai.output.messages': genAiMessages(step.outputMessages(), step.finishReason()),
               });

@@ -43,7 +43,9 @@ export interface FollowedRun {
  * knows the call's start and end). Parents are set explicitly, so the tree holds without a global
  * context manager: a subagent's `invoke_agent` is a child of its caller's `execute_tool`; a root
  * run is a child of the context active when it starts, so a run started inside a caller's span
- * joins it. `@opentelemetry/api` is loaded on first use (`ready`).
+ * joins it. A run that rests waiting for approval ends its span; the run that goes on after the
+ * decisions (in this actor, or in the new one `agent.decide` makes) starts a new span, linked to
+ * it. `@opentelemetry/api` is loaded on first use (`ready`).
  */
 export class AgentTracing {
   /** Resolves once `@opentelemetry/api` is loaded; rejects with TelemetryDependencyMissingError. */

@@ -166,12 +166,14 @@ export {
 } from './subagents/subagent-tool';
 export { AgentTracing, type FollowedRun } from './telemetry/agent-tracing';
 export { genAiMessages } from './telemetry/gen-ai-messages';
+export { modelAttributes, type TracedModel } from './telemetry/model-attributes';
 export { type OpenTelemetryApi, TelemetryDependencyMissingError } from './telemetry/open-telemetry-api';
 export type {
   TelemetryAttributes,
   TelemetryAttributeValue,
   TelemetryOptions,
   TelemetrySpan,
+  TelemetrySpanLink,
   TelemetryTracer,
 } from './telemetry/telemetry-options';
 export { createAgentTestModel } from './testing/agent-test-model';

@@ -102,10 +102,15 @@ export class AgentTracing {
     actor.subscribe({ complete: () => this.closeRun(spans), error: () => this.closeRun(spans) });
   }
 
-  /** The driver with a `chat` span around each model call, a child of its run's `invoke_agent` span. */
-  traceDriver(driver: Driver, models: readonly TracedModel[]): Driver {
-    const [requested] = models;
-    const requestModel = requested?.modelId;
+  /**
+   * The driver with a `chat` span around each model call, a child of its run's `invoke_agent` span.
+   * `models`: the model the driver asks first, then those that may answer instead (fallbacks).
+   */
+  traceDriver(driver: Driver, models: readonly TracedModel[] | string | undefined): Driver {
+    // a model id alone (as before the models were passed) names the model, not its provider or server
+    const known = typeof models === 'string' ? [] : (models ?? []);
+    const [requested] = known;
+    const requestModel = typeof models === 'string' ? models : requested?.modelId;
     return {
       name: driver.name,
       infer: async (state, context) => {
@@ -130,8 +135,7 @@ export class AgentTracing {
           const step = answered.currentStep();
           if (step) {
             const usage = step.inferenceResponse().usage;
-            const answeredBy =
-              step.model() !== requestModel && models.find((m) => m.modelId === step.model());
+            const answeredBy = step.model() !== requestModel && known.find((m) => m.modelId === step.model());
             if (answeredBy) span.setAttributes(modelAttributes(answeredBy));
             span.setAttributes({
               'gen_ai.response.model': step.model() ?? requestModel,

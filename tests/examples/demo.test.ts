@@ -73,9 +73,12 @@ describe('examples/demo.ts (npm run demo)', () => {
     expect(page).not.toMatch(/<(script|link|img)[^>]+(src|href)=["']?https?:/i);
   });
 
-  it('writes the run viewer page where git ignores it', () => {
+  it('writes the run viewer page where git and the linter ignore it', () => {
     // exits 1 (throws) when the path is not ignored
     expect(() => execFileSync('git', ['check-ignore', '-q', VIEWER], { cwd: repo })).not.toThrow();
+    // `npm run lint` after `npm run demo` must not lint the generated page
+    const biome = JSON.parse(readFileSync(resolve(repo, 'biome.json'), 'utf8'));
+    expect(biome.files.includes).toContain('!**/demo-output');
   });
 
   describe('with OPENAI_API_KEY (a loopback OpenAI-compatible server)', () => {

@@ -307,11 +307,13 @@ export class AgentTracing {
   }
 }
 
+/** Runs waiting for approval are remembered by agent and execution: the decided run has the same ids. */
+const awaitedKey = (ids: { agentId: string; executionId: string }) => `${ids.agentId} ${ids.executionId}`;
+
 /**
  * Marks `span` failed with the error's type. An error's message may quote content (a tool's raw
  * arguments, a prompt a provider echoes), so without `recordContent` the status says only the type.
  */
-const awaitedKey = (ids: { agentId: string; executionId: string }) => `${ids.agentId} ${ids.executionId}`;
 
 function failed(
   span: TelemetrySpan,

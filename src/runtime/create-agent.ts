@@ -11,6 +11,7 @@ import { InvalidArgumentError } from '../state/errors';
 import { ExecutionBudget } from '../state/execution-budget';
 import { DEFAULT_MAX_DEPTH } from '../subagents/subagent-definition';
 import { AgentTracing } from '../telemetry/agent-tracing';
+import type { TracedModel } from '../telemetry/model-attributes';
 import { AgentStream, alongside } from '../ui/agent-stream';
 import type { Agent } from './agent-actor';
 import { type AgentDefinition, checkDefinition } from './agent-definition';
@@ -60,10 +61,10 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
   const ownMcp = definition.mcpServers && new McpServers(definition.mcpServers);
   const mcp = ownsTools ? ownMcp : scope.mcp;
   const { tracing } = scope;
-  const modelId = definition.model?.modelId ?? (definition.driver ? undefined : scope.modelId);
-  const inference = tracing ? tracing.traceDriver(driver, modelId) : driver;
+  const models = tracing && tracedModels(definition, scope);
+  const inference = tracing ? tracing.traceDriver(driver, models ?? []) : driver;
   const agentName = definition.name ?? 'agent';
-  const subagents = subagentCalls(definition, scope, { driver, tools, tracing, modelId, mcp }, buildAgent);
+  const subagents = subagentCalls(definition, scope, { driver, tools, tracing, models, mcp }, buildAgent);
   const approvalSecret = scope.depth === 0 ? definition.approvalSecret : undefined;
   const { machine, hookStages, checkStep } = provideLoop(definition, {
     driver: inference,
@@ -202,6 +203,17 @@ function notAState(value: unknown): InvalidArgumentError {
     'execute(state)',
     `got ${given}; pass an AgentState: agent.execute(AgentState.empty().withUserMessage('...'))`,
   );
+}
+
+/** The models a chat span may name: the agent's own (first the one it asks), or those of the caller's driver. */
+function tracedModels(definition: AgentDefinition, scope: Scope): readonly TracedModel[] {
+  if (!definition.model) return definition.driver ? [] : (scope.models ?? []);
+  const options = definition.modelOptions;
+  return [
+    definition.model,
+    ...(definition.fallbackModels ?? options?.fallbackModels ?? []),
+    ...Object.values(options?.models ?? {}),
+  ];
 }
 
 const contextOf = (definition: AgentDefinition) =>

@@ -194,5 +194,11 @@ export {
   type ToolSet,
   toolDescription,
 } from './tools/define-tool';
-export { executeTools, ToolTimeoutError, toolResultMessage } from './tools/tool-executor';
+export {
+  executeTools,
+  type ToolExecutorOptions,
+  ToolTimeoutError,
+  toolResultMessage,
+  useTools,
+} from './tools/tool-executor';
 export * from './ui/index';

@@ -26,7 +26,7 @@ import type { HookStage } from '../state/hook-stage';
 import { admitInference } from '../state/inference-admission';
 import type { ReportEvent } from '../state/loop-events';
 import type { ToolSet } from '../tools/define-tool';
-import { executeTools, type ToolExecutorOptions } from '../tools/tool-executor';
+import { type ToolExecutorOptions, useTools } from '../tools/tool-executor';
 import type { AgentDefinition } from './agent-definition';
 import { withSignedApprovals } from './approval-signature';
 import { approvalDecisions, requestApprovals } from './approvals';
@@ -146,7 +146,7 @@ export function provideLoop(
         const onSettled = settled.collect(self, step);
         let done: AgentState;
         try {
-          done = await executeTools(
+          done = await useTools(
             state,
             new StepToolOptions(request, {
               tools: stepTools,

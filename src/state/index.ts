@@ -5,7 +5,7 @@ export { AgentStep, InferenceResponse } from './agent-step';
 export { AgentStepType } from './agent-step-type';
 export { AppendOnlyList } from './append-only-list';
 export { type ApprovalDecision, ApprovalError, ApprovalRequest, type PendingApproval } from './approval';
-export { AgentMachineError, InvalidArgumentError, InvalidStateError } from './errors';
+export { AgentMachineError, InvalidArgumentError, InvalidStateError, RunInProgressError } from './errors';
 export { type BudgetLimits, type BudgetUsage, ExecutionBudget } from './execution-budget';
 export { ExecutionContinuation } from './execution-continuation';
 export { ExecutionState } from './execution-state';

@@ -204,6 +204,7 @@ export type {
   StepCheck,
   SubagentEvent,
 } from './loop-context';
+export { subagentActor } from './loop-setup';
 export { LoopTag, StateId, statePath } from './state-ids';
 export type {
   CancelRequest,

@@ -293,7 +293,8 @@ export class AgentState {
     }
     return base.with({
       executionCount: base.props.executionCount + 1,
-      execution: existing ?? ExecutionState.fresh(newId(), at),
+      // an execution a `with*` call made before the start (a signal set ahead) keeps what it holds
+      execution: existing ? existing.withExecutionId(newId()) : ExecutionState.fresh(newId(), at),
     });
   }
   withExecutionStatus(status: ExecutionStatus): AgentState {

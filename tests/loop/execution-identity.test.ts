@@ -41,6 +41,16 @@ describe('every execution has an id of its own (seed 000: executionId generated 
     expect(state.withExecutionStarted().executionId()).not.toBe(state.withExecutionStarted().executionId());
   });
 
+  it('a state whose with* calls made an execution before it started still gets a fresh id at each start', async () => {
+    const state = question().withContinuationRequested(false);
+    const implicit = state.executionId();
+    const started = [state.withExecutionStarted(), state.withExecutionStarted()].map((s) => s.executionId());
+    expect(new Set([implicit, ...started]).size).toBe(3);
+    const agent = createAgent({ driver: scriptedDriver([{ text: '5' }, { text: '5' }]) });
+    const [first, second] = [await agent.execute(state), await agent.execute(state)];
+    expect(first.executionId()).not.toBe(second.executionId());
+  });
+
   it('unchained with* calls between executions still agree on one id', () => {
     const state = question();
     expect(state.withContinuationRequested().executionId()).toBe(state.withStepStarted().executionId());

@@ -58,6 +58,9 @@ export const agentLoop = loopImplementations.createMachine({
       exit: 'stopHooksWorker',
       on: {
         stop: { target: '.afterExecution', actions: ['keepSettledToolCalls', 'recordUserStop'] },
+        // a run in progress takes no new work: refused with RUN_IN_PROGRESS (awaitingApproval: APPROVAL_PENDING)
+        execute: { actions: 'refuseWhileRunning' },
+        'user.message': { actions: 'refuseWhileRunning' },
         'tool.started': { actions: 'forwardReport' },
         'tool.finished': { actions: 'forwardReport' },
         'text.delta': { actions: 'forwardReport' },
@@ -201,6 +204,7 @@ export type {
   StepCheck,
   SubagentEvent,
 } from './loop-context';
+export { subagentActor } from './loop-setup';
 export { LoopTag, StateId, statePath } from './state-ids';
 export type {
   CancelRequest,

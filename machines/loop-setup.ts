@@ -24,6 +24,13 @@ const notProvided = (name: string) => (): never => {
   throw new Error(`The '${name}' actor is not provided: create the agent with createAgent()`);
 };
 
+/**
+ * The name a subagent's child agent actor is registered under, on the machine of each agent that
+ * may call it (the runtime provides one per subagent); spawned by this name, so a persisted
+ * snapshot names the child's logic and can be restored.
+ */
+export const subagentActor = (name: string) => `subagent:${name}`;
+
 export const loopSetup = setup({
   types: {
     context: {} as LoopContext,

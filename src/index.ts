@@ -91,7 +91,13 @@ export {
   toolDescription,
   toolEffect,
 } from './tools/define-tool';
-export { executeTools, ToolTimeoutError, toolResultMessage } from './tools/tool-executor';
+export {
+  executeTools,
+  type ToolExecutorOptions,
+  ToolTimeoutError,
+  toolResultMessage,
+  useTools,
+} from './tools/tool-executor';
 export * from './ui/index';
 
 // ---- moved to `agent-machine/internal` (deprecated here; removed from the main entry in the next release)

@@ -164,7 +164,7 @@ export class ExecutionNotFoundError extends AgentMachineError {
     super(
       'EXECUTION_NOT_FOUND',
       `Execution ${JSON.stringify(executionId)} is not recorded in this store. List what is with ` +
-        'listByAgent(agentId).',
+        'getByAgent(agentId).',
     );
   }
 }

@@ -39,6 +39,8 @@ export interface SubagentCalls {
   children(): Iterable<Agent>;
   /** Whether this agent has a subagent called `name`. */
   has(name: string): boolean;
+  /** The names of this agent's subagents. */
+  names(): Iterable<string>;
 }
 
 export type BuildAgent = (definition: AgentDefinition, scope: Scope) => Agent;
@@ -107,5 +109,6 @@ export function subagentCalls(
     childAgent,
     children: () => children.values(),
     has: (name) => subagentNames.has(name),
+    names: () => subagentNames,
   };
 }

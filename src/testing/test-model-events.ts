@@ -124,6 +124,9 @@ export function eventsFor(
     if (options.timeLimit) events.push({ type: APPROVAL_TIMEOUT_EVENT, behaviour: 'timeout' });
   } else if (value.includes('"saving"') || value.includes('"persist"')) {
     events.push(done('checkpoint', state, 'saved'));
+    // new work while a run is in progress is refused (RUN_IN_PROGRESS); probed where a step is saved
+    if (value.includes('"persist"'))
+      events.push({ type: 'user.message', text: 'meanwhile' }, { type: 'execute' });
     events.push(failed('checkpoint', new Error('probe store failed'), 'fail'));
   } else if (snapshot.matches({ inProgress: { step: 'tools' } })) {
     const calls = state.currentStep()?.requestedToolCalls() ?? [];

@@ -93,10 +93,10 @@ export {
 } from './tools/define-tool';
 export {
   executeTools,
+  runTools,
   type ToolExecutorOptions,
   ToolTimeoutError,
   toolResultMessage,
-  useTools,
 } from './tools/tool-executor';
 export * from './ui/index';
 

@@ -27,7 +27,7 @@ import type { HookStage } from '../state/hook-stage';
 import { admitInference } from '../state/inference-admission';
 import type { ReportEvent } from '../state/loop-events';
 import type { ToolSet } from '../tools/define-tool';
-import { type ToolExecutorOptions, useTools } from '../tools/tool-executor';
+import { runTools, type ToolExecutorOptions } from '../tools/tool-executor';
 import type { AgentDefinition } from './agent-definition';
 import { withSignedApprovals } from './approval-signature';
 import { approvalDecisions, requestApprovals } from './approvals';
@@ -147,7 +147,7 @@ export function provideLoop(
         const onSettled = settled.collect(self, step);
         let done: AgentState;
         try {
-          done = await useTools(
+          done = await runTools(
             state,
             new StepToolOptions(request, {
               tools: stepTools,

@@ -29,9 +29,9 @@ export interface ToolExecutorOptions {
 
 /**
  * The tool executor (seed 004's CanExecuteToolCalls): runs the tool calls the step in flight asked
- * for, as `useTools` does, and returns their ToolExecution records in the order the model asked for
+ * for, as `runTools` does, and returns their ToolExecution records in the order the model asked for
  * them. A call whose subagent waits for decisions has no record yet; what hooks changed in the
- * state, and the step with its tool messages, are in `useTools`'s result.
+ * state, and the step with its tool messages, are in `runTools`'s result.
  *
  * @example
  * const records = await executeTools(state, { tools: { add }, hooks: [], signal });
@@ -41,7 +41,7 @@ export async function executeTools(
   state: AgentState,
   options: ToolExecutorOptions,
 ): Promise<ToolExecution[]> {
-  const done = await useTools(state, options);
+  const done = await runTools(state, options);
   return [...(done.currentStep()?.toolExecutions() ?? [])];
 }
 
@@ -62,7 +62,7 @@ export async function executeTools(
  * executor resumes those children (the subagent tool finds them in the approval) and runs only the
  * calls without a result yet.
  */
-export async function useTools(state: AgentState, options: ToolExecutorOptions): Promise<AgentState> {
+export async function runTools(state: AgentState, options: ToolExecutorOptions): Promise<AgentState> {
   const step = state.currentStep();
   if (step === null || !step.hasToolCalls()) return state;
   // `options.signal` is read only where it is used: it may be made on first read.

@@ -1,6 +1,6 @@
 /**
  * Seed 004: "CanExecuteToolCalls unchanged (returns ToolExecution/ToolExecutions)"; DESIGN: "Tool
- * execution returns ToolExecution records." `executeTools` returns the records; `useTools` (seed
+ * execution returns ToolExecution records." `executeTools` returns the records; `runTools` (seed
  * 004's CanUseTools: state in, state out) returns the state with them on the step in flight.
  */
 import { describe, expect, it } from 'vitest';
@@ -11,8 +11,8 @@ import {
   defineTool,
   executeTools,
   InferenceResponse,
+  runTools,
   ToolExecution,
-  useTools,
 } from '../../src/index';
 import { add } from '../support/agents';
 
@@ -55,9 +55,9 @@ describe('the tool executor returns ToolExecution records (seed 004: CanExecuteT
     expect(await executeTools(AgentState.empty().withUserMessage('Go'), options())).toEqual([]);
   });
 
-  it('useTools (seed 004: CanUseTools returns AgentState) returns the state with the records and tool messages', async () => {
+  it('runTools (seed 004: CanUseTools returns AgentState) returns the state with the records and tool messages', async () => {
     const state = askedFor([{ id: 'c1', name: 'add', args: { a: 1, b: 1 } }]);
-    const done = await useTools(state, options());
+    const done = await runTools(state, options());
     expect(done).toBeInstanceOf(AgentState);
     expect(
       done

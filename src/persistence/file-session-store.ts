@@ -259,7 +259,14 @@ export class FileSessionStore implements JournaledSessionStore {
     const read = await readIfPresent(file);
     if (read !== null) {
       const at = { sessionId, location: file };
-      const { texts, end } = unframe(read.bytes);
+      const { texts, end, damagedAt } = unframe(read.bytes);
+      if (damagedAt !== null)
+        throw new CorruptSessionError(
+          sessionId,
+          `the journal is damaged at byte ${damagedAt}: the record there fails its check and intact ` +
+            'records follow it (a crash only ever cuts off the last record)',
+          file,
+        );
       if (texts.length === 0)
         throw new CorruptSessionError(sessionId, 'the file holds no intact journal record', file);
       return { kind: 'journal', texts, end, stamp: read.stamp, at };

@@ -11,8 +11,14 @@ import {
 } from './errors';
 import type { Checkpoint, JournaledSessionStore } from './journal/checkpoint';
 import { frame, unframe } from './journal/frame';
-import { assertVersion, checkpointsOf, lastGen, lastVersion, replayRecords } from './journal/journal-log';
-import { readRecordHead } from './journal/journal-record';
+import {
+  assertVersion,
+  checkpointsOf,
+  forkRecords,
+  lastGen,
+  lastVersion,
+  replayRecords,
+} from './journal/journal-log';
 import { type JournalTip, nextRecord } from './journal/journal-writer';
 import { KeyedLock } from './keyed-lock';
 import { decodeSessionDocument, type StoredAt, savedAtOf } from './session-document';
@@ -189,9 +195,8 @@ export class FileSessionStore implements JournaledSessionStore {
           return stored.loaded;
         }
         const state = replayRecords(stored.texts, stored.at, version).state;
-        // The records up to the fork point are copied as bytes, not decoded and re-encoded.
-        const count = stored.texts.findIndex((text) => readRecordHead(text)?.version === version) + 1;
-        await writeFileAtomic(target, Buffer.concat(stored.texts.slice(0, count).map(frame)));
+        const { texts } = forkRecords(stored.texts, version, stored.at);
+        await writeFileAtomic(target, Buffer.concat(texts.map(frame)));
         return { state, version };
       });
     });

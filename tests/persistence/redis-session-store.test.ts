@@ -8,6 +8,7 @@ import type { SessionStore } from '../../src/persistence/index';
 import { type RedisServer, startRedisServer } from '../distributed/support/redis-server';
 import type { StoreFixture, StoreKind } from './fixtures';
 import { describeJournalContract } from './journal.contract.test';
+import { describeJournalDamage } from './journal-damage.test';
 import { describeSessionStoreContract } from './session-store.contract.test';
 
 let server: RedisServer;
@@ -62,6 +63,7 @@ const redisKind: StoreKind = {
 
 describeSessionStoreContract([redisKind]);
 describeJournalContract([redisKind]);
+describeJournalDamage([redisKind]);
 
 describe('RedisSessionStore: the session document from before the journal', () => {
   it('loads it, and moves it to the journal at its next save', async () => {

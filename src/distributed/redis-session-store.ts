@@ -66,6 +66,21 @@ return {'ok'}
 `;
 
 /**
+ * Reads what a load needs in one step: the records from the newest snapshot on. KEYS: the journal,
+ * the snapshot position. Replies `{ 'ok', records }`, `{ 'none' }` (no journal: perhaps a document
+ * from before the journal) or `{ 'position', position }` when the position is missing, not a
+ * whole number, or not in the list (damage: a save always sets it with the first record).
+ */
+const LOAD_SCRIPT = `
+local length = redis.call('LLEN', KEYS[1])
+if length == 0 then return {'none'} end
+local position = redis.call('GET', KEYS[2])
+local from = position and string.match(position, '^%d+$') and tonumber(position)
+if not from or from >= length then return {'position', position or ''} end
+return {'ok', redis.call('LRANGE', KEYS[1], from, -1)}
+`;
+
+/**
  * Makes a fork: the first records of a journal copied inside Redis, then the fork's newest
  * snapshot and the deltas after it (under a generation of its own) given. KEYS: the source
  * journal, the fork's journal, the fork's document key from before the journal, its snapshot
@@ -172,13 +187,23 @@ export class RedisSessionStore implements JournaledSessionStore {
       const id = assertSessionId(sessionId);
       // Forgotten first: after a load that fails, the next save writes the whole state again.
       this.tips.delete(id);
-      const from = Number((await redis.get(this.snapshotKey(id))) ?? 0);
-      const texts = await redis.lrange(this.journalKey(id), from, -1);
-      if (texts.length === 0) {
+      const [outcome, found] = (await redis.eval(
+        LOAD_SCRIPT,
+        2,
+        this.journalKey(id),
+        this.snapshotKey(id),
+      )) as [string, string[] | string | undefined];
+      if (outcome === 'none') {
         const text = await redis.get(this.sessionKey(id));
         return text === null ? null : decodeSessionDocument(text, this.legacyAt(id));
       }
-      const replayed = replayRecords(texts, this.at(id));
+      if (outcome !== 'ok')
+        throw new CorruptSessionError(
+          id,
+          `the newest snapshot position (${this.snapshotKey(id)}) is ${found === '' ? 'missing' : JSON.stringify(found)}, not a position in the journal`,
+          this.at(id).location,
+        );
+      const replayed = replayRecords(found as string[], this.at(id));
       this.tips.set(id, replayed.tip);
       return { state: replayed.state, version: replayed.version };
     });

@@ -254,21 +254,37 @@ export class SqliteSessionStore implements JournaledSessionStore {
     // Forgotten first: after a load that fails, the next save writes the whole state again.
     if (version === null) this.tips.delete(id);
     const upTo = version ?? Number.MAX_SAFE_INTEGER;
-    const rows = db.records.all({ id, upTo }) as { version: number; body: Uint8Array }[];
+    const rows = db.records.all({ id, upTo }) as JournalRow[];
+    const newest = (db.newest.get(id) as { version: number | null }).version;
     if (rows.length === 0) {
-      const legacy = this.readLegacy(db, id);
-      if (!legacy) {
-        if (version !== null && (db.newest.get(id) as { version: number | null }).version !== null)
-          throw new CheckpointNotFoundError(id, version);
-        return null;
+      if (newest !== null) {
+        if (version !== null && version > newest) throw new CheckpointNotFoundError(id, version);
+        // Records without a snapshot to start from: its row is gone, or its kind is damaged.
+        throw new CorruptSessionError(
+          id,
+          `the journal has records up to version ${newest} but no snapshot at or before version ${version ?? newest}`,
+          at.location,
+        );
       }
+      const legacy = this.readLegacy(db, id);
+      if (!legacy) return null;
       if (version !== null && legacy.version !== version) throw new CheckpointNotFoundError(id, version);
       return { state: legacy.state, version: legacy.version };
     }
-    const last = rows[rows.length - 1] as { version: number };
+    const last = rows[rows.length - 1] as JournalRow;
     if (version !== null && last.version !== version) throw new CheckpointNotFoundError(id, version);
     const replayed = replay(
-      rows.map((row) => decodeRecord(inflateBody(row.body, at), at)),
+      rows.map((row) => {
+        const record = decodeRecord(inflateBody(row.body, at), at);
+        // The row's columns are what the queries select by: they must say what the record says.
+        if (record.v !== row.version || record.kind !== row.kind)
+          throw new CorruptSessionError(
+            id,
+            `the row of version ${row.version} (${row.kind}) holds record ${record.v} (${record.kind})`,
+            at.location,
+          );
+        return record;
+      }),
       at,
     );
     if (version === null) this.tips.set(id, replayed.tip);

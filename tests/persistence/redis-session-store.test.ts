@@ -166,6 +166,38 @@ describe('RedisSessionStore (Redis specifics)', () => {
     }
   });
 
+  it.each([
+    ['past the list', '7'],
+    ['not a number', 'seven'],
+    ['negative', '-1'],
+    ['gone', null],
+  ])(
+    'a journal whose snapshot position is %s is corrupt, never "no session" nor a Redis error',
+    async (_, position) => {
+      const prefix = `position-${randomUUID()}:`;
+      const store = open(prefix);
+      let version = await store.save('run', AgentState.empty().withUserMessage('go'), null);
+      version = await store.save(
+        'run',
+        AgentState.empty().withUserMessage('go').withUserMessage('on'),
+        version,
+      );
+      const raw = new Redis(server.connection);
+      try {
+        if (position === null) await raw.del(`${prefix}journal-snapshot:run`);
+        else await raw.set(`${prefix}journal-snapshot:run`, position);
+        const error = await open(prefix)
+          .load('run')
+          .catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(CorruptSessionError);
+        expect(error).toMatchObject({ sessionId: 'run', location: `redis:${prefix}journal:run` });
+        expect((error as CorruptSessionError).problem).toContain('snapshot position');
+      } finally {
+        await raw.quit();
+      }
+    },
+  );
+
   it('serializes concurrent saves from many connections: one winner per version', async () => {
     const prefix = `race-${randomUUID()}:`;
     const writers = Array.from({ length: 8 }, () => open(prefix));

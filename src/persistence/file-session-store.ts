@@ -1,6 +1,7 @@
 import { copyFile, type FileHandle, mkdir, open, readdir, realpath, stat, unlink } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import type { AgentState } from '../state/agent-state';
+import { InvalidArgumentError } from '../state/errors';
 import { syncDirectory, writeFileAtomic } from './atomic-file';
 import {
   CheckpointNotFoundError,
@@ -9,6 +10,7 @@ import {
   SessionNotFoundError,
   StoreClosedError,
 } from './errors';
+import { withFileLock } from './file-lock';
 import type { Checkpoint, JournaledSessionStore } from './journal/checkpoint';
 import { frame, unframe } from './journal/frame';
 import {
@@ -29,6 +31,9 @@ import { assertExpectedVersion, assertState } from './store-arguments';
 const EXTENSION = '.journal';
 /** The file of a session saved before the journal; read as it is, replaced at its next save. */
 const LEGACY_EXTENSION = '.json';
+
+/** How long a save waits for another process's lock on its session by default. */
+const DEFAULT_LOCK_TIMEOUT_MS = 30_000;
 
 // One lock per file for the whole process, so two stores on the same directory serialize too,
 // keyed by the file's real path: stores reaching one directory through a symlink share it.
@@ -59,10 +64,11 @@ const sameStamp = (a: FileStamp, b: FileStamp) =>
  * framed with its length and a CRC-32, and flushes it to disk (fsync). A crash in the middle of an
  * append leaves a torn last record, which loads ignore and the next save cuts off; the first
  * record is written atomically (temporary file, fsync, rename), so a session exists whole or not
- * at all. Saves of one session serialize in this process, so the version check and the append are
- * atomic. Several processes writing the same directory are not coordinated: use
- * SqliteSessionStore for that. Sessions saved before the journal (`<sessionId>.json`) load as they
- * are and move to the journal at their next save.
+ * at all. A save holds the session's lock, in this process and across the processes of this
+ * machine (the file `<sessionId>.journal.lock` while it runs), so the version check and the append
+ * are atomic: of two processes saving the same version, one gets SessionConflictError. A lock left
+ * by a process that is gone is taken over. Sessions saved before the journal
+ * (`<sessionId>.json`) load as they are and move to the journal at their next save.
  *
  * @example
  * const store = new FileSessionStore('./sessions');
@@ -78,9 +84,22 @@ export class FileSessionStore implements JournaledSessionStore {
   private readonly inFlight = new Set<Promise<unknown>>();
   private readonly known = new Map<string, KnownFile>();
 
-  /** @param dir the directory of the session files; created at the first save if missing. */
-  constructor(dir: string) {
+  private readonly lockTimeoutMs: number;
+
+  /**
+   * @param dir the directory of the session files; created at the first save if missing.
+   * @param options.lockTimeoutMs how long a save (delete, fork) waits for another process's lock
+   *   on the session before it raises SessionFileLockedError (default 30 s).
+   */
+  constructor(dir: string, options: { lockTimeoutMs?: number } = {}) {
     this.dir = resolve(dir);
+    const timeout = options.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS;
+    if (typeof timeout !== 'number' || !(timeout >= 0))
+      throw new InvalidArgumentError(
+        'options.lockTimeoutMs',
+        `${String(timeout)} is not a number of milliseconds >= 0`,
+      );
+    this.lockTimeoutMs = timeout;
   }
 
   /** The journal file of a session (whether or not it exists). */
@@ -110,7 +129,7 @@ export class FileSessionStore implements JournaledSessionStore {
       assertState(state);
       assertExpectedVersion(expectedVersion);
       await this.ensureDir();
-      return fileLocks.run(await this.lockKey(file), async () => {
+      return this.locked(file, async () => {
         const known = this.known.get(sessionId);
         const stamp = await stampOf(file);
         const size = stamp?.size ?? null;
@@ -179,7 +198,7 @@ export class FileSessionStore implements JournaledSessionStore {
     return this.track(async () => {
       assertVersion(version);
       const target = this.fileOf(newSessionId);
-      return fileLocks.run(await this.lockKey(target), async () => {
+      return this.locked(target, async () => {
         const stored = await this.read(sessionId);
         if (stored === null) throw new SessionNotFoundError(sessionId);
         const existing = await this.read(newSessionId);
@@ -205,7 +224,12 @@ export class FileSessionStore implements JournaledSessionStore {
   delete(sessionId: string): Promise<void> {
     return this.track(async () => {
       const file = this.fileOf(sessionId);
-      await fileLocks.run(await this.lockKey(file), async () => {
+      // Without the directory there is nothing to delete (and no place for a lock file).
+      if ((await stampOf(this.dir)) === null) {
+        this.known.delete(sessionId);
+        return;
+      }
+      await this.locked(file, async () => {
         this.known.delete(sessionId);
         const journal = await unlinkIfPresent(file);
         const legacy = await unlinkIfPresent(this.legacyFileOf(sessionId));
@@ -239,6 +263,14 @@ export class FileSessionStore implements JournaledSessionStore {
     this.known.clear();
     // Each operation's outcome goes to its own caller; close only waits for them to end.
     await Promise.allSettled([...this.inFlight]);
+  }
+
+  /**
+   * Runs `task` holding the lock of `file`: in this process (saves queue without touching the disk),
+   * then across processes (the lock file `<file>.lock`, file-lock.ts).
+   */
+  private async locked<T>(file: string, task: () => Promise<T>): Promise<T> {
+    return fileLocks.run(await this.lockKey(file), () => withFileLock(file, task, this.lockTimeoutMs));
   }
 
   /** The lock of `file`: its path in the directory's real path (the directory as written if it does not exist). */

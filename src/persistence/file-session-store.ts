@@ -1,4 +1,4 @@
-import { copyFile, type FileHandle, mkdir, open, readdir, realpath, stat, unlink } from 'node:fs/promises';
+import { copyFile, mkdir, readdir, realpath } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import type { AgentState } from '../state/agent-state';
 import { InvalidArgumentError } from '../state/errors';
@@ -24,6 +24,15 @@ import {
 import { type JournalTip, nextRecord } from './journal/journal-writer';
 import { KeyedLock } from './keyed-lock';
 import { decodeSessionDocument, type StoredAt, savedAtOf } from './session-document';
+import {
+  appendAt,
+  type FileStamp,
+  isNotFound,
+  readIfPresent,
+  sameStamp,
+  stampOf,
+  unlinkIfPresent,
+} from './session-file';
 import { assertSessionId, isValidSessionId } from './session-id';
 import type { LoadedSession } from './session-store';
 import { assertExpectedVersion, assertState } from './store-arguments';
@@ -48,15 +57,6 @@ interface KnownFile {
   readonly tip: JournalTip;
   readonly stamp: FileStamp;
 }
-
-interface FileStamp {
-  readonly ino: number;
-  readonly size: number;
-  readonly mtimeMs: number;
-}
-
-const sameStamp = (a: FileStamp, b: FileStamp) =>
-  a.ino === b.ino && a.size === b.size && a.mtimeMs === b.mtimeMs;
 
 /**
  * A SessionStore with one append-only journal file per session, `<dir>/<sessionId>.journal`
@@ -351,58 +351,6 @@ type StoredFile =
   | { kind: 'journal'; texts: string[]; end: number; stamp: FileStamp; at: StoredAt }
   | { kind: 'legacy'; loaded: LoadedSession; savedAt: Date; at: StoredAt };
 
-/** Appends `bytes` at `end` (cutting off a torn tail first) and flushes the file to disk. */
-async function appendAt(file: string, end: number, size: number, bytes: Buffer): Promise<void> {
-  const handle = await open(file, 'r+');
-  try {
-    if (end < size) await handle.truncate(end);
-    await handle.write(bytes, 0, bytes.length, end);
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-}
-
-async function stampOf(file: string): Promise<FileStamp | null> {
-  try {
-    const { ino, size, mtimeMs } = await stat(file);
-    return { ino, size, mtimeMs };
-  } catch (error) {
-    if (isNotFound(error)) return null;
-    throw error;
-  }
-}
-
-/** The bytes of a file and its identity when read, or null when it does not exist. */
-async function readIfPresent(file: string): Promise<{ bytes: Buffer; stamp: FileStamp } | null> {
-  let handle: FileHandle;
-  try {
-    handle = await open(file, 'r');
-  } catch (error) {
-    if (isNotFound(error)) return null;
-    throw error;
-  }
-  try {
-    // Stated before reading: if the file grows meanwhile, the stamp no longer matches, and the
-    // next save reads it again.
-    const { ino, mtimeMs } = await handle.stat();
-    const bytes = await handle.readFile();
-    return { bytes, stamp: { ino, size: bytes.length, mtimeMs } };
-  } finally {
-    await handle.close();
-  }
-}
-
-async function unlinkIfPresent(file: string): Promise<boolean> {
-  try {
-    await unlink(file);
-    return true;
-  } catch (error) {
-    if (isNotFound(error)) return false;
-    throw error;
-  }
-}
-
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 function decodeUtf8(bytes: Uint8Array, at: StoredAt): string {
@@ -413,8 +361,4 @@ function decodeUtf8(bytes: Uint8Array, at: StoredAt): string {
       cause: error,
     });
   }
-}
-
-function isNotFound(error: unknown): boolean {
-  return (error as NodeJS.ErrnoException | null)?.code === 'ENOENT';
 }

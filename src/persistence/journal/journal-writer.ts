@@ -256,6 +256,7 @@ export function headOf(state: AgentState): Record<string, string> {
           : null,
     };
   }
+  // Its keys are HEAD_FIELDS (journal-record.ts), which a load accepts.
   const fields: Record<string, unknown> = {
     agentId: state.agentId(),
     parentAgentId: state.parentAgentId(),

@@ -1,7 +1,7 @@
 import type { AgentState } from '../state/agent-state';
 import { Message } from '../state/message';
 import { Usage } from '../state/usage';
-import { promptUnits } from './prompt-units';
+import { promptUnits, taskOf } from './prompt-units';
 import { charsForTokens, estimateMessageTokens, estimateTextTokens } from './token-estimate';
 
 /** The state's section the summary is kept in (one message: the latest summary). */
@@ -103,7 +103,7 @@ export async function foldIntoSummary(
   let estimate = budget.summaryEstimate;
   for (const message of prompt) if (message !== previous) estimate += estimateMessageTokens(message);
   const folded: Message[] = [];
-  for (const unit of promptUnits(prompt, state.executionId())) {
+  for (const unit of promptUnits(prompt, taskOf(state), state.executionId())) {
     if (estimate <= budget.targetEstimate) break;
     if (unit.pinned || unit.messages.some((m) => m === previous || !indexes.has(m))) continue;
     folded.push(...unit.messages);

@@ -13,6 +13,7 @@ import {
   withSummary,
 } from './context-summary';
 import { applyTrimMemory, newTrimMemory, type TrimMemory, trimPrompt } from './prompt-trimming';
+import { taskOf } from './prompt-units';
 import { TokenCount } from './token-count';
 import { estimateMessagesTokens, estimateMessageTokens } from './token-estimate';
 
@@ -154,7 +155,13 @@ export class ContextWindow {
         estimate: after,
       };
     }
-    const trimmed = trimPrompt(current.messages, state.executionId(), targetEstimate, memory.trim);
+    const trimmed = trimPrompt(
+      current.messages,
+      taskOf(state),
+      state.executionId(),
+      targetEstimate,
+      memory.trim,
+    );
     if (!trimmed.strategy) return unchanged(state, current.messages, estimate);
     const after = estimateMessagesTokens(trimmed.messages) + request.fixedEstimate;
     const tokensAfter = memory.count.tokens(after);

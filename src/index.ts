@@ -150,6 +150,7 @@ export {
   type EventIds,
   eventIds,
   type ReportEvent,
+  type SummaryFallback,
   stepEventIds,
 } from './state/loop-events';
 export { SubagentBudgetExhaustedError } from './subagents/sibling-share';

@@ -10,14 +10,14 @@ export interface PromptUnit {
   /** Index of the unit's first message in the compiled prompt. */
   readonly start: number;
   readonly messages: readonly Message[];
-  /** The system messages, the execution's task and the latest step: never removed. */
+  /** The system messages, the execution's task, the summary and the latest step: never removed. */
   readonly pinned: boolean;
 }
 
 /**
  * Splits the compiled messages into units and marks the pinned ones: system messages, the task
- * (the current execution's first user message, see `taskOf`) and everything from the latest
- * assistant message on.
+ * (the current execution's first user message, see `taskOf`), the summary and everything from the
+ * latest assistant message on.
  *
  * @example
  * promptUnits([task, callAB, resultA, resultB, answer], task);
@@ -47,7 +47,8 @@ export function promptUnits(
       while (i < messages.length && messages[i]?.role === 'tool' && ids.has(messages[i]?.toolCallId ?? ''))
         i++;
     }
-    const pinned = first.role === 'system' || start === taskAt || (latest >= 0 && start >= latest);
+    const pinned =
+      first.role === 'system' || start === taskAt || isSummary(first) || (latest >= 0 && start >= latest);
     units.push({ start, messages: messages.slice(start, i), pinned });
   }
   return units;
@@ -93,9 +94,11 @@ function taskIndex(messages: readonly Message[], task: Message | null, execution
       break;
     }
   }
-  // a summary (a user message too) carries its cover in its metadata
-  const isTask = (m: Message | undefined) => m?.role === 'user' && m.metadata.summary_through === undefined;
+  const isTask = (m: Message | undefined) => m?.role === 'user' && !isSummary(m);
   for (let i = earlier + 1; i < first; i++) if (isTask(messages[i])) return i;
   for (let i = messages.length - 1; i >= 0; i--) if (isTask(messages[i])) return i;
   return -1;
 }
+
+/** The summary (a user message too, made by a summarizing policy) carries its cover in its metadata. */
+const isSummary = (message: Message) => message.metadata.summary_through !== undefined;

@@ -280,7 +280,7 @@ function trimmed(step: Compacting, fallback: SummaryFallback | null, usage: Usag
     memory.trim,
   );
   const estimate = estimateMessagesTokens(trim.messages) + request.fixedEstimate;
-  if (!trim.strategy) return { ...unchanged(state, step.messages, estimate), usage };
+  if (!trim.strategy) return Object.assign(unchanged(state, step.messages, estimate), { usage });
   const compaction: ContextCompaction = {
     strategy: trim.strategy,
     messagesRemoved: trim.removed,

@@ -68,6 +68,15 @@ export const loopSetup = setup({
     hasSession: ({ context }) => context.session !== null,
     /** The state waits for (or has just received) decisions on tool calls of its step in flight. */
     awaitsApproval: ({ context }) => context.state.approval() !== null,
+    /**
+     * A saved execution whose last recorded step already ended it (saved between `record` and
+     * finalizing: a crash, or a worker closed): only afterExecution is left, no model call.
+     */
+    endedWhenSaved: ({ context }) =>
+      context.state.status() === ExecutionStatus.InProgress &&
+      context.state.stepCount() > 0 &&
+      context.state.currentStep() === null &&
+      context.state.shouldStop(),
     asksApproval: ({ event }) => outputState(event).approval() !== null,
     /** A decision that names exactly one pending call (a call inside a subagent included). */
     isPendingCall: ({ context, event }) =>

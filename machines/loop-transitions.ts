@@ -120,7 +120,10 @@ export function acceptsWork() {
   } as const;
 }
 
-/** In `pending`, a state saved while awaiting approval continues there, with the decisions it carries. */
+/**
+ * In `pending`, a state saved while awaiting approval continues there, with the decisions it
+ * carries; one saved after the step that ended its execution goes to afterExecution.
+ */
 export function acceptsWorkOrDecisions() {
   return {
     execute: [
@@ -129,6 +132,7 @@ export function acceptsWorkOrDecisions() {
         target: StateId.awaitingApproval,
         actions: 'startExecution',
       },
+      { guard: 'endedWhenSaved', target: AFTER_EXECUTION, actions: 'startExecution' },
       acceptsWork().execute,
     ],
     'user.message': [{ guard: 'awaitsApproval', actions: 'refuseEvent' }, acceptsWork()['user.message']],

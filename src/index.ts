@@ -70,7 +70,12 @@ export {
 } from './runtime/create-agent';
 export { AgentStopError } from './state/agent-stop-error';
 export * from './state/index';
-export type { AgentEventType, ContextCompactedEvent, ReportEvent } from './state/loop-events';
+export type {
+  AgentEventType,
+  ContextCompactedEvent,
+  ReportEvent,
+  SummaryFallback,
+} from './state/loop-events';
 export { SubagentBudgetExhaustedError } from './subagents/sibling-share';
 export {
   DEFAULT_MAX_DEPTH,

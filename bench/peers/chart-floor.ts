@@ -51,6 +51,7 @@ export function chartFloor(steps: number) {
       stopSignalled: () => false,
       asksApproval: () => false,
       awaitsApproval: () => false,
+      endedWhenSaved: () => false,
       isFailed: () => false,
       isStopped: () => false,
     },

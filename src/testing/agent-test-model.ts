@@ -80,7 +80,7 @@ export function createAgentTestModel(options: AgentTestModelOptions = {}) {
   });
   // The machine that paths are computed on: the real one, with this configuration's guards.
   const graphAgent = createAgent(definition(null));
-  const initial = initialState(options.startAwaitingApproval ?? false);
+  const initial = initialState(options.startAwaitingApproval ?? false, options.startAfterFinalStep);
   const input = graphAgent.inputFor(initial, undefined, session);
 
   const eventOptions = { withSubagent, executions, probeHooks, approvals, timeLimit };

@@ -183,10 +183,13 @@ export const gateTool = defineTool({
 
 /**
  * The state a path starts from: a task, or a step saved while awaiting approval of a gate call,
- * its own or (`'inSubagent'`) its approver subagent's.
+ * its own or (`'inSubagent'`) its approver subagent's, or (`afterFinalStep`) an execution saved
+ * with its final answer recorded but not finalized.
  */
-export function initialState(awaitingApproval: boolean | 'inSubagent'): AgentState {
+export function initialState(awaitingApproval: boolean | 'inSubagent', afterFinalStep = false): AgentState {
   const fresh = AgentState.empty({ agentId: 'model' }).withUserMessage('task');
+  if (afterFinalStep)
+    return modelAnswer(fresh.withExecutionStarted(0).withStepStarted(0), 'final').withCurrentStepRecorded(0);
   if (!awaitingApproval) return fresh;
   if (awaitingApproval === 'inSubagent') {
     // saved now: the wait is within the time budget, so decisions (not only the timeout) are explored

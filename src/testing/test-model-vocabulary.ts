@@ -52,6 +52,11 @@ export interface AgentTestModelOptions {
    * decision.
    */
   readonly startAwaitingApproval?: boolean | 'inSubagent';
+  /**
+   * Start from an execution saved with its final answer recorded but not finalized (a crash, or a
+   * worker closed, in between), as `agent.resume()` loads it. Default false.
+   */
+  readonly startAfterFinalStep?: boolean;
 }
 
 /** What a path's run saw at one step: the real actor's snapshot, and the events emitted so far. */

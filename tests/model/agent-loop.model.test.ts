@@ -23,6 +23,14 @@ const fromNestedApproval = createAgentTestModel({
   startAwaitingApproval: 'inSubagent',
   executions: 1,
 });
+// a crash between recording the final answer and finalizing: the saved run only finishes
+const afterFinalStep = createAgentTestModel({
+  startAfterFinalStep: true,
+  probeHooks: false,
+  executions: 1,
+  subagent: false,
+  approvals: false,
+});
 const simple = createAgentTestModel({
   probeHooks: false,
   budget: new ExecutionBudget({ maxSteps: 2 }),
@@ -50,6 +58,10 @@ describe('every transition, from a state saved while awaiting approval', () => {
 
 describe('every transition, from a state saved while a subagent awaits approval', () => {
   for (const path of fromNestedApproval.transitionPaths()) it(path.description, () => path.run());
+});
+
+describe('every transition, from a state saved after its final step', () => {
+  for (const path of afterFinalStep.transitionPaths()) it(path.description, () => path.run());
 });
 
 describe('every simple path of one execution, without hooks', () => {
@@ -82,7 +94,7 @@ describe('shortest paths reach every situation of the loop, and assertions of yo
 
 describe('coverage', () => {
   it('takes every state and every transition of the chart', () => {
-    const reports = [withHooks, withoutHooks, fromApproval, simpleWithoutStore].map((model) =>
+    const reports = [withHooks, withoutHooks, fromApproval, afterFinalStep, simpleWithoutStore].map((model) =>
       model.coverage(),
     );
     const everywhere = (missing: (c: (typeof reports)[number]) => string[]) =>

@@ -16,7 +16,9 @@ export interface SqliteDatabase {
   prepare(sql: string): SqliteStatement;
   exec(sql: string): unknown;
   pragma(sql: string, options?: { simple?: boolean }): unknown;
-  transaction<A extends unknown[], R>(fn: (...args: A) => R): { immediate(...args: A): R };
+  transaction<A extends unknown[], R>(
+    fn: (...args: A) => R,
+  ): { immediate(...args: A): R; deferred(...args: A): R };
   close(): unknown;
 }
 type SqliteConstructor = new (file: string, options?: { timeout?: number }) => SqliteDatabase;

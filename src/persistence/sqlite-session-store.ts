@@ -114,6 +114,7 @@ function prepare(db: SqliteDatabase) {
       return next;
     },
   );
+  const reads = db.transaction((read: () => unknown) => read());
   return {
     // The newest snapshot at or before a version, and the records after it up to that version.
     records: db.prepare(
@@ -122,6 +123,11 @@ function prepare(db: SqliteDatabase) {
        ORDER BY version`,
     ),
     newest: db.prepare('SELECT max(version) AS version FROM session_journal WHERE session_id = ?'),
+    /**
+     * Runs reads in one transaction: they see one version of the database (WAL), so a save by
+     * another connection between two of them cannot make records look unfollowable.
+     */
+    consistently: <T>(read: () => T): T => reads.deferred(read) as T,
     legacy: db.prepare('SELECT version, saved_at, state_json FROM sessions WHERE id = ?'),
     checkpoints: db.prepare(
       'SELECT version, step, saved_at FROM session_journal WHERE session_id = ? ORDER BY version',
@@ -254,8 +260,13 @@ export class SqliteSessionStore implements JournaledSessionStore {
     // Forgotten first: after a load that fails, the next save writes the whole state again.
     if (version === null) this.tips.delete(id);
     const upTo = version ?? Number.MAX_SAFE_INTEGER;
-    const rows = db.records.all({ id, upTo }) as JournalRow[];
-    const newest = (db.newest.get(id) as { version: number | null }).version;
+    const [rows, newest] = db.consistently(
+      () =>
+        [
+          db.records.all({ id, upTo }) as JournalRow[],
+          (db.newest.get(id) as { version: number | null }).version,
+        ] as const,
+    );
     if (rows.length === 0) {
       if (newest !== null) {
         if (version !== null && version > newest) throw new CheckpointNotFoundError(id, version);

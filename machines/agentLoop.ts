@@ -17,6 +17,7 @@ import { ExecutionBudget } from '../src/state/execution-budget';
 import { workerInput } from './loop-actions';
 import { loopImplementations } from './loop-emits';
 import {
+  AFTER_BEFORE_STEP_HOOKS,
   AFTER_EXECUTION,
   acceptsWork,
   acceptsWorkOrDecisions,
@@ -79,8 +80,9 @@ export const agentLoop = loopImplementations.createMachine({
                 withoutHooks: TO_INFERENCE,
               }),
             },
-            // after beforeStep hooks changed the state (without hooks, `checkHooks` decides the same)
-            checkSignals: { always: TO_INFERENCE },
+            // after beforeStep hooks changed the state: the budget again, then the signals (without
+            // hooks, `checkHooks` decides on the signals)
+            checkSignals: { always: AFTER_BEFORE_STEP_HOOKS },
             inference: {
               entry: 'requestInference',
               on: {

@@ -5,7 +5,7 @@
 import { assign, sendTo, stopChild } from 'xstate';
 import { AgentError } from '../src/state/agent-error';
 import { AgentStopError } from '../src/state/agent-stop-error';
-import { budgetSignal } from '../src/state/budget-signal';
+import { BUDGET_GUARD, budgetSignal } from '../src/state/budget-signal';
 import { StopReason } from '../src/state/stop-reason';
 import { StopSignal } from '../src/state/stop-signal';
 import { outputState, toDecision } from './loop-context';
@@ -47,6 +47,21 @@ export const loopActions = loopSetup.extend({
         const started = context.state.withStepStarted(at);
         const signal = budgetSignal(context.budget, started, at);
         return signal ? started.withStopSignal(signal) : started;
+      },
+    }),
+    /**
+     * A limit used up by the time beforeStep hooks answered: its signal (unless the step's start
+     * raised it already) stands, and a continuation request is refused.
+     */
+    stopOverBudget: assign({
+      state: ({ context }) => {
+        const signal = budgetSignal(context.budget, context.state, now());
+        const raised = context.state
+          .execution()
+          ?.continuation()
+          .stopSignals.some((s) => s.source === BUDGET_GUARD && s.context.limit === signal?.context.limit);
+        const state = signal && !raised ? context.state.withStopSignal(signal) : context.state;
+        return state.withContinuationRequested(false);
       },
     }),
     /** Records the step in flight, after the agent's step checks (`LoopInput.checkStep`) in the same update. */

@@ -6,6 +6,7 @@
 import { fromCallback, fromPromise, setup } from 'xstate';
 import { AgentStopError } from '../src/state/agent-stop-error';
 import { pendingMatches } from '../src/state/approval';
+import { budgetSignal } from '../src/state/budget-signal';
 import { ExecutionStatus } from '../src/state/execution-status';
 import type { LoopEmitted } from '../src/state/loop-events';
 import {
@@ -47,6 +48,11 @@ export const loopSetup = setup({
     shouldStop: ({ context }) => context.state.shouldStop(),
     /** Checkpoint after beforeStep: a stop signal without a continuation request. */
     stopSignalled: ({ context }) => context.state.execution()?.continuation().shouldStop() ?? false,
+    /**
+     * The budget, checked again after beforeStep hooks: a limit used up stops the run whatever the
+     * hooks asked (a continuation request overrides other stop signals, never a budget).
+     */
+    overBudget: ({ context }) => budgetSignal(context.budget, context.state, Date.now()) !== null,
     hasHooks: ({ context }, params: { stage: HookStage }) => context.hookStages.includes(params.stage),
     /**
      * A worker answer to another request than the one waited for (on its way when a stop, or a new

@@ -41,6 +41,15 @@ export const CONCLUDE = [
   { guard: 'isStopped', target: StateId.stopped },
   { target: StateId.completed },
 ] as const;
+/**
+ * After beforeStep hooks: a budget used up ends the run, whatever the hooks asked; then as
+ * `TO_INFERENCE`. (Without beforeStep hooks, nothing ran since `startStep` checked the budget.)
+ */
+export const AFTER_BEFORE_STEP_HOOKS = [
+  { guard: 'overBudget', target: AFTER_EXECUTION, actions: 'stopOverBudget' },
+  { guard: 'stopSignalled', target: AFTER_EXECUTION },
+  { target: StateId.inference },
+] as const;
 /** After beforeStep: a stop signal without a continuation request ends the run, else the model is called. */
 export const TO_INFERENCE = [
   { guard: 'stopSignalled', target: AFTER_EXECUTION },

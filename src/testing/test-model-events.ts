@@ -82,12 +82,8 @@ export function eventsFor(
     const stage = Object.keys(hookStageOf).find((s) => value.includes(`"${s}"`)) as string;
     const hookStage = hookStageOf[stage] as HookStage;
     events.push(done('hooks', hookBehaviour(state, 'pass'), 'pass'));
-    // A continuation over a steps-limit signal would run past maxSteps on purpose; not modelled.
-    const overLimit = state
-      .execution()
-      ?.continuation()
-      .stopSignals.some((s) => s.reason === 'steps_limit_reached');
-    if (hookStage === 'afterStep' || (hookStage === 'beforeStep' && !overLimit)) {
+    // a continuation over a budget's signal is refused: the budget is checked again after beforeStep
+    if (hookStage === 'afterStep' || hookStage === 'beforeStep') {
       events.push(done('hooks', hookBehaviour(state, 'continue'), 'continue'));
     }
     events.push(failed('hooks', new Error('probe hook failed'), 'throw'));

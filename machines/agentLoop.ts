@@ -9,8 +9,8 @@
  *
  * pending -> inProgress [ beforeExecution -> step [ beforeStep -> checkpoint -> inference
  *   -> (awaitingApproval) -> tools
- *   -> afterStep -> record -> persist -> decide ] -> (failing) -> afterExecution -> finalizing
- *   -> concluding ] -> completed | stopped | failed
+ *   -> afterStep -> record -> persist -> decide ] -> (failing) -> afterExecution
+ *   -> (failingAfterExecution) -> finalizing -> concluding ] -> completed | stopped | failed
  */
 
 import { ExecutionBudget } from '../src/state/execution-budget';
@@ -140,9 +140,14 @@ export const agentLoop = loopImplementations.createMachine({
                   { guard: 'asksApproval', target: 'awaitingApproval', actions: 'assignState' },
                   ...TO_AFTER_STEP,
                 ],
+                // the calls that settled keep their results (a tool hook threw after they ran)
                 'toolExecutor.error': [
                   DROP_STALE,
-                  ...onActorError('afterStep', { failTarget: 'afterStep', evaluate: false }),
+                  ...onActorError('afterStep', {
+                    failTarget: 'afterStep',
+                    evaluate: false,
+                    keepSettled: true,
+                  }),
                 ],
                 'subagent.spawn': { actions: 'spawnSubagent' },
               },
@@ -170,7 +175,21 @@ export const agentLoop = loopImplementations.createMachine({
           ),
         },
         afterExecution: {
-          ...hookStage('afterExecution', FINALIZING, onActorError(FINALIZING, { failTarget: FINALIZING })),
+          ...hookStage(
+            'afterExecution',
+            FINALIZING,
+            onActorError(FINALIZING, { failTarget: StateId.failingAfterExecution }),
+          ),
+          on: { stop: { target: 'finalizing' } },
+        },
+        // an afterExecution hook failed: onError hooks as for any failure, then the outcome
+        failingAfterExecution: {
+          entry: 'emitError',
+          ...hookStage(
+            'onError',
+            FINALIZING,
+            onActorError(FINALIZING, { failTarget: FINALIZING, evaluate: false }),
+          ),
           on: { stop: { target: 'finalizing' } },
         },
         finalizing: {

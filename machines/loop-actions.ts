@@ -82,13 +82,16 @@ export const loopActions = loopSetup.extend({
     recordCheckpointFailure: assign(({ context, event }) => {
       const error = AgentError.from((event as { error?: unknown }).error);
       const waitingChildren = Object.keys(context.state.approval()?.children ?? {}).length > 0;
-      const state = waitingChildren ? context.state.withPendingToolCallsFailed(error) : context.state;
+      const state = waitingChildren ? context.state.withPendingToolCallsFailed(notRun(error)) : context.state;
       return { state: state.withFailure(error, StopReason.ErrorForbade, 'checkpoint'), error };
     }),
-    /** An error that ends the run; `inStep` when the step itself failed (the model call). */
+    /**
+     * An error that ends the run, recorded once (on the step, or the execution); `inStep` when the
+     * step itself failed (the model call). Its calls that never ran are recorded as not run.
+     */
     recordFailure: assign(({ context, event }, params?: { inStep?: boolean }) => {
       const error = AgentError.from((event as { error?: unknown }).error);
-      const state = context.state.withPendingToolCallsFailed(error);
+      const state = context.state.withPendingToolCallsFailed(notRun(error));
       return { state: state.withFailure(error, StopReason.ErrorForbade, 'agent-loop', params), error };
     }),
     /** Tool calls that settled before a stop keep their results; the runtime's tool executor knows them. */
@@ -161,6 +164,15 @@ export const loopActions = loopSetup.extend({
     /** Reports from the actors (tool calls, text deltas) go out to subscribers unchanged. */
   },
 });
+
+/** The error of a tool call that never ran because the run failed first (`cause` is recorded once, on the step). */
+function notRun(cause: AgentError): AgentError {
+  return AgentError.of(
+    'ToolCallNotRun',
+    `Not run: the run failed first (${cause.name}: ${cause.message})`,
+    'TOOL_CALL_NOT_RUN',
+  );
+}
 
 /** What the workers are made with: the agent actor they work for. */
 export function workerInput({ self }: { self: WorkerInput['agent'] }): WorkerInput {

@@ -161,14 +161,17 @@ export function decisionTransitions() {
  */
 export function onActorError(
   stopTarget: string,
-  { failTarget = FAILING, inStep = false, evaluate = true }: FailureRoute = {},
+  { failTarget = FAILING, inStep = false, evaluate = true, keepSettled = false }: FailureRoute = {},
 ) {
   const record = { type: 'recordFailure', params: { inStep } } as const;
+  type Action = 'keepSettledToolCalls' | 'recordStopRequest' | 'emitContinuationEvaluated' | typeof record;
+  const actions = (...list: Action[]): readonly Action[] =>
+    keepSettled ? ['keepSettledToolCalls', ...list] : list;
   return [
-    { guard: 'isStopRequest', target: stopTarget, actions: 'recordStopRequest' },
+    { guard: 'isStopRequest', target: stopTarget, actions: actions('recordStopRequest') },
     {
       target: failTarget,
-      actions: evaluate ? ([record, 'emitContinuationEvaluated'] as const) : ([record] as const),
+      actions: evaluate ? actions(record, 'emitContinuationEvaluated') : actions(record),
     },
   ] as const;
 }
@@ -177,4 +180,6 @@ interface FailureRoute {
   readonly failTarget?: string;
   readonly inStep?: boolean;
   readonly evaluate?: boolean;
+  /** The tool calls that settled before the error are recorded first (`keepSettledToolCalls`). */
+  readonly keepSettled?: boolean;
 }

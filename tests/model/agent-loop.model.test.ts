@@ -23,6 +23,14 @@ const fromNestedApproval = createAgentTestModel({
   startAwaitingApproval: 'inSubagent',
   executions: 1,
 });
+// afterExecution hooks without onError hooks: a failing afterExecution hook's `error`, then the outcome
+const afterExecutionOnly = createAgentTestModel({
+  probeHooks: ['afterExecution'],
+  probeStore: false,
+  subagent: false,
+  approvals: false,
+  executions: 1,
+});
 const simple = createAgentTestModel({
   probeHooks: false,
   budget: new ExecutionBudget({ maxSteps: 2 }),
@@ -50,6 +58,10 @@ describe('every transition, from a state saved while awaiting approval', () => {
 
 describe('every transition, from a state saved while a subagent awaits approval', () => {
   for (const path of fromNestedApproval.transitionPaths()) it(path.description, () => path.run());
+});
+
+describe('every transition, with afterExecution hooks only', () => {
+  for (const path of afterExecutionOnly.transitionPaths()) it(path.description, () => path.run());
 });
 
 describe('every simple path of one execution, without hooks', () => {
@@ -82,8 +94,8 @@ describe('shortest paths reach every situation of the loop, and assertions of yo
 
 describe('coverage', () => {
   it('takes every state and every transition of the chart', () => {
-    const reports = [withHooks, withoutHooks, fromApproval, simpleWithoutStore].map((model) =>
-      model.coverage(),
+    const reports = [withHooks, withoutHooks, fromApproval, simpleWithoutStore, afterExecutionOnly].map(
+      (model) => model.coverage(),
     );
     const everywhere = (missing: (c: (typeof reports)[number]) => string[]) =>
       missing(reports[0]!).filter((x) => reports.every((c) => missing(c).includes(x)));

@@ -32,6 +32,8 @@ import {
   onActorError,
   persistStage,
   RECORD,
+  STOP_IN_STEP,
+  STOP_WITHOUT_STEP,
   TO_AFTER_STEP,
   TO_INFERENCE,
 } from './loop-transitions';
@@ -92,24 +94,28 @@ export const agentLoop = loopImplementations.createMachine({
                   { guard: 'hasToolCalls', target: 'tools', actions: 'assignStateForTools' },
                   ...TO_AFTER_STEP,
                 ],
-                // a failed model call still closes its step's cycle: afterStep hooks, record, then `failing`
+                // a failed model call still closes its step's cycle: afterStep hooks, record, then
+                // `failing`; a stop before the model answered has no step to close
                 'driver.error': [
                   DROP_STALE,
-                  ...onActorError('afterStep', { failTarget: 'afterStep', inStep: true, evaluate: false }),
+                  STOP_WITHOUT_STEP,
+                  ...onActorError(null, { failTarget: 'afterStep', inStep: true, evaluate: false }),
                 ],
               },
             },
             awaitingApproval: {
               entry: 'emitApprovalRequested',
               initial: 'checkStore',
+              // the waiting step closes its cycle (afterStep hooks, record) before the run ends
+              on: { stop: STOP_IN_STEP },
               states: {
-                ...persistStage(StateId.waitingForDecisions, FAILING).states,
+                ...persistStage(StateId.waitingForDecisions, StateId.afterStep, { evaluate: false }).states,
                 waiting: {
                   tags: [LoopTag.awaitingDecisions],
                   always: [
                     {
                       guard: 'timeBudgetExhausted',
-                      target: AFTER_EXECUTION,
+                      target: StateId.afterStep,
                       actions: 'recordApprovalTimeout',
                     },
                     { guard: 'allDecided', target: StateId.tools, actions: 'startToolExecutor' },
@@ -117,7 +123,7 @@ export const agentLoop = loopImplementations.createMachine({
                   after: {
                     approvalTimeout: {
                       guard: 'hasTimeLimit',
-                      target: AFTER_EXECUTION,
+                      target: StateId.afterStep,
                       actions: 'recordApprovalTimeout',
                     },
                   },
@@ -134,6 +140,8 @@ export const agentLoop = loopImplementations.createMachine({
             tools: {
               entry: 'requestTools',
               on: {
+                // the calls in flight are aborted; the step closes its cycle (afterStep hooks, record)
+                stop: { ...STOP_IN_STEP, actions: ['cancelTools', ...STOP_IN_STEP.actions] },
                 'toolExecutor.done': [
                   DROP_STALE,
                   // a subagent call's child waits for decisions: the step waits with it

@@ -69,10 +69,12 @@ export const loopActions = loopSetup.extend({
       state: ({ context }) =>
         (context.checkStep ? context.checkStep(context.state) : context.state).withCurrentStepRecorded(now()),
     }),
+    /** A stop exception's signal, on the state it carries (`withoutStep`: the state as it was, no step). */
     recordStopRequest: assign({
-      state: ({ context, event }) => {
+      state: ({ context, event }, params?: { withoutStep?: boolean }) => {
         const error = (event as { error?: AgentStopError }).error;
-        return (error?.state ?? context.state).withStopSignal(AgentStopError.toSignal(error));
+        const state = params?.withoutStep ? context.state : (error?.state ?? context.state);
+        return state.withStopSignal(AgentStopError.toSignal(error));
       },
     }),
     /**
@@ -152,6 +154,8 @@ export const loopActions = loopSetup.extend({
       token: context.state,
     })),
     cancelHooks: sendTo('hooks', { type: 'cancel' as const }),
+    /** Aborts the tool calls in flight (a stop during `tools`); their answer is dropped. */
+    cancelTools: sendTo('toolExecutor', { type: 'cancel' as const }),
     /** The hooks worker lives as long as the execution, for an agent that has hooks (an idle one costs). */
     startHooksWorker: assign(({ context, spawn, self }) => {
       if (context.hookStages.length > 0) spawn('hooks', { id: 'hooks', input: workerInput({ self }) });

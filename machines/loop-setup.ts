@@ -9,6 +9,7 @@ import { pendingMatches } from '../src/state/approval';
 import { budgetSignal } from '../src/state/budget-signal';
 import { ExecutionStatus } from '../src/state/execution-status';
 import type { LoopEmitted } from '../src/state/loop-events';
+import { StopReason } from '../src/state/stop-reason';
 import {
   type CheckpointInput,
   type LoopContext,
@@ -63,6 +64,12 @@ export const loopSetup = setup({
       'token' in event && event.token !== undefined && event.token !== context.state,
     hasToolCalls: ({ event }) => outputState(event).currentStep()?.hasToolCalls() ?? false,
     isStopRequest: ({ event }) => AgentStopError.is((event as { error?: unknown }).error),
+    /** A `user_requested` signal (a `stop` event, an aborted signal) stands. */
+    userStopped: ({ context }) =>
+      context.state
+        .execution()
+        ?.continuation()
+        .stopSignals.some((s) => s.reason === StopReason.UserRequested) ?? false,
     hasSession: ({ context }) => context.session !== null,
     /** The state waits for (or has just received) decisions on tool calls of its step in flight. */
     awaitsApproval: ({ context }) => context.state.approval() !== null,

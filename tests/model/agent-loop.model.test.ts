@@ -6,7 +6,7 @@
  * step; a final test fails if any state or transition of the chart was never taken.
  */
 import { describe, expect, it } from 'vitest';
-import { createAgentTestModel, ExecutionBudget } from '../../src/index';
+import { createAgentTestModel, ExecutionBudget, type Hook } from '../../src/index';
 
 const withHooks = createAgentTestModel({ probeHooks: true });
 const withoutHooks = createAgentTestModel({ probeHooks: false });
@@ -62,6 +62,34 @@ describe('every transition, from a state saved while a subagent awaits approval'
 
 describe('every transition, with afterExecution hooks only', () => {
   for (const path of afterExecutionOnly.transitionPaths()) it(path.description, () => path.run());
+});
+
+// An audit hook, as a user writes one: the steps its afterStep saw (by id), and runs with no step.
+const audited = new Map<string, number>();
+let auditedWithoutStep = 0;
+const auditHook: Hook = {
+  name: 'audit',
+  afterStep: (state) => {
+    const id = state.currentStep()?.id();
+    if (id === undefined) auditedWithoutStep++;
+    else audited.set(id, (audited.get(id) ?? 0) + 1);
+  },
+};
+const withAudit = createAgentTestModel({ probeHooks: false, hooks: [auditHook], executions: 1 });
+
+describe('afterStep and recorded steps are one to one (seed 003: every started step closes its cycle)', () => {
+  for (const path of withAudit.transitionPaths())
+    it(path.description, async () => {
+      audited.clear();
+      auditedWithoutStep = 0;
+      const final = await path.run();
+      const recorded = final.steps().map((s) => s.id());
+      expect(auditedWithoutStep).toBe(0);
+      expect(recorded.map((id) => [id, audited.get(id)])).toEqual(recorded.map((id) => [id, 1]));
+      // a step whose afterStep ran is recorded (or, on a path that ends mid-step, still in flight)
+      const inFlight = final.currentStep()?.id();
+      expect([...audited.keys()].filter((id) => !recorded.includes(id) && id !== inFlight)).toEqual([]);
+    });
 });
 
 describe('every simple path of one execution, without hooks', () => {

@@ -187,9 +187,9 @@ export function decisionTransitions() {
  * An actor's error. A stop exception (AgentStopError, from any hook) records StopRequested and goes
  * on to `stopTarget` (null: the caller routes stops itself). Any other error is the run's failure,
  * recorded (on a new step when `inStep`: the model call failed) before going to `failTarget`
- * (`failing` by default). A failure that does not
- * pass through `record`, which evaluates the continuation of every step, is evaluated here (seed 004:
- * recording an error evaluates the continuation).
+ * (`failing` by default). A failure that does not pass through `record`, which evaluates the
+ * continuation of every step, is evaluated here (seed 004: recording an error evaluates the
+ * continuation).
  */
 export function onActorError(
   stopTarget: string | null,

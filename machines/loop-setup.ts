@@ -6,8 +6,10 @@
 import { fromCallback, fromPromise, setup } from 'xstate';
 import { AgentStopError } from '../src/state/agent-stop-error';
 import { pendingMatches } from '../src/state/approval';
+import { budgetSignal } from '../src/state/budget-signal';
 import { ExecutionStatus } from '../src/state/execution-status';
 import type { LoopEmitted } from '../src/state/loop-events';
+import { StopReason } from '../src/state/stop-reason';
 import {
   type CheckpointInput,
   type LoopContext,
@@ -55,6 +57,11 @@ export const loopSetup = setup({
     shouldStop: ({ context }) => context.state.shouldStop(),
     /** Checkpoint after beforeStep: a stop signal without a continuation request. */
     stopSignalled: ({ context }) => context.state.execution()?.continuation().shouldStop() ?? false,
+    /**
+     * The budget, checked again after beforeStep hooks: a limit used up stops the run whatever the
+     * hooks asked (a continuation request overrides other stop signals, never a budget).
+     */
+    overBudget: ({ context }) => budgetSignal(context.budget, context.state, Date.now()) !== null,
     hasHooks: ({ context }, params: { stage: HookStage }) => context.hookStages.includes(params.stage),
     /**
      * A worker answer to another request than the one waited for (on its way when a stop, or a new
@@ -65,6 +72,12 @@ export const loopSetup = setup({
       'token' in event && event.token !== undefined && event.token !== context.state,
     hasToolCalls: ({ event }) => outputState(event).currentStep()?.hasToolCalls() ?? false,
     isStopRequest: ({ event }) => AgentStopError.is((event as { error?: unknown }).error),
+    /** A `user_requested` signal (a `stop` event, an aborted signal) stands. */
+    userStopped: ({ context }) =>
+      context.state
+        .execution()
+        ?.continuation()
+        .stopSignals.some((s) => s.reason === StopReason.UserRequested) ?? false,
     hasSession: ({ context }) => context.session !== null,
     /** The state waits for (or has just received) decisions on tool calls of its step in flight. */
     awaitsApproval: ({ context }) => context.state.approval() !== null,

@@ -49,6 +49,7 @@ export function chartFloor(steps: number) {
       hasToolCalls: ({ event }) => stub((event as { output: unknown }).output).tools,
       shouldStop: ({ context }) => stub(context.state).calls >= steps,
       stopSignalled: () => false,
+      userStopped: () => false,
       asksApproval: () => false,
       awaitsApproval: () => false,
       endedWhenSaved: () => false,

@@ -145,23 +145,20 @@ export function provideLoop(
           ? subagents.toolsFor(self, await mcp.callableToolSet(tools, request.signal))
           : subagents.toolsFor(self);
         const onSettled = settled.collect(self, step);
-        let done: AgentState;
-        try {
-          done = await runTools(
-            state,
-            new StepToolOptions(request, {
-              tools: stepTools,
-              hooks: toolHooks,
-              concurrency: definition.toolConcurrency,
-              timeoutMs: definition.toolTimeoutMs,
-              // a run no one listens to takes no reports: the tool executor then builds none
-              report: reportsOf(self) ? reporter(self) : undefined,
-              onSettled,
-            }),
-          );
-        } finally {
-          settled.release(self, step);
-        }
+        // a failure (a hook that threw) leaves the settled calls to the chart (`keepSettledToolCalls`)
+        const done = await runTools(
+          state,
+          new StepToolOptions(request, {
+            tools: stepTools,
+            hooks: toolHooks,
+            concurrency: definition.toolConcurrency,
+            timeoutMs: definition.toolTimeoutMs,
+            // a run no one listens to takes no reports: the tool executor then builds none
+            report: reportsOf(self) ? reporter(self) : undefined,
+            onSettled,
+          }),
+        );
+        settled.release(self, step);
         // a subagent waiting for decisions leaves the step waiting: its calls are signed here
         return approvalSecret ? signed(done, self) : done;
       }),

@@ -65,7 +65,10 @@ export function createAgentTestModel(options: AgentTestModelOptions = {}) {
       [PROBE_TOOL]: probeTool(puppet, outcomes),
       ...(approvals ? { [PROBE_GATE]: gateTool } : {}),
     },
-    hooks: [...(probeHooks ? [puppetHooks(puppet, outcomes)] : []), ...(options.hooks ?? [])],
+    hooks: [
+      ...(probeHooks ? [puppetHooks(puppet, outcomes, probeHooks === true ? undefined : probeHooks)] : []),
+      ...(options.hooks ?? []),
+    ],
     budget,
     errorPolicy: options.errorPolicy ?? { maxConsecutiveErrorSteps: 2 },
     subagents: withSubagent

@@ -246,7 +246,12 @@ export function puppetStore(puppet: Puppet | null): SessionStore {
   };
 }
 
-export function puppetHooks(puppet: Puppet | null, outcomes: Map<string, unknown>): Hook {
+/** The probe hooks, at every stage or (`stages`) at those only. */
+export function puppetHooks(
+  puppet: Puppet | null,
+  outcomes: Map<string, unknown>,
+  stages?: readonly HookStage[],
+): Hook {
   const stage =
     (name: HookStage) =>
     async (state: AgentState, { signal }: { signal: AbortSignal }) => {
@@ -256,6 +261,7 @@ export function puppetHooks(puppet: Puppet | null, outcomes: Map<string, unknown
       if (behaviour === 'stop') throw new AgentStopError(`probe hook stops (${name})`);
       return hookBehaviour(state, behaviour as string);
     };
+  if (stages) return Object.fromEntries([['name', 'probeHooks'], ...stages.map((s) => [s, stage(s)])]);
   return {
     name: 'probeHooks',
     // The probe call's outcome is taken here, before the call: 'crash' makes this hook throw, and

@@ -35,8 +35,11 @@ export interface AgentTestModelOptions {
   /** Default: 2 steps and 1,000 tokens, which keeps the graph small. */
   readonly budget?: ExecutionBudget;
   readonly errorPolicy?: AgentDefinition['errorPolicy'];
-  /** Probe hooks at every stage, so hook outcomes (ok, continue, throw, stop) are explored. Default true. */
-  readonly probeHooks?: boolean;
+  /**
+   * Probe hooks at every stage, so hook outcomes (ok, continue, throw, stop) are explored. Default
+   * true. A list of stages probes those only (the agent has no hooks at the others).
+   */
+  readonly probeHooks?: boolean | readonly HookStage[];
   /** Let the model call a probe subagent. Default true. */
   readonly subagent?: boolean;
   /** Executions per path (a second one via `user.message`). Default 2. */
@@ -99,4 +102,5 @@ export const hookStageOf: Record<string, HookStage> = {
   afterStep: 'afterStep',
   failing: 'onError',
   afterExecution: 'afterExecution',
+  failingAfterExecution: 'onError',
 };

@@ -53,8 +53,8 @@ export async function executeTools(
  * beforeToolUse hooks run first, call by call in the model's order (they may block a call, rewrite
  * its arguments or change the state); then the tools run in parallel, up to `concurrency` at a
  * time; then afterToolUse hooks run in the model's order. A failing call (unknown tool, invalid
- * arguments, a throw, a timeout, a block, an afterToolUse hook that throws) fails alone and is
- * reported to the model as the tool's result. An AgentStopError from a tool propagates once the other calls have settled.
+ * arguments, a throw, a timeout, a block) fails alone and is reported to the model as the tool's
+ * result; a hook that throws fails the run. An AgentStopError from a tool propagates once the other calls have settled.
  *
  * A subagent call whose child waits for decisions on its own tool calls leaves the step waiting:
  * the state returned keeps the finished calls' executions on the step and the waiting children in
@@ -181,21 +181,14 @@ export async function runTools(state: AgentState, options: ToolExecutorOptions):
     if (results[i] === undefined) continue; // a subagent waiting for decisions
     for (const hook of hooks) {
       if (!hook.afterToolUse) continue;
-      const execution = results[i] as ToolExecution;
-      let result: Awaited<ReturnType<NonNullable<Hook['afterToolUse']>>>;
-      try {
-        result = await hook.afterToolUse(current, {
-          get signal() {
-            return options.signal;
-          },
-          toolExecution: execution,
-        });
-      } catch (error) {
-        if (AgentStopError.is(error)) throw error;
-        // The hook's failure is this call's: recorded on it, the other calls keep their results.
-        results[i] = execution.withError(error);
-        break;
-      }
+      // a hook that throws fails the run (DESIGN), its error recorded on the step; the calls keep
+      // their results (`onSettled` had them)
+      const result = await hook.afterToolUse(current, {
+        get signal() {
+          return options.signal;
+        },
+        toolExecution: results[i] as ToolExecution,
+      });
       if (result instanceof AgentState) current = result;
       else if (result instanceof ToolExecution) results[i] = result;
     }

@@ -59,6 +59,14 @@ export {
   reactInstructions,
 } from './drivers/react-protocol';
 export {
+  type Recording,
+  type ReplayDivergence,
+  ReplayDivergenceError,
+  type ReplayDriverOptions,
+  replayDriver,
+} from './drivers/replay-driver';
+export { digestOf, stepRequest } from './drivers/request-digest';
+export {
   SCRIPT_CURSOR_KEY,
   type ScriptEntry,
   type ScriptStep,
@@ -143,6 +151,9 @@ export {
   type CreateActorOptions,
   createAgent,
   type ExecuteOptions,
+  MissingRecordedResultError,
+  type ReplayOptions,
+  type ReplayResult,
 } from './runtime/create-agent';
 export { AgentStopError } from './state/agent-stop-error';
 export { BUDGET_GUARD, budgetSignal } from './state/budget-signal';
@@ -178,6 +189,7 @@ export type {
   TelemetryTracer,
 } from './telemetry/telemetry-options';
 export { createAgentTestModel } from './testing/agent-test-model';
+export { describeDivergence, expectReplay, ReplayAssertionError } from './testing/expect-replay';
 export { type InvariantInput, invariantViolations } from './testing/invariants';
 export {
   AgentTestModelError,

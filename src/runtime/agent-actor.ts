@@ -8,8 +8,8 @@ import type { AgentEvent } from '../state/loop-events';
 import type { ToolSet } from '../tools/define-tool';
 import type { AgentStream } from '../ui/agent-stream';
 import type { AgentDefinition } from './agent-definition';
-import type { ReplayOptions, ReplayResult } from './agent-replay';
 import type { ApprovalInput } from './approvals';
+import type { ReplayOptions, ReplayResult } from './replay-options';
 
 export type AgentActor = Actor<typeof agentLoop>;
 

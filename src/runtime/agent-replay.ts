@@ -4,33 +4,13 @@ import { type Recording, recordedState, replayDriver } from '../drivers/replay-d
 import { type ReplayDivergence, ReplaySession } from '../drivers/replay-session';
 import { AgentState } from '../state/agent-state';
 import { AgentMachineError, InvalidArgumentError } from '../state/errors';
-import type { AgentEvent } from '../state/loop-events';
 import type { Tool, ToolSet } from '../tools/define-tool';
 import type { Agent } from './agent-actor';
 import type { AgentDefinition, SubagentDefinition } from './agent-definition';
 import { firstDivergence } from './replay-comparison';
+import type { ReplayOptions, ReplayResult } from './replay-options';
 
-export interface ReplayOptions {
-  /**
-   * `'recorded'` (default): each tool call ends as recorded, no tool runs. `'live'`: the agent's
-   * tools run and their results are compared with the recorded ones.
-   */
-  readonly tools?: 'recorded' | 'live';
-  /**
-   * Fork: the steps before this one (1-based) are replayed and compared, this one and the next
-   * run live on the agent's own model and tools.
-   */
-  readonly fromStep?: number;
-  readonly signal?: AbortSignal;
-  readonly onEvent?: (event: AgentEvent) => void;
-}
-
-export interface ReplayResult {
-  /** The replayed run's final state. */
-  readonly state: AgentState;
-  /** Null when the replay equals the recording (steps, calls, results, status, stop reason, usage). */
-  readonly divergence: ReplayDivergence | null;
-}
+export type { ReplayOptions, ReplayResult } from './replay-options';
 
 /**
  * Runs a recorded execution again through this agent's definition (its chart, hooks, budget, and

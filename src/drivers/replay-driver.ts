@@ -79,6 +79,16 @@ export function replayDriver(recorded: Recording, options: ReplayDriverOptions =
         return options.live.infer(state, context);
       }
       const recordedStep = track.steps[stepNumber - 1];
+      if (!recordedStep && track.root && session.unfinished) {
+        // the recording ends here (a run saved in progress): so does the replay
+        session.endOfRecording();
+        return new Promise<never>((_, reject) =>
+          context.signal.addEventListener('abort', () => reject(context.signal.reason), { once: true }),
+        );
+      }
+      // the model call of the recording's last step asked the run to stop (an AgentStopError)
+      const stop = !recordedStep && stepNumber === track.steps.length + 1 && session.recordedStop(state);
+      if (stop) throw stop;
       if (!recordedStep) {
         diverged(session, track, {
           stepNumber,
@@ -88,6 +98,9 @@ export function replayDriver(recorded: Recording, options: ReplayDriverOptions =
           replayed: stepNumber,
         });
       }
+      // a model call that failed fails again, with the recorded error (a plain record, kept as it is)
+      const failure = recordedStep.outputMessages().length === 0 && recordedStep.stepErrors()[0];
+      if (failure) throw failure;
       const input =
         (compile === conversationWithCurrentToolTrace && currentToolTraceList(state)) || compile(state);
       const difference =

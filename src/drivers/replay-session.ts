@@ -1,5 +1,6 @@
 import type { AgentState } from '../state/agent-state';
 import type { AgentStep } from '../state/agent-step';
+import { AgentStopError } from '../state/agent-stop-error';
 import type { AppendOnlyList } from '../state/append-only-list';
 import { AgentMachineError } from '../state/errors';
 import type { Message } from '../state/message';
@@ -55,12 +56,26 @@ export class ReplaySession {
   /** The root's first request divergence, if its run stopped at one. */
   requestDivergence: ReplayDivergence | null = null;
 
+  /** The recorded run did not finish (saved in progress): the replay ends where it ends. */
+  readonly unfinished: boolean;
+  private readonly ended = new AbortController();
+
   constructor(
     readonly recorded: AgentState,
     /** Steps from this one on run live (`fromStep`); null: none. */
     readonly fromStep: number | null = null,
   ) {
     this.tracks.set(recorded.agentId(), track(recorded, true, false));
+    this.unfinished = recorded.status() === 'in_progress' && fromStep === null;
+  }
+
+  /** Aborted when the replay of an unfinished recording has reached its end. */
+  get endSignal(): AbortSignal {
+    return this.ended.signal;
+  }
+
+  endOfRecording(): void {
+    this.ended.abort(new Error('The recording ends here'));
   }
 
   /** The track of the agent whose state this is; a subagent's is claimed at its first call. */
@@ -97,6 +112,19 @@ export class ReplaySession {
     return found.live || (found.root && this.isLiveStep(state.stepCount() + 1));
   }
 
+  /**
+   * The stop a driver or tool of this state's agent asked for in the recording (an AgentStopError,
+   * recorded as a StopRequested signal), to be asked for again; with `message`, the one it names.
+   */
+  recordedStop(state: AgentState, message?: string): AgentStopError | null {
+    const recorded = this.tracks.get(state.agentId())?.recorded;
+    const signals = recorded?.execution()?.continuation().toJSON().stopSignals ?? [];
+    const signal = signals.find(
+      (s) => s.reason === 'stop_requested' && (message === undefined || s.message === message),
+    );
+    return signal ? new AgentStopError(signal.message, { ...signal.context }, signal.source) : null;
+  }
+
   /** The recorded execution of a call of the step in flight of this state's agent. */
   recordedExecution(state: AgentState, toolCallId: string): ToolExecution | undefined {
     const found = this.tracks.get(state.agentId());
@@ -109,7 +137,10 @@ export class ReplaySession {
 }
 
 function track(recorded: AgentState, root: boolean, live: boolean): ReplayTrack {
-  return { recorded, steps: recorded.steps(), root, live, claimed: new Set(), checked: null };
+  // a step kept waiting for approval is the recording's last
+  const waiting = recorded.currentStep();
+  const steps = waiting ? [...recorded.steps(), waiting] : recorded.steps();
+  return { recorded, steps, root, live, claimed: new Set(), checked: null };
 }
 
 function unclaimedChild(parent: ReplayTrack | undefined, state: AgentState): AgentState | undefined {

@@ -46,14 +46,16 @@ export async function replayRun(
   );
   let done: AgentState;
   try {
+    const signals = [session.endSignal, ...(options.signal ? [options.signal] : [])];
     done = await agent.execute(startOf(state, execution.executionId(), definition), {
-      signal: options.signal,
+      signal: AbortSignal.any(signals),
       onEvent: options.onEvent,
     });
   } finally {
     await agent.close();
   }
-  return { state: done, divergence: firstDivergence(state, done, session.requestDivergence, fromStep) };
+  const upTo = session.unfinished ? state.stepCount() + 1 : fromStep;
+  return { state: done, divergence: firstDivergence(state, done, session.requestDivergence, upTo) };
 }
 
 /** The recorded state as it was before its execution: the execution cleared, its messages left out. */
@@ -137,7 +139,9 @@ function recordedTools(tools: ToolSet, session: ReplaySession): ToolSet {
         const recorded = session.recordedExecution(options.state, options.toolCallId);
         if (!recorded) throw new MissingRecordedResultError(name, options.toolCallId);
         const error = recorded.error();
-        // a plain record, not an Error: the tool executor records it as it is
+        // a tool that asked the run to stop asks again; any other error is thrown as the plain
+        // record it is, which the tool executor records unchanged
+        if (error?.code === 'AGENT_STOP') throw session.recordedStop(options.state, error.message) ?? error;
         if (error) throw error;
         return recorded.value();
       },

@@ -26,7 +26,16 @@ export function firstDivergence(
     if (found) return found;
   }
   if (requestDivergence) return requestDivergence;
-  if (upTo !== null) return null;
+  if (upTo !== null)
+    return b.length < Math.min(a.length, upTo - 1)
+      ? {
+          stepNumber: b.length + 1,
+          kind: 'outcome',
+          path: 'stepCount',
+          recorded: a.length,
+          replayed: b.length,
+        }
+      : null;
   const outcome = (path: string, r: unknown, p: unknown): ReplayDivergence => ({
     stepNumber: Math.max(1, Math.min(a.length, b.length + 1)),
     kind: 'outcome',
@@ -57,10 +66,12 @@ function stepDivergence(stepNumber: number, a: StepExecution, b: StepExecution):
 
 const toolResults = (step: AgentStep) => step.toolExecutions().map((e) => JSON.parse(JSON.stringify(e)));
 
-/** A step's JSON without its input (compared when it was asked) and tool executions (compared first). */
+/**
+ * A step's JSON without its input (compared when it was asked), its tool executions (compared
+ * first) and its id (a failed model call's step is given a fresh one).
+ */
 function stepOutput(step: AgentStep) {
   return {
-    id: step.id(),
     outputMessages: step.outputMessages(),
     inferenceResponse: step.inferenceResponse(),
     errors: step.stepErrors(),

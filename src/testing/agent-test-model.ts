@@ -109,6 +109,8 @@ export function createAgentTestModel(options: AgentTestModelOptions = {}) {
 
   return {
     machine: graphAgent.machine,
+    /** The agent with no puppets: it replays a path's final state (`agent.replay(state)`), its model and tools answering from it. */
+    agent: graphAgent,
     /** One shortest path to every distinct situation of the loop. */
     shortestPaths: () => toPaths(getShortestPaths(graphAgent.machine, traversal as never) as never),
     /**

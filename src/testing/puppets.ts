@@ -206,6 +206,7 @@ export const probeSubagent: SubagentDefinition = {
     infer: (state) =>
       state.withCurrentStep(
         AgentStep.of({
+          inputMessages: state.messageList(),
           outputMessages: [Message.assistant('helped')],
           inferenceResponse: InferenceResponse.of({
             text: 'helped',

@@ -57,9 +57,12 @@ async function recordThroughHttp() {
   const baseURL = server.baseURL;
   const store = new SqliteSessionStore(file);
   const live = countedModel(baseURL);
-  await createAgent(defined(live.model, { store })).execute(AgentState.empty().withUserMessage('What is 2 + 3?'), {
-    sessionId: 'chat-1',
-  });
+  await createAgent(defined(live.model, { store })).execute(
+    AgentState.empty().withUserMessage('What is 2 + 3?'),
+    {
+      sessionId: 'chat-1',
+    },
+  );
   expect(live.counter.requests).toBe(2);
   await server.close();
   const loaded = await store.load('chat-1');
@@ -80,7 +83,9 @@ describe('replaying a run recorded over HTTP into SQLite', () => {
     expect(divergence).toBeNull();
     // Compared: the whole state JSON, skipping only executionId, the tool executions' ids, the
     // message tags execution_id / tool_execution_id / agent_id, and every timestamp.
-    expect(firstDifference(JSON.parse(JSON.stringify(recorded)), JSON.parse(JSON.stringify(state)))).toBeNull();
+    expect(
+      firstDifference(JSON.parse(JSON.stringify(recorded)), JSON.parse(JSON.stringify(state))),
+    ).toBeNull();
     expect(state.usage()).toEqual(recorded.usage());
     expect(state.finalResponse()).toBe('The answer is 5.');
   });

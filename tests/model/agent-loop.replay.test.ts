@@ -1,0 +1,59 @@
+/**
+ * Every recorded run is a regression test: each path the model-based suite generates (the same
+ * configurations as agent-loop.model.test.ts) is run, and its final state replayed through the
+ * same definition with the model and tools answering from the recording: no divergence.
+ *
+ * Left out: paths with an input from outside the agent during the replayed execution (a `stop`,
+ * an approval decision or its timeout, a message sent while waiting, a late answer), which a
+ * replay of the state alone cannot deliver again, and paths whose probe hooks decide (their
+ * decisions are the puppets', not recorded).
+ */
+import { describe, expect, it } from 'vitest';
+import { type AgentTestPath, createAgentTestModel, ExecutionBudget } from '../../src/index';
+
+const external = new Set(['stop', 'approve', 'reject', 'edit', 'user.message']);
+const replayable = (path: AgentTestPath) => {
+  // only the last execution is kept in the final state: the events after its start count
+  const start = path.events.findLastIndex((e) => e.type === 'execute' || e.type === 'user.message');
+  return path.events
+    .slice(start + 1)
+    .every(
+      (e) =>
+        !external.has(e.type) &&
+        !String(e.type).startsWith('xstate.after') &&
+        e.behaviour !== 'stale' &&
+        e.behaviour !== 'staleError',
+    );
+};
+
+const configurations = {
+  'without hooks, every transition': {
+    model: createAgentTestModel({ probeHooks: false, probeStore: false }),
+    paths: 'transitionPaths',
+  },
+  'one execution, every simple path': {
+    model: createAgentTestModel({
+      probeHooks: false,
+      probeStore: false,
+      budget: new ExecutionBudget({ maxSteps: 2 }),
+      executions: 1,
+    }),
+    paths: 'simplePaths',
+  },
+} as const;
+
+for (const [name, { model, paths }] of Object.entries(configurations)) {
+  describe(`replaying every path (${name})`, () => {
+    const all = model[paths]();
+    const kept = all.filter(replayable);
+    it(`replays ${kept.length} of its ${all.length} paths (the others take an input from outside)`, () =>
+      expect(kept.length).toBeGreaterThan(20));
+    for (const path of kept)
+      it(path.description, async () => {
+        const recorded = await path.run();
+        if (!recorded.execution()) return;
+        const { divergence } = await model.agent.replay(recorded);
+        expect(divergence).toBeNull();
+      });
+  });
+}

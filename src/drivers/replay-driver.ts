@@ -17,6 +17,7 @@ import {
   type ReplayTrack,
 } from './replay-session';
 import { digestOf, stepRequest } from './request-digest';
+import { SCRIPT_CURSOR_KEY } from './scripted-driver';
 
 export type { ReplayDivergence } from './replay-session';
 export { ReplayDivergenceError, ReplaySession } from './replay-session';
@@ -107,7 +108,7 @@ export function replayDriver(recorded: Recording, options: ReplayDriverOptions =
         inputDifference(track, recordedStep, input) ??
         (await requestDifference(track, recordedStep, state, context));
       if (difference) diverged(session, track, { stepNumber, kind: 'request', ...difference });
-      return state.withCurrentStep(
+      return scriptPosition(state, track, stepNumber).withCurrentStep(
         AgentStep.of({
           id: recordedStep.id(),
           inputMessages: input,
@@ -120,8 +121,18 @@ export function replayDriver(recorded: Recording, options: ReplayDriverOptions =
   };
 }
 
+/**
+ * A recording of the scripted driver keeps its position in the state's metadata: the replay
+ * moves it as the scripted driver did, so that the replayed state equals the recorded one.
+ */
+function scriptPosition(state: AgentState, track: ReplayTrack, stepNumber: number): AgentState {
+  const end = track.recorded.metadata()[SCRIPT_CURSOR_KEY];
+  if (typeof end !== 'number') return state;
+  return state.withMetadata(SCRIPT_CURSOR_KEY, end - track.steps.length + stepNumber);
+}
+
 function diverged(session: ReplaySession, track: ReplayTrack, divergence: ReplayDivergence): never {
-  if (track.root) session.requestDivergence ??= divergence;
+  track.divergence ??= divergence;
   throw new ReplayDivergenceError(divergence);
 }
 

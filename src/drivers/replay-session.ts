@@ -44,6 +44,8 @@ export interface ReplayTrack {
   readonly live: boolean;
   readonly claimed: Set<AgentState>;
   checked: { replayed: AppendOnlyList<Message>; recorded: AppendOnlyList<Message> } | null;
+  /** The request this agent's replay stopped at, if any. */
+  divergence: ReplayDivergence | null;
 }
 
 /**
@@ -53,8 +55,6 @@ export interface ReplayTrack {
  */
 export class ReplaySession {
   private readonly tracks = new Map<string, ReplayTrack>();
-  /** The root's first request divergence, if its run stopped at one. */
-  requestDivergence: ReplayDivergence | null = null;
 
   /** The recorded run did not finish (saved in progress): the replay ends where it ends. */
   readonly unfinished: boolean;
@@ -100,6 +100,12 @@ export class ReplaySession {
     return created;
   }
 
+  /** The request the replay of this recorded agent (the root, or a subagent's recording) stopped at. */
+  requestDivergence(recorded: AgentState): ReplayDivergence | null {
+    for (const found of this.tracks.values()) if (found.recorded === recorded) return found.divergence;
+    return null;
+  }
+
   /** Whether the root's step `stepNumber` runs live (at or after `fromStep`). */
   isLiveStep(stepNumber: number): boolean {
     return this.fromStep !== null && stepNumber >= this.fromStep;
@@ -140,7 +146,7 @@ function track(recorded: AgentState, root: boolean, live: boolean): ReplayTrack 
   // a step kept waiting for approval is the recording's last
   const waiting = recorded.currentStep();
   const steps = waiting ? [...recorded.steps(), waiting] : recorded.steps();
-  return { recorded, steps, root, live, claimed: new Set(), checked: null };
+  return { recorded, steps, root, live, claimed: new Set(), checked: null, divergence: null };
 }
 
 function unclaimedChild(parent: ReplayTrack | undefined, state: AgentState): AgentState | undefined {

@@ -55,7 +55,10 @@ export async function replayRun(
     await agent.close();
   }
   const upTo = session.unfinished ? state.stepCount() + 1 : fromStep;
-  return { state: done, divergence: firstDivergence(state, done, session.requestDivergence, upTo) };
+  return {
+    state: done,
+    divergence: firstDivergence(state, done, (recorded) => session.requestDivergence(recorded), upTo),
+  };
 }
 
 /** The recorded state as it was before its execution: the execution cleared, its messages left out. */

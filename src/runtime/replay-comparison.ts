@@ -13,16 +13,17 @@ import type { StepExecution } from '../state/step-execution';
 export function firstDivergence(
   recorded: AgentState,
   replayed: AgentState,
-  requestDivergence: ReplayDivergence | null,
+  requests: RequestDivergences,
   upTo: number | null = null,
 ): ReplayDivergence | null {
+  const requestDivergence = requests(recorded);
   const a = recorded.stepExecutions();
   const b = replayed.stepExecutions();
   const shared = Math.min(a.length, b.length, upTo === null ? Number.POSITIVE_INFINITY : upTo - 1);
   for (let i = 0; i < shared; i++) {
     const stepNumber = i + 1;
     if (requestDivergence?.stepNumber === stepNumber) return requestDivergence;
-    const found = stepDivergence(stepNumber, a[i] as StepExecution, b[i] as StepExecution);
+    const found = stepDivergence(stepNumber, a[i] as StepExecution, b[i] as StepExecution, requests);
     if (found) return found;
   }
   if (requestDivergence) return requestDivergence;
@@ -53,16 +54,50 @@ export function firstDivergence(
   return rest && outcome(rest.path, rest.recorded, rest.replayed);
 }
 
-function stepDivergence(stepNumber: number, a: StepExecution, b: StepExecution): ReplayDivergence | null {
+/** The request each recorded agent's replay stopped at (the root's, a subagent's). */
+export type RequestDivergences = (recorded: AgentState) => ReplayDivergence | null;
+
+function stepDivergence(
+  stepNumber: number,
+  a: StepExecution,
+  b: StepExecution,
+  requests: RequestDivergences,
+): ReplayDivergence | null {
   const at = (kind: ReplayDivergence['kind'], d: JsonDifference | null) => d && { stepNumber, kind, ...d };
   const sa = a.step();
   const sb = b.step();
   return (
+    childDivergence(stepNumber, sa, sb, requests) ??
     at('tool-result', firstDifference(toolResults(sa), toolResults(sb), 'toolExecutions')) ??
     at('outcome', firstDifference(stepOutput(sa), stepOutput(sb))) ??
     at('outcome', firstDifference(a.continuation().toJSON(), b.continuation().toJSON(), 'continuation'))
   );
 }
+
+/** Where a subagent's replay first differs from its recording, as a path through the caller's step. */
+function childDivergence(
+  stepNumber: number,
+  a: AgentStep,
+  b: AgentStep,
+  requests: RequestDivergences,
+): ReplayDivergence | null {
+  const replayed = b.toolExecutions();
+  for (const [j, execution] of a.toolExecutions().entries()) {
+    const recordedChild = execution.childState();
+    const replayedChild = replayed[j]?.childState();
+    if (!recordedChild || !replayedChild || replayed[j]?.toolCallId() !== execution.toolCallId()) continue;
+    const found = firstDivergence(recordedChild, replayedChild, requests);
+    if (!found) continue;
+    const inStep = STATE_PATH.test(found.path)
+      ? found.path
+      : `execution.stepExecutions[${found.stepNumber - 1}].step.${found.path}`;
+    return { ...found, stepNumber, path: `toolExecutions[${j}].childState.${inStep}` };
+  }
+  return null;
+}
+
+/** The paths of an outcome that are the state's own, not a step's. */
+const STATE_PATH = /^(stepCount|status|stopReason|usage|context|llmConfig|executionCount|execution)\b/;
 
 const toolResults = (step: AgentStep) => step.toolExecutions().map((e) => JSON.parse(JSON.stringify(e)));
 

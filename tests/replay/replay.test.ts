@@ -183,3 +183,41 @@ describe('expectReplay', () => {
     );
   });
 });
+
+describe('subagents', () => {
+  const withResearcher = (offset = 0): AgentDefinition => ({
+    driver: scriptedDriver([
+      { toolCalls: [{ id: 'r1', name: 'researcher', args: { task: 'Add 2 and 3' } }] },
+      { text: 'The researcher says 5.' },
+    ]),
+    tools: { sum: sum(offset) },
+    subagents: {
+      agents: {
+        researcher: {
+          description: 'Adds numbers',
+          driver: scriptedDriver([
+            { toolCalls: [{ id: 's1', name: 'sum', args: { a: 2, b: 3 } }] },
+            { text: '5' },
+          ]),
+        },
+      },
+    },
+  });
+
+  it("replay from their own recording, and a changed tool inside one diverges at the caller's step", async () => {
+    const done = await createAgent(withResearcher()).execute(AgentState.empty().withUserMessage('2 + 3?'));
+    const recorded = AgentState.fromJSON(JSON.parse(JSON.stringify(done)));
+    expect(recorded.steps()[0]?.toolExecutions()[0]?.childState()?.stepCount()).toBe(2);
+    calls.length = 0;
+    const replay = await createAgent(withResearcher()).replay(recorded);
+    expect(replay.divergence).toBeNull();
+    expect(calls).toEqual([]);
+    expect(replay.state.steps()[0]?.toolExecutions()[0]?.childState()?.stepCount()).toBe(2);
+
+    const { divergence } = await createAgent(withResearcher(1)).replay(recorded, { tools: 'live' });
+    expect(divergence).toMatchObject({ stepNumber: 1, kind: 'tool-result' });
+    expect(divergence?.path).toMatch(
+      /^toolExecutions\[0\]\.childState\.execution\.stepExecutions\[0\]\.step\.toolExecutions\[0\]\.value/,
+    );
+  });
+});

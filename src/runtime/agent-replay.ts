@@ -2,8 +2,10 @@ import type { Driver } from '../drivers/driver';
 import { modelDriver } from '../drivers/model-driver';
 import { type Recording, recordedState, replayDriver } from '../drivers/replay-driver';
 import { type ReplayDivergence, ReplaySession } from '../drivers/replay-session';
+import { MessageStore } from '../state/agent-context';
 import { AgentState } from '../state/agent-state';
 import { AgentMachineError, InvalidArgumentError } from '../state/errors';
+import type { Message } from '../state/message';
 import type { Tool, ToolSet } from '../tools/define-tool';
 import type { Agent } from './agent-actor';
 import type { AgentDefinition, SubagentDefinition } from './agent-definition';
@@ -63,15 +65,22 @@ export async function replayRun(
 
 /** The recorded state as it was before its execution: the execution cleared, its messages left out. */
 function startOf(state: AgentState, executionId: string, definition: AgentDefinition): AgentState {
-  const json = JSON.parse(JSON.stringify(state));
-  json.execution = null;
-  json.executionCount = Math.max(0, json.executionCount - 1);
-  for (const name of Object.keys(json.context.messages))
-    json.context.messages[name] = json.context.messages[name].filter(
-      (m: { metadata: Record<string, unknown> }) => m.metadata.execution_id !== executionId,
-    );
-  if (definition.systemPrompt) json.context.systemPrompt = '';
-  return AgentState.fromJSON(json);
+  const store = state.store();
+  const sections: Record<string, readonly Message[]> = {};
+  for (const name of store.sectionNames())
+    sections[name] = store.section(name).filter((m) => m.metadata.execution_id !== executionId);
+  let context = state.context().withStore(MessageStore.of(sections));
+  if (definition.systemPrompt) context = context.withSystemPrompt('');
+  return AgentState.restore({
+    agentId: state.agentId(),
+    parentAgentId: state.parentAgentId(),
+    createdAt: state.createdAt().getTime(),
+    updatedAt: state.updatedAt().getTime(),
+    executionCount: Math.max(0, state.executionCount() - 1),
+    llmConfig: state.llmConfig(),
+    context,
+    execution: null,
+  });
 }
 
 /** The driver a definition runs on outside a replay (its model's, its own, or its caller's). */

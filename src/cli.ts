@@ -23,7 +23,7 @@ const HELP = `agent-machine: tools for agent-machine runs
 
 Usage:
   agent-machine view <file.json> [-o <out.html>] [--title <text>]
-  agent-machine replay --agent <module>[#<export>] <store folder | sqlite file | trace folder>
+  agent-machine replay --agent <module>[#<export>] [--html <folder>] <store folder | sqlite file | trace folder>
   agent-machine --help
 
 Commands:
@@ -57,7 +57,7 @@ Options:
   -h, --help         Show this help.
 `;
 
-const REPLAY_HELP = `Usage: agent-machine replay --agent <module>[#<export>] <path>
+const REPLAY_HELP = `Usage: agent-machine replay --agent <module>[#<export>] [--html <folder>] <path>
 
 Replays every session recorded at <path> with your agent, offline: the model answers from the
 recording and tools are not run (agent.replay(state)). Prints one line per session (ok, DIVERGED
@@ -71,6 +71,8 @@ Options:
   --agent <module>[#<export>]  The module (a path) and its export: an agent (createAgent) or a
                                function returning one. Default export when #<export> is left out.
                                A .ts module needs a TypeScript loader (node --import tsx).
+  --html <folder>              Write each diverged session's recording there as a run viewer
+                               page (<session>.html), the divergence beside its step.
   -h, --help                   Show this help.
 `;
 
@@ -191,6 +193,7 @@ async function run(argv: readonly string[], io: Io): Promise<number> {
 async function replayCommand(args: readonly string[], io: Io): Promise<number> {
   let spec: string | undefined;
   let input: string | undefined;
+  let html: string | undefined;
   for (let i = 0; i < args.length; i++) {
     const arg = args[i] as string;
     if (arg === '-h' || arg === '--help') {
@@ -201,6 +204,10 @@ async function replayCommand(args: readonly string[], io: Io): Promise<number> {
       spec = args[++i];
       if (spec === undefined || spec === '') throw new CliError('USAGE', '--agent needs a value', 2);
     } else if (arg.startsWith('--agent=')) spec = arg.slice('--agent='.length);
+    else if (arg === '--html') {
+      html = args[++i];
+      if (html === undefined || html === '') throw new CliError('USAGE', '--html needs a folder', 2);
+    } else if (arg.startsWith('--html=')) html = arg.slice('--html='.length);
     else if (arg.startsWith('-')) throw new CliError('USAGE', `unknown option "${arg}"`, 2);
     else if (input === undefined) input = arg;
     else throw new CliError('USAGE', `one path only (got "${input}" and "${arg}")`, 2);
@@ -211,7 +218,7 @@ async function replayCommand(args: readonly string[], io: Io): Promise<number> {
   const agent = await loadAgent(spec);
   let summary: ReplaySummary;
   try {
-    summary = await replaySessions(agent, input, (line) => io.out(`${line}\n`));
+    summary = await replaySessions(agent, input, (line) => io.out(`${line}\n`), html ? { html } : {});
   } catch (error) {
     throw new CliError('INVALID_INPUT', (error as Error).message, 1, { cause: error });
   } finally {

@@ -1,8 +1,10 @@
 export { canonicalJson, contentHash } from './content-hash';
+export { NotARecordingError, type ReplaySummary, replaySessions } from './replay-sessions';
 export {
   type ActorView,
   type AgentView,
   buildRunView,
+  type DivergenceView,
   type ErrorView,
   type EventView,
   type MessageView,

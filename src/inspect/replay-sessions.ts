@@ -1,4 +1,4 @@
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { basename, extname, join } from 'node:path';
 import type { ReplayDivergence } from '../drivers/replay-session';
 import { FileSessionStore } from '../persistence/file-session-store';
@@ -7,6 +7,8 @@ import { SqliteSessionStore } from '../persistence/sqlite-session-store';
 import type { Agent } from '../runtime/agent-actor';
 import { AgentState } from '../state/agent-state';
 import { AgentMachineError } from '../state/errors';
+import { buildRunView } from './run-model';
+import { renderRunView } from './run-viewer';
 import { readTrace, traceStates } from './trace-reader';
 
 /** One recorded session to replay: its name and a way to load it. */
@@ -38,6 +40,8 @@ export class NotARecordingError extends AgentMachineError {
  * Replays every session recorded at `path` with `agent` and writes one line per session and a
  * summary: a FileSessionStore folder (`*.journal`), a folder of traces or saved states (`*.json`),
  * or a SQLite file of a SqliteSessionStore. Sessions are replayed one at a time, in name order.
+ * With `html`, each diverged session's recording is written there as a run viewer page, the
+ * divergence beside its step.
  *
  * @example
  * const summary = await replaySessions(agent, 'sessions.db', (line) => console.log(line));
@@ -47,6 +51,7 @@ export async function replaySessions(
   agent: Agent,
   path: string,
   write: (line: string) => void,
+  options: { readonly html?: string } = {},
 ): Promise<ReplaySummary> {
   const { sessions, close } = await recordedSessions(path);
   let equal = 0;
@@ -60,7 +65,8 @@ export async function replaySessions(
         const { divergence } = await agent.replay(state);
         if (divergence) {
           diverged++;
-          write(`DIVERGED ${session.name}: ${describe(divergence)}`);
+          const page = options.html && (await writePage(options.html, session.name, state, divergence));
+          write(`DIVERGED ${session.name}: ${describe(divergence)}${page ? ` (see ${page})` : ''}`);
         } else {
           equal++;
           write(`ok       ${session.name} (${state.stepCount()} steps, ${state.status()})`);
@@ -78,6 +84,19 @@ export async function replaySessions(
       (failed ? `, ${failed} failed` : ''),
   );
   return { sessions: sessions.length, equal, diverged, failed };
+}
+
+/** The recorded run as a viewer page with the divergence beside its step; returns the page's path. */
+async function writePage(
+  dir: string,
+  name: string,
+  state: AgentState,
+  divergence: ReplayDivergence,
+): Promise<string> {
+  const file = join(dir, `${name.replace(/[^\w.-]/g, '_')}.html`);
+  await mkdir(dir, { recursive: true });
+  await writeFile(file, renderRunView(buildRunView(state, { title: `Replay of ${name}`, divergence })));
+  return file;
 }
 
 function describe(d: ReplayDivergence): string {

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -83,11 +83,20 @@ describe.concurrent('agent-machine replay', { timeout: 90_000 }, () => {
     expect(states.code).toBe(0);
   });
 
-  it('exits 1 and names the step, kind and path of each divergence', async () => {
-    const { code, stdout } = await cli('replay', '--agent', `${FIXTURE}#changed`, sqliteFile);
-    expect(stdout).toContain(
-      'DIVERGED chat-1: step 1 (request) at request.system: recorded "You add numbers.", replayed "You multiply numbers."',
+  it('exits 1, names the step, kind and path of each divergence, and writes its page with --html', async () => {
+    const pages = join(dir, 'pages');
+    const { code, stdout } = await cli(
+      'replay',
+      '--agent',
+      `${FIXTURE}#changed`,
+      '--html',
+      pages,
+      sqliteFile,
     );
+    expect(stdout).toContain(
+      `DIVERGED chat-1: step 1 (request) at request.system: recorded "You add numbers.", replayed "You multiply numbers." (see ${join(pages, 'chat-1.html')})`,
+    );
+    expect(await readFile(join(pages, 'chat-1.html'), 'utf8')).toContain('data-testid="divergence"');
     expect(stdout).toContain('2 sessions replayed: 0 equal, 2 diverged');
     expect(code).toBe(1);
   });

@@ -91,7 +91,7 @@ export function replayDriver(recorded: Recording, options: ReplayDriverOptions =
       const stop = !recordedStep && stepNumber === track.steps.length + 1 && session.recordedStop(state);
       if (stop) throw stop;
       if (!recordedStep) {
-        diverged(session, track, {
+        diverged(track, {
           stepNumber,
           kind: 'outcome',
           path: 'stepCount',
@@ -107,7 +107,7 @@ export function replayDriver(recorded: Recording, options: ReplayDriverOptions =
       const difference =
         inputDifference(track, recordedStep, input) ??
         (await requestDifference(track, recordedStep, state, context));
-      if (difference) diverged(session, track, { stepNumber, kind: 'request', ...difference });
+      if (difference) diverged(track, { stepNumber, kind: 'request', ...difference });
       return scriptPosition(state, track, stepNumber).withCurrentStep(
         AgentStep.of({
           id: recordedStep.id(),
@@ -131,7 +131,7 @@ function scriptPosition(state: AgentState, track: ReplayTrack, stepNumber: numbe
   return state.withMetadata(SCRIPT_CURSOR_KEY, end - track.steps.length + stepNumber);
 }
 
-function diverged(session: ReplaySession, track: ReplayTrack, divergence: ReplayDivergence): never {
+function diverged(track: ReplayTrack, divergence: ReplayDivergence): never {
   track.divergence ??= divergence;
   throw new ReplayDivergenceError(divergence);
 }
@@ -157,7 +157,7 @@ function inputDifference(
   const recorded = step.inputMessageList();
   const checked = track.checked;
   const from =
-    checked && checked.replayed.isPrefixOf(replayed) && checked.recorded.isPrefixOf(recorded)
+    checked?.replayed.isPrefixOf(replayed) && checked.recorded.isPrefixOf(recorded)
       ? checked.replayed.size
       : 0;
   const shared = Math.min(recorded.size, replayed.size);

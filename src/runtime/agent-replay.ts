@@ -1,7 +1,7 @@
 import type { Driver } from '../drivers/driver';
 import { modelDriver } from '../drivers/model-driver';
 import { type Recording, recordedState, replayDriver } from '../drivers/replay-driver';
-import { type ReplayDivergence, ReplaySession } from '../drivers/replay-session';
+import { ReplaySession } from '../drivers/replay-session';
 import { MessageStore } from '../state/agent-context';
 import { AgentState } from '../state/agent-state';
 import { AgentMachineError, InvalidArgumentError } from '../state/errors';

@@ -82,6 +82,12 @@ export class ReplaySession {
   trackOf(state: AgentState): ReplayTrack {
     const known = this.tracks.get(state.agentId());
     if (known) return known;
+    // a run of the recorded agent under another id (a fresh state given to `replayDriver` alone)
+    if (state.parentAgentId() === null) {
+      const root = this.tracks.get(this.recorded.agentId()) as ReplayTrack;
+      this.tracks.set(state.agentId(), root);
+      return root;
+    }
     const parent = this.tracks.get(state.parentAgentId() ?? '');
     const parentLive = !parent || parent.live || (parent.root && this.isLiveStep(this.rootStep));
     const candidate = parentLive ? undefined : unclaimedChild(parent, state);

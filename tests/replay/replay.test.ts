@@ -149,9 +149,7 @@ describe('agent.replay', () => {
     const recorded = await recordRun();
     const agent = createAgent({ driver: replayDriver(recorded), tools: { sum: sum() } });
     const done = await agent.execute(
-      AgentState.empty({ agentId: recorded.agentId() })
-        .withSystemPrompt('You add numbers.')
-        .withUserMessage('2 + 3 + 4?'),
+      AgentState.empty().withSystemPrompt('You add numbers.').withUserMessage('2 + 3 + 4?'),
     );
     expect(done.finalResponse()).toBe('The total is 9.');
   });

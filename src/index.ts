@@ -38,6 +38,14 @@ export { AllModelsFailedError } from './drivers/model-fallback';
 export { ModelRetriesExhaustedError, type RetryOptions } from './drivers/model-retries';
 export { ModelStreamError } from './drivers/model-stream';
 export { type ReActDriverOptions, reactDriver } from './drivers/react-driver';
+export {
+  type Recording,
+  type ReplayDivergence,
+  ReplayDivergenceError,
+  type ReplayDriverOptions,
+  replayDriver,
+} from './drivers/replay-driver';
+export { digestOf, stepRequest } from './drivers/request-digest';
 export { type ScriptEntry, type ScriptStep, scriptedDriver } from './drivers/scripted-driver';
 export type { PrepareStep, StepSettings } from './drivers/step-settings';
 export { consecutiveErrorSteps, type ErrorPolicyOptions, errorPolicy } from './hooks/error-policy';
@@ -67,6 +75,9 @@ export {
   type CreateActorOptions,
   createAgent,
   type ExecuteOptions,
+  MissingRecordedResultError,
+  type ReplayOptions,
+  type ReplayResult,
 } from './runtime/create-agent';
 export { AgentStopError } from './state/agent-stop-error';
 export * from './state/index';

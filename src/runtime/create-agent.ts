@@ -15,6 +15,7 @@ import type { TracedModel } from '../telemetry/model-attributes';
 import { AgentStream, alongside } from '../ui/agent-stream';
 import type { Agent } from './agent-actor';
 import { type AgentDefinition, checkDefinition } from './agent-definition';
+import { replayRun } from './agent-replay';
 import { approvalPending, takeDecisions } from './approvals';
 import { ChatTurnConflictError } from './chat-turn-conflict-error';
 import { provideLoop } from './loop-actors';
@@ -22,6 +23,8 @@ import { type InternalActorOptions, listened, runToOutcome } from './run-to-outc
 import { type Scope, subagentCalls } from './subagent-calls';
 
 export type { Agent, AgentActor, CreateActorOptions, ExecuteOptions } from './agent-actor';
+export type { ReplayOptions, ReplayResult } from './agent-replay';
+export { MissingRecordedResultError } from './agent-replay';
 export type { ApprovalInput } from './approvals';
 export { AgentRuntimeError } from './run-to-outcome';
 
@@ -136,6 +139,7 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
         onEvent,
       );
     },
+    replay: (recorded, options) => replayRun(definition, createAgent, recorded, options),
     stream: (state, options = {}) =>
       new AgentStream((listen) =>
         // Object.assign, not a spread and a new key: see `listened`

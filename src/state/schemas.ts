@@ -156,6 +156,15 @@ export const inferenceResponseSchema = z.strictObject({
   finishReason: z.string().nullable(),
   usage: usageSchema,
   model: z.string().optional(),
+  rawFinishReason: z.string().optional(),
+  providerMetadata: providerMetadataSchema.optional(),
+});
+
+/** Digests of what a step sent besides its messages (written by the model driver; absent before). */
+export const stepRequestSchema = z.strictObject({
+  system: z.string(),
+  tools: z.string(),
+  settings: z.string(),
 });
 
 const stepShape = {
@@ -165,6 +174,7 @@ const stepShape = {
   toolExecutions: z.array(toolExecutionSchema),
   errors: z.array(agentErrorSchema),
   structuredOutput: jsonValueSchema,
+  request: stepRequestSchema.optional(),
 };
 
 export const agentStepSchema = z.strictObject({ ...stepShape, inputMessages: z.array(messageSchema) });

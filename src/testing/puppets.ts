@@ -125,6 +125,24 @@ export class Puppet {
   }
 }
 
+/**
+ * A puppet that answers at once, each actor's calls in turn with the behaviours a path gave them:
+ * a replay of the path's recorded run makes the hooks (and the probe tool's hook) decide again as
+ * they did.
+ */
+export class AnsweringPuppet extends Puppet {
+  constructor(private readonly answers: Record<PuppetCall['actor'], unknown[]>) {
+    super();
+  }
+
+  override call(actor: PuppetCall['actor']): Promise<unknown> {
+    const queue = this.answers[actor];
+    if (queue.length === 0)
+      return Promise.reject(new Error(`no recorded answer left for the ${actor} puppet`));
+    return Promise.resolve(queue.shift());
+  }
+}
+
 export function puppetDriver(puppet: Puppet | null): Driver {
   return {
     name: 'puppet',
@@ -209,6 +227,7 @@ export const probeSubagent: SubagentDefinition = {
     infer: (state) =>
       state.withCurrentStep(
         AgentStep.of({
+          inputMessages: state.messageList(),
           outputMessages: [Message.assistant('helped')],
           inferenceResponse: InferenceResponse.of({
             text: 'helped',

@@ -4,6 +4,7 @@ import { StateId } from '../../machines/agentLoop';
 import type { Hook } from '../hooks/hook';
 import type { AgentDefinition } from '../runtime/agent-definition';
 import type { Agent } from '../runtime/create-agent';
+import type { ReplayOptions, ReplayResult } from '../runtime/replay-options';
 import { AgentError } from '../state/agent-error';
 import type { AgentState } from '../state/agent-state';
 import { AgentMachineError } from '../state/errors';
@@ -80,6 +81,11 @@ export interface AgentTestPath {
    * the built-in invariants at every step, then calls `check` for each step.
    */
   run(check?: (step: AgentTestStep) => void | Promise<void>): Promise<AgentState>;
+  /**
+   * Replays the final state of `run()` (`agent.replay`) with the hooks answering as the path made
+   * them answer in its last execution; resolves with the replay and its divergence (null: none).
+   */
+  replay(recorded: AgentState, options?: ReplayOptions): Promise<ReplayResult>;
 }
 
 /** A run left its path, or broke an invariant; the message names the step and what differed. */

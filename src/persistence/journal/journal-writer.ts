@@ -331,6 +331,7 @@ function encodeStep(step: AgentStep, state: AgentState, content: ContentWriter |
     toolExecutions: step.toolExecutions().map((e) => encodeToolExecution(e, content)),
     errors: step.stepErrors(),
     structuredOutput: step.structuredOutput() ?? null,
+    ...(step.request() !== null && { request: step.request() }),
   };
 }
 

@@ -12,12 +12,8 @@
  * and stops it at the end; without redis-server it says so and returns. The worker processes are
  * this file run with `--worker <config>`.
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { createAgentClient, createAgentWorker, RedisSessionStore } from '../src/distributed/index';
@@ -31,6 +27,7 @@ import {
   scriptedDriver,
 } from '../src/index';
 import { median, now, printTable } from './harness';
+import { redisServerPath, startRedis, waitForOutput } from './redis-process';
 
 const SESSIONS = 60;
 const ROUNDS = 3;
@@ -250,71 +247,4 @@ async function startWorker(config: WorkerConfig): Promise<BenchWorker> {
       clearTimeout(timer);
     },
   };
-}
-
-function redisServerPath(): string | null {
-  try {
-    return execFileSync('which', ['redis-server'], { encoding: 'utf8' }).trim() || null;
-  } catch {
-    return null;
-  }
-}
-
-async function startRedis(binary: string): Promise<{ port: number; stop(): Promise<void> }> {
-  const port = await new Promise<number>((resolve, reject) => {
-    const server = createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
-  const dir = mkdtempSync(join(tmpdir(), 'agent-machine-bench-redis-'));
-  const child = spawn(
-    binary,
-    ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no'],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  await waitForOutput(child, 'Ready to accept connections', 10_000);
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  return {
-    port,
-    stop: async () => {
-      child.kill('SIGKILL');
-      await exited;
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
-}
-
-function waitForOutput(child: ChildProcess, text: string, timeoutMs: number): Promise<void> {
-  return new Promise((resolve, reject) => {
-    let output = '';
-    const timer = setTimeout(
-      () => finish(new Error(`no "${text}" within ${timeoutMs} ms: ${output}`)),
-      timeoutMs,
-    );
-    const onData = (chunk: Buffer) => {
-      output += chunk;
-      if (output.includes(text)) finish();
-    };
-    const onExit = (code: number | null) => finish(new Error(`exited (${code}) before "${text}": ${output}`));
-    const finish = (error?: Error) => {
-      clearTimeout(timer);
-      child.stdout?.off('data', onData);
-      child.off('exit', onExit);
-      // The output is not needed any more, but must not fill the pipes.
-      child.stdout?.resume();
-      child.stderr?.resume();
-      if (error) {
-        child.kill('SIGKILL');
-        reject(error);
-      } else resolve();
-    };
-    child.stdout?.on('data', onData);
-    child.stderr?.on('data', (chunk: Buffer) => {
-      output += chunk;
-    });
-    child.on('exit', onExit);
-  });
 }

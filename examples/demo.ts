@@ -3,7 +3,9 @@
  *
  * A trip planner agent with a calculator tool and one subagent, a researcher with a search tool.
  * Every step of both agents is printed as it happens, the researcher's steps indented under the
- * planner's call to it, then the final answer and the token usage.
+ * planner's call to it, then the final answer and the token usage. The run is recorded as a trace
+ * and written as the run viewer's page, demo-output/run.html: one HTML file that needs no network
+ * (open it in a browser; demo-output/ is git-ignored).
  *
  * Offline by default: a scripted model plays both agents. The same agents run on a real model
  * (any OpenAI-compatible chat-completions API) when OPENAI_API_KEY is set:
@@ -13,14 +15,20 @@
  *
  * (OPENAI_BASE_URL defaults to https://api.openai.com/v1, OPENAI_MODEL to gpt-4o-mini.)
  */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import type { AnyActorRef, InspectionEvent } from 'xstate';
 import {
   type AgentEvent,
   AgentState,
+  combineInspectors,
   createAgent,
   ExecutionBudget,
   modelDriver,
+  recordTrace,
+  renderRunViewer,
   scriptedDriver,
   type Usage,
 } from '../src/index';
@@ -176,6 +184,10 @@ const inspect = (event: InspectionEvent) => {
   if (event.type === '@xstate.actor') watch(event.actorRef as AnyActorRef); // typed as ActorRefLike, which lacks on()
 };
 
+// The run viewer: the recorder sees every actor of the run, and its trace becomes one HTML page.
+const recorder = recordTrace({ title: 'npm run demo: trip planner' });
+const viewerFile = fileURLToPath(new URL('../demo-output/run.html', import.meta.url));
+
 const question =
   'Plan a 3-night trip from Paris to Lisbon in May. Will the weather be good, and what will the hotel and flights cost?';
 console.log(
@@ -186,7 +198,9 @@ console.log(
 console.log(`\nuser: ${question}\n`);
 
 try {
-  const state = await agent.execute(AgentState.empty().withUserMessage(question), { inspect });
+  const state = await agent.execute(AgentState.empty().withUserMessage(question), {
+    inspect: combineInspectors(inspect, recorder.inspect),
+  });
   const subagentTokens = state
     .steps()
     .flatMap((step) => step.toolExecutions())
@@ -203,3 +217,10 @@ try {
   console.error(`\ndemo failed: ${error instanceof Error ? error.message : String(error)}`);
   process.exitCode = 1;
 }
+
+// A failed run is worth seeing too: the page shows where it failed.
+mkdirSync(dirname(viewerFile), { recursive: true });
+writeFileSync(viewerFile, renderRunViewer(recorder.trace()));
+console.log(
+  `run viewer: ${relative(process.cwd(), viewerFile)} (one offline HTML file: open it in a browser)`,
+);

@@ -9,14 +9,15 @@
  *
  * pending -> inProgress [ beforeExecution -> step [ beforeStep -> checkpoint -> inference
  *   -> (awaitingApproval) -> tools
- *   -> afterStep -> record -> persist -> decide ] -> (failing) -> afterExecution -> finalizing
- *   -> concluding ] -> completed | stopped | failed
+ *   -> afterStep -> record -> persist -> decide ] -> (failing) -> afterExecution
+ *   -> (failingAfterExecution) -> finalizing -> concluding ] -> completed | stopped | failed
  */
 
 import { ExecutionBudget } from '../src/state/execution-budget';
 import { workerInput } from './loop-actions';
 import { loopImplementations } from './loop-emits';
 import {
+  AFTER_BEFORE_STEP_HOOKS,
   AFTER_EXECUTION,
   acceptsWork,
   acceptsWorkOrDecisions,
@@ -31,6 +32,8 @@ import {
   onActorError,
   persistStage,
   RECORD,
+  STOP_IN_STEP,
+  STOP_WITHOUT_STEP,
   TO_AFTER_STEP,
   TO_INFERENCE,
 } from './loop-transitions';
@@ -58,6 +61,9 @@ export const agentLoop = loopImplementations.createMachine({
       exit: 'stopHooksWorker',
       on: {
         stop: { target: '.afterExecution', actions: ['keepSettledToolCalls', 'recordUserStop'] },
+        // a run in progress takes no new work: refused with RUN_IN_PROGRESS (awaitingApproval: APPROVAL_PENDING)
+        execute: { actions: 'refuseWhileRunning' },
+        'user.message': { actions: 'refuseWhileRunning' },
         'tool.started': { actions: 'forwardReport' },
         'tool.finished': { actions: 'forwardReport' },
         'text.delta': { actions: 'forwardReport' },
@@ -79,8 +85,9 @@ export const agentLoop = loopImplementations.createMachine({
                 withoutHooks: TO_INFERENCE,
               }),
             },
-            // after beforeStep hooks changed the state (without hooks, `checkHooks` decides the same)
-            checkSignals: { always: TO_INFERENCE },
+            // after beforeStep hooks changed the state: the budget again, then the signals (without
+            // hooks, `checkHooks` decides on the signals)
+            checkSignals: { always: AFTER_BEFORE_STEP_HOOKS },
             inference: {
               entry: 'requestInference',
               on: {
@@ -90,24 +97,28 @@ export const agentLoop = loopImplementations.createMachine({
                   { guard: 'hasToolCalls', target: 'tools', actions: 'assignStateForTools' },
                   ...TO_AFTER_STEP,
                 ],
-                // a failed model call still closes its step's cycle: afterStep hooks, record, then `failing`
+                // a failed model call still closes its step's cycle: afterStep hooks, record, then
+                // `failing`; a stop before the model answered has no step to close
                 'driver.error': [
                   DROP_STALE,
-                  ...onActorError('afterStep', { failTarget: 'afterStep', inStep: true, evaluate: false }),
+                  STOP_WITHOUT_STEP,
+                  ...onActorError(null, { failTarget: 'afterStep', inStep: true, evaluate: false }),
                 ],
               },
             },
             awaitingApproval: {
               entry: 'emitApprovalRequested',
               initial: 'checkStore',
+              // the waiting step closes its cycle (afterStep hooks, record) before the run ends
+              on: { stop: STOP_IN_STEP },
               states: {
-                ...persistStage(StateId.waitingForDecisions, FAILING).states,
+                ...persistStage(StateId.waitingForDecisions, StateId.afterStep, { evaluate: false }).states,
                 waiting: {
                   tags: [LoopTag.awaitingDecisions],
                   always: [
                     {
                       guard: 'timeBudgetExhausted',
-                      target: AFTER_EXECUTION,
+                      target: StateId.afterStep,
                       actions: 'recordApprovalTimeout',
                     },
                     { guard: 'allDecided', target: StateId.tools, actions: 'startToolExecutor' },
@@ -115,7 +126,7 @@ export const agentLoop = loopImplementations.createMachine({
                   after: {
                     approvalTimeout: {
                       guard: 'hasTimeLimit',
-                      target: AFTER_EXECUTION,
+                      target: StateId.afterStep,
                       actions: 'recordApprovalTimeout',
                     },
                   },
@@ -132,15 +143,22 @@ export const agentLoop = loopImplementations.createMachine({
             tools: {
               entry: 'requestTools',
               on: {
+                // the calls in flight are aborted; the step closes its cycle (afterStep hooks, record)
+                stop: { ...STOP_IN_STEP, actions: ['cancelTools', ...STOP_IN_STEP.actions] },
                 'toolExecutor.done': [
                   DROP_STALE,
                   // a subagent call's child waits for decisions: the step waits with it
                   { guard: 'asksApproval', target: 'awaitingApproval', actions: 'assignState' },
                   ...TO_AFTER_STEP,
                 ],
+                // the calls that settled keep their results (a tool hook threw after they ran)
                 'toolExecutor.error': [
                   DROP_STALE,
-                  ...onActorError('afterStep', { failTarget: 'afterStep', evaluate: false }),
+                  ...onActorError('afterStep', {
+                    failTarget: 'afterStep',
+                    evaluate: false,
+                    keepSettled: true,
+                  }),
                 ],
                 'subagent.spawn': { actions: 'spawnSubagent' },
               },
@@ -168,7 +186,21 @@ export const agentLoop = loopImplementations.createMachine({
           ),
         },
         afterExecution: {
-          ...hookStage('afterExecution', FINALIZING, onActorError(FINALIZING, { failTarget: FINALIZING })),
+          ...hookStage(
+            'afterExecution',
+            FINALIZING,
+            onActorError(FINALIZING, { failTarget: StateId.failingAfterExecution }),
+          ),
+          on: { stop: { target: 'finalizing' } },
+        },
+        // an afterExecution hook failed: onError hooks as for any failure, then the outcome
+        failingAfterExecution: {
+          entry: 'emitError',
+          ...hookStage(
+            'onError',
+            FINALIZING,
+            onActorError(FINALIZING, { failTarget: FINALIZING, evaluate: false }),
+          ),
           on: { stop: { target: 'finalizing' } },
         },
         finalizing: {
@@ -201,6 +233,7 @@ export type {
   StepCheck,
   SubagentEvent,
 } from './loop-context';
+export { subagentActor } from './loop-setup';
 export { LoopTag, StateId, statePath } from './state-ids';
 export type {
   CancelRequest,

@@ -5,7 +5,7 @@
 import { assign, sendTo, stopChild } from 'xstate';
 import { AgentError } from '../src/state/agent-error';
 import { AgentStopError } from '../src/state/agent-stop-error';
-import { budgetSignal } from '../src/state/budget-signal';
+import { BUDGET_GUARD, budgetSignal } from '../src/state/budget-signal';
 import { StopReason } from '../src/state/stop-reason';
 import { StopSignal } from '../src/state/stop-signal';
 import { outputState, toDecision } from './loop-context';
@@ -49,15 +49,32 @@ export const loopActions = loopSetup.extend({
         return signal ? started.withStopSignal(signal) : started;
       },
     }),
+    /**
+     * A limit used up by the time beforeStep hooks answered: its signal (unless the step's start
+     * raised it already) stands, and a continuation request is refused.
+     */
+    stopOverBudget: assign({
+      state: ({ context }) => {
+        const signal = budgetSignal(context.budget, context.state, now());
+        const raised = context.state
+          .execution()
+          ?.continuation()
+          .stopSignals.some((s) => s.source === BUDGET_GUARD && s.context.limit === signal?.context.limit);
+        const state = signal && !raised ? context.state.withStopSignal(signal) : context.state;
+        return state.withContinuationRequested(false);
+      },
+    }),
     /** Records the step in flight, after the agent's step checks (`LoopInput.checkStep`) in the same update. */
     recordStep: assign({
       state: ({ context }) =>
         (context.checkStep ? context.checkStep(context.state) : context.state).withCurrentStepRecorded(now()),
     }),
+    /** A stop exception's signal, on the state it carries (`withoutStep`: the state as it was, no step). */
     recordStopRequest: assign({
-      state: ({ context, event }) => {
+      state: ({ context, event }, params?: { withoutStep?: boolean }) => {
         const error = (event as { error?: AgentStopError }).error;
-        return (error?.state ?? context.state).withStopSignal(AgentStopError.toSignal(error));
+        const state = params?.withoutStep ? context.state : (error?.state ?? context.state);
+        return state.withStopSignal(AgentStopError.toSignal(error));
       },
     }),
     /**
@@ -67,13 +84,16 @@ export const loopActions = loopSetup.extend({
     recordCheckpointFailure: assign(({ context, event }) => {
       const error = AgentError.from((event as { error?: unknown }).error);
       const waitingChildren = Object.keys(context.state.approval()?.children ?? {}).length > 0;
-      const state = waitingChildren ? context.state.withPendingToolCallsFailed(error) : context.state;
+      const state = waitingChildren ? context.state.withPendingToolCallsFailed(notRun(error)) : context.state;
       return { state: state.withFailure(error, StopReason.ErrorForbade, 'checkpoint'), error };
     }),
-    /** An error that ends the run; `inStep` when the step itself failed (the model call). */
+    /**
+     * An error that ends the run, recorded once (on the step, or the execution); `inStep` when the
+     * step itself failed (the model call). Its calls that never ran are recorded as not run.
+     */
     recordFailure: assign(({ context, event }, params?: { inStep?: boolean }) => {
       const error = AgentError.from((event as { error?: unknown }).error);
-      const state = context.state.withPendingToolCallsFailed(error);
+      const state = context.state.withPendingToolCallsFailed(notRun(error));
       return { state: state.withFailure(error, StopReason.ErrorForbade, 'agent-loop', params), error };
     }),
     /** Tool calls that settled before a stop keep their results; the runtime's tool executor knows them. */
@@ -134,6 +154,8 @@ export const loopActions = loopSetup.extend({
       token: context.state,
     })),
     cancelHooks: sendTo('hooks', { type: 'cancel' as const }),
+    /** Aborts the tool calls in flight (a stop during `tools`); their answer is dropped. */
+    cancelTools: sendTo('toolExecutor', { type: 'cancel' as const }),
     /** The hooks worker lives as long as the execution, for an agent that has hooks (an idle one costs). */
     startHooksWorker: assign(({ context, spawn, self }) => {
       if (context.hookStages.length > 0) spawn('hooks', { id: 'hooks', input: workerInput({ self }) });
@@ -146,6 +168,15 @@ export const loopActions = loopSetup.extend({
     /** Reports from the actors (tool calls, text deltas) go out to subscribers unchanged. */
   },
 });
+
+/** The error of a tool call that never ran because the run failed first (`cause` is recorded once, on the step). */
+function notRun(cause: AgentError): AgentError {
+  return AgentError.of(
+    'ToolCallNotRun',
+    `Not run: the run failed first (${cause.name}: ${cause.message})`,
+    'TOOL_CALL_NOT_RUN',
+  );
+}
 
 /** What the workers are made with: the agent actor they work for. */
 export function workerInput({ self }: { self: WorkerInput['agent'] }): WorkerInput {

@@ -2,6 +2,7 @@
 import { emit } from 'xstate';
 import { AgentError } from '../src/state/agent-error';
 import { ApprovalError, decisionRefused } from '../src/state/approval';
+import { RunInProgressError } from '../src/state/errors';
 import { eventIds, type ReportEvent } from '../src/state/loop-events';
 import { loopActions } from './loop-actions';
 import { routeOf, toDecision } from './loop-context';
@@ -44,6 +45,13 @@ export const loopImplementations = loopActions.extend({
         error: AgentError.from(error),
       };
     }),
+    /** `user.message` or `execute` while a run is in progress: refused out loud, never dropped. */
+    refuseWhileRunning: emit(({ context, event }) => ({
+      type: 'event.refused' as const,
+      ...eventIds(context.state),
+      event: event.type,
+      error: AgentError.from(new RunInProgressError(event.type, context.state.executionId())),
+    })),
     emitExecutionStarted: emit(({ context }) => ({
       type: 'execution.started' as const,
       ...eventIds(context.state),

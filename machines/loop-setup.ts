@@ -6,8 +6,10 @@
 import { fromCallback, fromPromise, setup } from 'xstate';
 import { AgentStopError } from '../src/state/agent-stop-error';
 import { pendingMatches } from '../src/state/approval';
+import { budgetSignal } from '../src/state/budget-signal';
 import { ExecutionStatus } from '../src/state/execution-status';
 import type { LoopEmitted } from '../src/state/loop-events';
+import { StopReason } from '../src/state/stop-reason';
 import {
   type CheckpointInput,
   type LoopContext,
@@ -23,6 +25,13 @@ import type { CancelRequest, HookStage, HooksRequest, WorkerInput, WorkRequest }
 const notProvided = (name: string) => (): never => {
   throw new Error(`The '${name}' actor is not provided: create the agent with createAgent()`);
 };
+
+/**
+ * The name a subagent's child agent actor is registered under, on the machine of each agent that
+ * may call it (the runtime provides one per subagent); spawned by this name, so a persisted
+ * snapshot names the child's logic and can be restored.
+ */
+export const subagentActor = (name: string) => `subagent:${name}`;
 
 export const loopSetup = setup({
   types: {
@@ -48,6 +57,11 @@ export const loopSetup = setup({
     shouldStop: ({ context }) => context.state.shouldStop(),
     /** Checkpoint after beforeStep: a stop signal without a continuation request. */
     stopSignalled: ({ context }) => context.state.execution()?.continuation().shouldStop() ?? false,
+    /**
+     * The budget, checked again after beforeStep hooks: a limit used up stops the run whatever the
+     * hooks asked (a continuation request overrides other stop signals, never a budget).
+     */
+    overBudget: ({ context }) => budgetSignal(context.budget, context.state, Date.now()) !== null,
     hasHooks: ({ context }, params: { stage: HookStage }) => context.hookStages.includes(params.stage),
     /**
      * A worker answer to another request than the one waited for (on its way when a stop, or a new
@@ -58,9 +72,24 @@ export const loopSetup = setup({
       'token' in event && event.token !== undefined && event.token !== context.state,
     hasToolCalls: ({ event }) => outputState(event).currentStep()?.hasToolCalls() ?? false,
     isStopRequest: ({ event }) => AgentStopError.is((event as { error?: unknown }).error),
+    /** A `user_requested` signal (a `stop` event, an aborted signal) stands. */
+    userStopped: ({ context }) =>
+      context.state
+        .execution()
+        ?.continuation()
+        .stopSignals.some((s) => s.reason === StopReason.UserRequested) ?? false,
     hasSession: ({ context }) => context.session !== null,
     /** The state waits for (or has just received) decisions on tool calls of its step in flight. */
     awaitsApproval: ({ context }) => context.state.approval() !== null,
+    /**
+     * A saved execution whose last recorded step already ended it (saved between `record` and
+     * finalizing: a crash, or a worker closed): only afterExecution is left, no model call.
+     */
+    endedWhenSaved: ({ context }) =>
+      context.state.status() === ExecutionStatus.InProgress &&
+      context.state.stepCount() > 0 &&
+      context.state.currentStep() === null &&
+      context.state.shouldStop(),
     asksApproval: ({ event }) => outputState(event).approval() !== null,
     /** A decision that names exactly one pending call (a call inside a subagent included). */
     isPendingCall: ({ context, event }) =>

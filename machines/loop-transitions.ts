@@ -18,6 +18,8 @@ export { AFTER_EXECUTION, FAILING, FINALIZING, RECORD };
 
 export const DECIDE = [
   { guard: 'isFailed', target: FAILING },
+  // a `stop` (the user's) is never overridden by a continuation request
+  { guard: 'userStopped', target: AFTER_EXECUTION },
   { guard: 'shouldStop', target: AFTER_EXECUTION },
   { target: StateId.beforeStep },
 ] as const;
@@ -33,6 +35,24 @@ export const TO_AFTER_STEP = [
   },
   { target: RECORD, actions: 'assignState' },
 ] as const;
+/**
+ * A `stop` while the step has the model's answer (tools, awaitingApproval): settled calls keep
+ * their results, the others are recorded as aborted, and the step closes its cycle through
+ * afterStep and record, so every recorded step ran its afterStep hooks.
+ */
+export const STOP_IN_STEP = {
+  target: StateId.afterStep,
+  actions: ['keepSettledToolCalls', 'recordUserStop'],
+} as const;
+/**
+ * An AgentStopError from the model call: no step to close (none recorded, no afterStep hooks; as
+ * in the PHP loop, a step the error carries is not recorded).
+ */
+export const STOP_WITHOUT_STEP = {
+  guard: 'isStopRequest',
+  target: AFTER_EXECUTION,
+  actions: [{ type: 'recordStopRequest', params: { withoutStep: true } }, 'emitContinuationEvaluated'],
+} as const;
 /** Drops (takes without a transition) a worker answer to another request than the one waited for. */
 export const DROP_STALE = { guard: 'isStale' } as const;
 /** The execution's outcome, from the status `completeExecution` set. */
@@ -40,6 +60,15 @@ export const CONCLUDE = [
   { guard: 'isFailed', target: StateId.failed },
   { guard: 'isStopped', target: StateId.stopped },
   { target: StateId.completed },
+] as const;
+/**
+ * After beforeStep hooks: a budget used up ends the run, whatever the hooks asked; then as
+ * `TO_INFERENCE`. (Without beforeStep hooks, nothing ran since `startStep` checked the budget.)
+ */
+export const AFTER_BEFORE_STEP_HOOKS = [
+  { guard: 'overBudget', target: AFTER_EXECUTION, actions: 'stopOverBudget' },
+  { guard: 'stopSignalled', target: AFTER_EXECUTION },
+  { target: StateId.inference },
 ] as const;
 /** After beforeStep: a stop signal without a continuation request ends the run, else the model is called. */
 export const TO_INFERENCE = [
@@ -86,19 +115,25 @@ export function hookStage(
 export function persistStage(
   done: string,
   failed: string,
-  { withoutStore = [{ target: done }] }: { withoutStore?: readonly object[] } = {},
+  {
+    withoutStore = [{ target: done }],
+    evaluate = true,
+  }: { withoutStore?: readonly object[]; evaluate?: boolean } = {},
 ) {
   return {
     initial: 'checkStore',
     states: {
       checkStore: { always: [{ guard: 'hasSession', target: 'saving' }, ...withoutStore] },
-      saving: { invoke: checkpointInvoke(done, failed) },
+      saving: { invoke: checkpointInvoke(done, failed, evaluate) },
     },
   } as const;
 }
 
-/** The `checkpoint` actor: saves the state, keeps the new version; a failed save fails the run. */
-export function checkpointInvoke(done: string, failed: string) {
+/**
+ * The `checkpoint` actor: saves the state, keeps the new version; a failed save fails the run
+ * (evaluating the continuation, unless `failed` goes through `record`, which does).
+ */
+export function checkpointInvoke(done: string, failed: string, evaluate = true) {
   return {
     id: 'checkpoint',
     src: 'checkpoint',
@@ -108,7 +143,12 @@ export function checkpointInvoke(done: string, failed: string) {
         value: context.state,
       }) as CheckpointInput,
     onDone: { target: done, actions: 'assignVersion' },
-    onError: { target: failed, actions: ['recordCheckpointFailure', 'emitContinuationEvaluated'] },
+    onError: {
+      target: failed,
+      actions: evaluate
+        ? (['recordCheckpointFailure', 'emitContinuationEvaluated'] as const)
+        : (['recordCheckpointFailure'] as const),
+    },
   } as const;
 }
 
@@ -120,7 +160,10 @@ export function acceptsWork() {
   } as const;
 }
 
-/** In `pending`, a state saved while awaiting approval continues there, with the decisions it carries. */
+/**
+ * In `pending`, a state saved while awaiting approval continues there, with the decisions it
+ * carries; one saved after the step that ended its execution goes to afterExecution.
+ */
 export function acceptsWorkOrDecisions() {
   return {
     execute: [
@@ -129,6 +172,7 @@ export function acceptsWorkOrDecisions() {
         target: StateId.awaitingApproval,
         actions: 'startExecution',
       },
+      { guard: 'endedWhenSaved', target: AFTER_EXECUTION, actions: 'startExecution' },
       acceptsWork().execute,
     ],
     'user.message': [{ guard: 'awaitsApproval', actions: 'refuseEvent' }, acceptsWork()['user.message']],
@@ -145,22 +189,28 @@ export function decisionTransitions() {
 
 /**
  * An actor's error. A stop exception (AgentStopError, from any hook) records StopRequested and goes
- * on to `stopTarget`. Any other error is the run's failure, recorded (on a new step when `inStep`:
- * the model call failed) before going to `failTarget` (`failing` by default). A failure that does not
- * pass through `record`, which evaluates the continuation of every step, is evaluated here (seed 004:
- * recording an error evaluates the continuation).
+ * on to `stopTarget` (null: the caller routes stops itself). Any other error is the run's failure,
+ * recorded (on a new step when `inStep`: the model call failed) before going to `failTarget`
+ * (`failing` by default). A failure that does not pass through `record`, which evaluates the
+ * continuation of every step, is evaluated here (seed 004: recording an error evaluates the
+ * continuation).
  */
 export function onActorError(
-  stopTarget: string,
-  { failTarget = FAILING, inStep = false, evaluate = true }: FailureRoute = {},
+  stopTarget: string | null,
+  { failTarget = FAILING, inStep = false, evaluate = true, keepSettled = false }: FailureRoute = {},
 ) {
   const record = { type: 'recordFailure', params: { inStep } } as const;
+  type Action = 'keepSettledToolCalls' | 'recordStopRequest' | 'emitContinuationEvaluated' | typeof record;
+  const actions = (...list: Action[]): readonly Action[] =>
+    keepSettled ? ['keepSettledToolCalls', ...list] : list;
+  const fail = {
+    target: failTarget,
+    actions: evaluate ? actions(record, 'emitContinuationEvaluated') : actions(record),
+  } as const;
+  if (stopTarget === null) return [fail] as const;
   return [
-    { guard: 'isStopRequest', target: stopTarget, actions: 'recordStopRequest' },
-    {
-      target: failTarget,
-      actions: evaluate ? ([record, 'emitContinuationEvaluated'] as const) : ([record] as const),
-    },
+    { guard: 'isStopRequest', target: stopTarget, actions: actions('recordStopRequest') },
+    fail,
   ] as const;
 }
 
@@ -168,4 +218,6 @@ interface FailureRoute {
   readonly failTarget?: string;
   readonly inStep?: boolean;
   readonly evaluate?: boolean;
+  /** The tool calls that settled before the error are recorded first (`keepSettledToolCalls`). */
+  readonly keepSettled?: boolean;
 }

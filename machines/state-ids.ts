@@ -20,6 +20,7 @@ export const StateId = {
   continueOrStop: '#agent.inProgress.step.continueOrStop',
   failing: '#agent.inProgress.failing',
   afterExecution: '#agent.inProgress.afterExecution',
+  failingAfterExecution: '#agent.inProgress.failingAfterExecution',
   finalizing: '#agent.inProgress.finalizing',
   concluding: '#agent.inProgress.concluding',
   completed: '#agent.completed',

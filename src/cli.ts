@@ -3,35 +3,43 @@
  * The `agent-machine` command line.
  *
  *   agent-machine view <trace.json | state.json> [-o run.html] [--title <text>]
+ *   agent-machine replay --agent <module>[#<export>] <store folder | sqlite file | trace folder>
  *
- * Exit codes: 0 done; 1 the input could not be used (missing file, invalid JSON, not a trace or
+ * Exit codes: 0 done (replay: every session equal); 1 a replayed session diverged or failed, or
+ * the input could not be used (missing file, invalid JSON, not a trace or
  * an AgentState, a bad field) or the page could not be written; 2 the command line was wrong.
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { basename, dirname, extname, join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { type ReplaySummary, replaySessions } from './inspect/replay-sessions';
 import { buildRunView, NotARunError, type RunInput } from './inspect/run-model';
 import { renderRunView } from './inspect/run-viewer';
 import { InvalidTraceError } from './inspect/trace-schema';
+import type { Agent } from './runtime/agent-actor';
 import { AgentMachineError, InvalidStateError } from './state/errors';
 
 const HELP = `agent-machine: tools for agent-machine runs
 
 Usage:
   agent-machine view <file.json> [-o <out.html>] [--title <text>]
+  agent-machine replay --agent <module>[#<export>] [--html <folder>] <store folder | sqlite file | trace folder>
   agent-machine --help
 
 Commands:
   view    Render a run as one self-contained HTML page (works offline). The input is either
           a trace written by recordTrace() (recorder.write('trace.json')) or an AgentState
           saved as JSON (JSON.stringify(state)).
+  replay  Replay every recorded session with an agent of yours, offline (the model answers
+          from the recording, tools are not run), and report where each first diverges.
 
 Options:
   -o, --out <file>   Where to write the page. Default: the input's name with .html.
       --title <text> The page title. Default: the trace's title, else "Run of agent <id>".
   -h, --help         Show this help.
 
-Exit codes: 0 written; 1 the input or output failed (the message names the problem);
-2 wrong usage.
+Exit codes: 0 written (replay: every session replayed equal); 1 the input or output failed
+(the message names the problem), or a replayed session diverged; 2 wrong usage.
 
 Example:
   agent-machine view test-output/trace.json -o run.html
@@ -47,6 +55,25 @@ Options:
   -o, --out <file>   Where to write the page. Default: the input's name with .html.
       --title <text> The page title.
   -h, --help         Show this help.
+`;
+
+const REPLAY_HELP = `Usage: agent-machine replay --agent <module>[#<export>] [--html <folder>] <path>
+
+Replays every session recorded at <path> with your agent, offline: the model answers from the
+recording and tools are not run (agent.replay(state)). Prints one line per session (ok, DIVERGED
+with the step, kind and path of the first difference, or ERROR) and a summary; exits 1 if any
+session diverged or failed, so it can be a CI step.
+
+<path> is a FileSessionStore folder (*.journal), a SqliteSessionStore file, or a folder of
+traces (recordTrace) or states saved as JSON (*.json).
+
+Options:
+  --agent <module>[#<export>]  The module (a path) and its export: an agent (createAgent) or a
+                               function returning one. Default export when #<export> is left out.
+                               A .ts module needs a TypeScript loader (node --import tsx).
+  --html <folder>              Write each diverged session's recording there as a run viewer
+                               page (<session>.html), the divergence beside its step.
+  -h, --help                   Show this help.
 `;
 
 /** A failure the CLI reports: `code` is stable, `exitCode` is what the process ends with. */
@@ -95,6 +122,7 @@ async function run(argv: readonly string[], io: Io): Promise<number> {
     io.out(HELP);
     return 0;
   }
+  if (command === 'replay') return replayCommand(rest, io);
   if (command !== 'view') throw new CliError('USAGE', `unknown command "${command}"`, 2);
 
   let input: string | undefined;
@@ -160,6 +188,73 @@ async function run(argv: readonly string[], io: Io): Promise<number> {
   }
   io.out(`Wrote ${target} (${summary})\n`);
   return 0;
+}
+
+async function replayCommand(args: readonly string[], io: Io): Promise<number> {
+  let spec: string | undefined;
+  let input: string | undefined;
+  let html: string | undefined;
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i] as string;
+    if (arg === '-h' || arg === '--help') {
+      io.out(REPLAY_HELP);
+      return 0;
+    }
+    if (arg === '--agent') {
+      spec = args[++i];
+      if (spec === undefined || spec === '') throw new CliError('USAGE', '--agent needs a value', 2);
+    } else if (arg.startsWith('--agent=')) spec = arg.slice('--agent='.length);
+    else if (arg === '--html') {
+      html = args[++i];
+      if (html === undefined || html === '') throw new CliError('USAGE', '--html needs a folder', 2);
+    } else if (arg.startsWith('--html=')) html = arg.slice('--html='.length);
+    else if (arg.startsWith('-')) throw new CliError('USAGE', `unknown option "${arg}"`, 2);
+    else if (input === undefined) input = arg;
+    else throw new CliError('USAGE', `one path only (got "${input}" and "${arg}")`, 2);
+  }
+  if (!spec) throw new CliError('USAGE', 'replay needs --agent <module>[#<export>]', 2);
+  if (input === undefined)
+    throw new CliError('USAGE', 'replay needs a path: a store folder, a SQLite file or a trace folder', 2);
+  const agent = await loadAgent(spec);
+  let summary: ReplaySummary;
+  try {
+    summary = await replaySessions(agent, input, (line) => io.out(`${line}\n`), html ? { html } : {});
+  } catch (error) {
+    throw new CliError('INVALID_INPUT', (error as Error).message, 1, { cause: error });
+  } finally {
+    await agent.close();
+  }
+  return summary.diverged + summary.failed > 0 ? 1 : 0;
+}
+
+/** The agent a `--agent <module>#<export>` names: the export itself, or what it returns when called. */
+async function loadAgent(spec: string): Promise<Agent> {
+  const hash = spec.lastIndexOf('#');
+  const file = hash > 0 ? spec.slice(0, hash) : spec;
+  const name = hash > 0 ? spec.slice(hash + 1) : 'default';
+  let module: Record<string, unknown>;
+  try {
+    module = await import(pathToFileURL(resolve(file)).href);
+  } catch (error) {
+    throw new CliError('INVALID_INPUT', `cannot import ${file}: ${(error as Error).message}`, 1, {
+      cause: error,
+    });
+  }
+  if (!Object.hasOwn(module, name))
+    throw new CliError(
+      'INVALID_INPUT',
+      `${file} has no export "${name}" (it exports: ${Object.keys(module).join(', ') || 'nothing'})`,
+      1,
+    );
+  const exported = module[name];
+  const agent = typeof exported === 'function' ? await exported() : exported;
+  if (typeof (agent as Partial<Agent> | null)?.replay !== 'function')
+    throw new CliError(
+      'INVALID_INPUT',
+      `the export "${name}" of ${file} is not an agent (createAgent(...)) nor a function returning one`,
+      1,
+    );
+  return agent as Agent;
 }
 
 async function readInput(path: string): Promise<string> {

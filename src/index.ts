@@ -38,6 +38,14 @@ export { AllModelsFailedError } from './drivers/model-fallback';
 export { ModelRetriesExhaustedError, type RetryOptions } from './drivers/model-retries';
 export { ModelStreamError } from './drivers/model-stream';
 export { type ReActDriverOptions, reactDriver } from './drivers/react-driver';
+export {
+  type Recording,
+  type ReplayDivergence,
+  ReplayDivergenceError,
+  type ReplayDriverOptions,
+  replayDriver,
+} from './drivers/replay-driver';
+export { digestOf, stepRequest } from './drivers/request-digest';
 export { type ScriptEntry, type ScriptStep, scriptedDriver } from './drivers/scripted-driver';
 export type { PrepareStep, StepSettings } from './drivers/step-settings';
 export { consecutiveErrorSteps, type ErrorPolicyOptions, errorPolicy } from './hooks/error-policy';
@@ -67,10 +75,18 @@ export {
   type CreateActorOptions,
   createAgent,
   type ExecuteOptions,
+  MissingRecordedResultError,
+  type ReplayOptions,
+  type ReplayResult,
 } from './runtime/create-agent';
 export { AgentStopError } from './state/agent-stop-error';
 export * from './state/index';
-export type { AgentEventType, ContextCompactedEvent, ReportEvent } from './state/loop-events';
+export type {
+  AgentEventType,
+  ContextCompactedEvent,
+  ReportEvent,
+  SummaryFallback,
+} from './state/loop-events';
 export { SubagentBudgetExhaustedError } from './subagents/sibling-share';
 export {
   DEFAULT_MAX_DEPTH,
@@ -91,7 +107,13 @@ export {
   toolDescription,
   toolEffect,
 } from './tools/define-tool';
-export { executeTools, ToolTimeoutError, toolResultMessage } from './tools/tool-executor';
+export {
+  executeTools,
+  runTools,
+  type ToolExecutorOptions,
+  ToolTimeoutError,
+  toolResultMessage,
+} from './tools/tool-executor';
 export * from './ui/index';
 
 // ---- moved to `agent-machine/internal` (deprecated here; removed from the main entry in the next release)

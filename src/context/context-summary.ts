@@ -1,7 +1,8 @@
 import type { AgentState } from '../state/agent-state';
+import { AgentMachineError } from '../state/errors';
 import { Message } from '../state/message';
 import { Usage } from '../state/usage';
-import { promptUnits } from './prompt-units';
+import { promptUnits, taskOf } from './prompt-units';
 import { charsForTokens, estimateMessageTokens, estimateTextTokens } from './token-estimate';
 
 /** The state's section the summary is kept in (one message: the latest summary). */
@@ -103,7 +104,7 @@ export async function foldIntoSummary(
   let estimate = budget.summaryEstimate;
   for (const message of prompt) if (message !== previous) estimate += estimateMessageTokens(message);
   const folded: Message[] = [];
-  for (const unit of promptUnits(prompt, state.executionId())) {
+  for (const unit of promptUnits(prompt, taskOf(state), state.executionId())) {
     if (estimate <= budget.targetEstimate) break;
     if (unit.pinned || unit.messages.some((m) => m === previous || !indexes.has(m))) continue;
     folded.push(...unit.messages);
@@ -123,7 +124,12 @@ export async function foldIntoSummary(
   let usage = Usage.zero;
   for (const chunk of chunks(folded.map(transcriptLine), budget.chunkEstimate)) {
     const request = text ? `Summary so far:\n${text}\n\nConversation to add:\n${chunk}` : chunk;
-    const answer = await summarize({ instructions: INSTRUCTIONS, text: request }, signal);
+    let answer: Awaited<ReturnType<Summarizer>>;
+    try {
+      answer = await summarize({ instructions: INSTRUCTIONS, text: request }, signal);
+    } catch (error) {
+      throw new SummarizerFailedError(error, usage);
+    }
     text = answer.text.trim();
     usage = Usage.add(usage, answer.usage);
   }
@@ -134,6 +140,20 @@ export async function foldIntoSummary(
   });
   const store = state.store().withSectionReplaced([summary], SUMMARY_SECTION);
   return { state: state.withContext(state.context().withStore(store)), removed: folded.length, usage };
+}
+
+/** The summarizer threw; `usage` is that of its calls before (they were made and paid for). */
+export class SummarizerFailedError extends AgentMachineError {
+  constructor(
+    cause: unknown,
+    readonly usage: Usage,
+  ) {
+    super(
+      'SUMMARIZER_FAILED',
+      `The summarizer threw: ${cause instanceof Error ? cause.message : String(cause)}`,
+      { cause },
+    );
+  }
 }
 
 const SUMMARY_PREFIX = 'Summary of the earlier part of this conversation:\n';

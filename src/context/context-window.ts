@@ -1,18 +1,21 @@
 import type { AgentState } from '../state/agent-state';
 import { AppendOnlyList } from '../state/append-only-list';
 import { AgentMachineError } from '../state/errors';
-import type { ContextCompactedEvent } from '../state/loop-events';
+import type { ContextCompactedEvent, SummaryFallback } from '../state/loop-events';
 import type { Message } from '../state/message';
 import { Usage } from '../state/usage';
 import type { ContextOverflow } from './context-overflow';
 import {
   conversationIndexes,
+  type Folded,
   foldIntoSummary,
   type Summarizer,
+  SummarizerFailedError,
   summaryOf,
   withSummary,
 } from './context-summary';
 import { applyTrimMemory, newTrimMemory, type TrimMemory, trimPrompt } from './prompt-trimming';
+import { taskOf } from './prompt-units';
 import { TokenCount } from './token-count';
 import { estimateMessagesTokens, estimateMessageTokens } from './token-estimate';
 
@@ -48,7 +51,7 @@ export interface SummaryModel {
 /** What one compaction did, as the `context.compacted` event reports it. */
 export type ContextCompaction = Pick<
   ContextCompactedEvent,
-  'strategy' | 'messagesRemoved' | 'tokensBefore' | 'tokensAfter' | 'forced'
+  'strategy' | 'messagesRemoved' | 'tokensBefore' | 'tokensAfter' | 'forced' | 'fallback'
 >;
 
 export interface FitRequest {
@@ -80,6 +83,8 @@ export interface Fitted {
 const LOW_WATER = 0.7;
 /** Room counted for a new summary (its instructions ask for at most 300 words). */
 const SUMMARY_ESTIMATE = 600;
+/** A longer summary is refused (twice its room): the prompt would not come down as planned. */
+const MAX_SUMMARY_ESTIMATE = 2 * SUMMARY_ESTIMATE;
 
 interface RunMemory {
   readonly count: TokenCount;
@@ -131,9 +136,12 @@ export class ContextWindow {
     const limit = refused ? refusedLimit(refused, max, before) : max;
     const targetEstimate = memory.count.estimateFor(Math.floor(limit * LOW_WATER)) - request.fixedEstimate;
     const forced = refused !== undefined;
-    if (this.summarize) {
-      const indexes = conversationIndexes(state);
-      const folded = await foldIntoSummary(
+    const step = { request, memory, messages: current.messages, before, targetEstimate, forced };
+    if (!this.summarize) return trimmed(step, null, Usage.zero);
+    const indexes = conversationIndexes(state);
+    let folded: Folded | null;
+    try {
+      folded = await foldIntoSummary(
         state,
         current.messages,
         indexes,
@@ -141,29 +149,29 @@ export class ContextWindow {
         this.summarize,
         request.signal,
       );
-      if (!folded) return unchanged(state, current.messages, estimate);
-      const messages = withSummary(arrayOf(request.messages), summaryOf(folded.state), indexes);
-      const after = estimateMessagesTokens(messages) + request.fixedEstimate;
-      const tokensAfter = memory.count.tokens(after);
-      const compaction = { strategy: 'summary' as const, messagesRemoved: folded.removed, forced };
-      return {
-        state: folded.state,
-        messages,
-        compaction: { ...compaction, tokensBefore: before, tokensAfter },
-        usage: folded.usage,
-        estimate: after,
-      };
+    } catch (error) {
+      if (!(error instanceof SummarizerFailedError) || request.signal.aborted) throw error;
+      const message = `${error.message}; the oldest steps were trimmed instead`;
+      return trimmed(step, { reason: 'summarizer-error', message }, error.usage);
     }
-    const trimmed = trimPrompt(current.messages, state.executionId(), targetEstimate, memory.trim);
-    if (!trimmed.strategy) return unchanged(state, current.messages, estimate);
-    const after = estimateMessagesTokens(trimmed.messages) + request.fixedEstimate;
+    if (!folded) return unchanged(state, current.messages, estimate);
+    const summary = summaryOf(folded.state) as Message;
+    const summaryEstimate = estimateMessageTokens(summary);
+    if (summaryEstimate > MAX_SUMMARY_ESTIMATE) {
+      const message =
+        `The summary was ${summaryEstimate} estimated tokens, more than the ${MAX_SUMMARY_ESTIMATE} ` +
+        'it may take; it was not kept, and the oldest steps were trimmed instead';
+      return trimmed(step, { reason: 'summary-too-long', message }, folded.usage);
+    }
+    const messages = withSummary(arrayOf(request.messages), summary, indexes);
+    const after = estimateMessagesTokens(messages) + request.fixedEstimate;
     const tokensAfter = memory.count.tokens(after);
-    const compaction = { strategy: trimmed.strategy, messagesRemoved: trimmed.removed, forced };
+    const compaction = { strategy: 'summary' as const, messagesRemoved: folded.removed, forced };
     return {
-      state,
-      messages: trimmed.messages,
+      state: folded.state,
+      messages,
       compaction: { ...compaction, tokensBefore: before, tokensAfter },
-      usage: Usage.zero,
+      usage: folded.usage,
       estimate: after,
     };
   }
@@ -245,6 +253,43 @@ const arrayOf = (messages: readonly Message[] | AppendOnlyList<Message>): readon
 
 function unchanged(state: AgentState, messages: readonly Message[], estimate: number): Fitted {
   return { state, messages, compaction: null, usage: Usage.zero, estimate };
+}
+
+/** A step's prompt to compact, and what the compaction was measured against. */
+interface Compacting {
+  readonly request: FitRequest;
+  readonly memory: RunMemory;
+  readonly messages: readonly Message[];
+  readonly before: number;
+  readonly targetEstimate: number;
+  readonly forced: boolean;
+}
+
+/**
+ * The prompt compacted by the default policy: the trimming policy's own way, or a summarizing
+ * policy's fallback (`fallback` says why), which counts the usage of the summary calls made.
+ */
+function trimmed(step: Compacting, fallback: SummaryFallback | null, usage: Usage): Fitted {
+  const { request, memory } = step;
+  const { state } = request;
+  const trim = trimPrompt(
+    step.messages,
+    taskOf(state),
+    state.executionId(),
+    step.targetEstimate,
+    memory.trim,
+  );
+  const estimate = estimateMessagesTokens(trim.messages) + request.fixedEstimate;
+  if (!trim.strategy) return Object.assign(unchanged(state, step.messages, estimate), { usage });
+  const compaction: ContextCompaction = {
+    strategy: trim.strategy,
+    messagesRemoved: trim.removed,
+    tokensBefore: step.before,
+    tokensAfter: memory.count.tokens(estimate),
+    forced: step.forced,
+    ...(fallback && { fallback }),
+  };
+  return { state, messages: trim.messages, compaction, usage, estimate };
 }
 
 /** Context options that cannot work; the message names the field. */

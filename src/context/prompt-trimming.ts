@@ -49,6 +49,7 @@ export function applyTrimMemory(messages: readonly Message[], memory: TrimMemory
  */
 export function trimPrompt(
   messages: readonly Message[],
+  task: Message | null,
   executionId: string | null,
   targetEstimate: number,
   memory: TrimMemory,
@@ -56,7 +57,7 @@ export function trimPrompt(
   let estimate = 0;
   for (const message of messages) estimate += estimateMessageTokens(message);
   if (estimate <= targetEstimate) return { messages, removed: 0, strategy: null };
-  const units = promptUnits(messages, executionId).filter((unit) => !unit.pinned);
+  const units = promptUnits(messages, task, executionId).filter((unit) => !unit.pinned);
   let removed = 0;
   const replaced = new Map<Message, Message>();
   for (const unit of units) {

@@ -1,18 +1,15 @@
-import { randomUUID } from 'node:crypto';
-import { hostname } from 'node:os';
 import type { Job, Worker } from 'bullmq';
 import type { InspectionEvent } from 'xstate';
 import { SessionNotFoundError } from '../persistence/errors';
 import type { SessionStore } from '../persistence/session-store';
 import { type Agent, type AgentActor, createAgent } from '../runtime/create-agent';
 import { AgentState } from '../state/agent-state';
-import { AgentMachineError, InvalidArgumentError } from '../state/errors';
+import { AgentMachineError } from '../state/errors';
 import type { AgentEvent } from '../state/loop-events';
 import {
   type AgentJobRequest,
   type AgentJobReturnValue,
   type AgentStepProgress,
-  DEFAULT_QUEUE_NAME,
   failureReason,
   JOB_METADATA_KEY,
   parseAgentJob,
@@ -20,52 +17,9 @@ import {
 import { runDecision } from './decision-run';
 import { SessionBusyError, UnknownAgentError } from './errors';
 import { type BullMQModule, bullmqConnection, closeRedis, loadBullmq, openRedis } from './redis-modules';
-import type { RedisConnection } from './redis-types';
 import { RunStore } from './run-store';
-import { DEFAULT_SESSION_LOCK_TTL_MS, type SessionLock, SessionLocks } from './session-lock';
-
-export interface AgentWorkerOptions {
-  /**
-   * The agents this worker runs, by the name jobs give. A factory is called once per job (an
-   * agent with per-run state of its own); an agent is shared by all jobs. The worker runs them on
-   * its `store` (an agent's own store, if it has one, is not used).
-   */
-  readonly agents: Readonly<Record<string, Agent | (() => Agent)>>;
-  /** Where sessions are checkpointed: shared by every worker, e.g. a RedisSessionStore. */
-  readonly store: SessionStore;
-  /** Where Redis is (queue, session locks): ioredis options, or a client to duplicate. */
-  readonly connection: RedisConnection;
-  /** Jobs run at once by this worker (default 4). */
-  readonly concurrency?: number;
-  /** The BullMQ queue (default `agent-machine`). */
-  readonly queueName?: string;
-  /** BullMQ's key prefix (default BullMQ's, `bull`). */
-  readonly prefix?: string;
-  /** This worker's id in progress reports and results (default `<host>:<pid>:<random>`). */
-  readonly id?: string;
-  /**
-   * A job whose session another job holds: `'wait'` (default) puts it back in the queue, delayed
-   * by `busyRetryDelayMs`; `'fail'` fails it with SessionBusyError.
-   */
-  readonly whenSessionBusy?: 'wait' | 'fail';
-  /** Delay before a job for a busy session is tried again (default 500 ms). */
-  readonly busyRetryDelayMs?: number;
-  /** Time to live of a session lock without renewal (default 30 s; renewed every third of it). */
-  readonly sessionLockTtlMs?: number;
-  /** Key prefix of the session locks (default `agent-machine:session-lock:`). */
-  readonly sessionLockPrefix?: string;
-  /** BullMQ's job lock duration (default 30 s): a dead worker's jobs are taken over after it. */
-  readonly lockDurationMs?: number;
-  /** How often BullMQ looks for stalled jobs (default 30 s). */
-  readonly stalledIntervalMs?: number;
-  /** How many times a job may stall before it fails (default 1, BullMQ's). */
-  readonly maxStalledCount?: number;
-  /**
-   * Errors that belong to no job: BullMQ connection errors, session lock renewal errors, progress
-   * reports that could not be written. Default: console.error.
-   */
-  readonly onError?: (error: Error) => void;
-}
+import { type SessionLock, SessionLocks } from './session-lock';
+import { type AgentWorkerOptions, type WorkerSettings, workerSettings } from './worker-options';
 
 export interface AgentWorker {
   readonly id: string;
@@ -94,8 +48,8 @@ const UNFINISHED_JOB_STATES = new Set(['active', 'waiting', 'delayed', 'prioriti
  *
  * Guarantees: one session runs on one worker at a time (a session lock in Redis); a worker that
  * dies loses at most its step in flight (BullMQ hands the job to another worker, which resumes from
- * the last checkpoint); bad jobs fail with typed errors and the others go on. Resolves once the
- * worker is connected and taking jobs.
+ * the last checkpoint: within about 10 s with the default timings, see AgentWorkerOptions); bad jobs
+ * fail with typed errors and the others go on. Resolves once the worker is connected and taking jobs.
  *
  * @example
  * const store = new RedisSessionStore({ connection: { host: '127.0.0.1', port: 6379 } });
@@ -108,7 +62,7 @@ const UNFINISHED_JOB_STATES = new Set(['active', 'waiting', 'delayed', 'prioriti
  * process.on('SIGTERM', () => void worker.close().then(() => store.close()));
  */
 export async function createAgentWorker(options: AgentWorkerOptions): Promise<AgentWorker> {
-  const settings = checkOptions(options);
+  const settings = workerSettings(options);
   const bull = await loadBullmq();
   const onError =
     options.onError ?? ((error: Error) => console.error(`[agent-machine worker] ${error.stack}`));
@@ -148,9 +102,9 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Ag
       connection: bullmqConnection(options.connection),
       prefix: options.prefix,
       concurrency: settings.concurrency,
-      lockDuration: options.lockDurationMs,
-      stalledInterval: options.stalledIntervalMs,
-      maxStalledCount: options.maxStalledCount,
+      lockDuration: settings.lockDurationMs,
+      stalledInterval: settings.stalledIntervalMs,
+      maxStalledCount: settings.maxStalledCount,
       autorun: true,
     }),
   );
@@ -183,16 +137,7 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Ag
   };
 }
 
-interface Settings {
-  readonly workerId: string;
-  readonly queueName: string;
-  readonly concurrency: number;
-  readonly whenSessionBusy: 'wait' | 'fail';
-  readonly busyRetryDelayMs: number;
-  readonly sessionLockTtlMs: number;
-}
-
-interface JobContext extends Settings {
+interface JobContext extends WorkerSettings {
   readonly bull: BullMQModule;
   readonly store: SessionStore;
   readonly agents: Readonly<Record<string, Agent | (() => Agent)>>;
@@ -201,50 +146,6 @@ interface JobContext extends Settings {
   readonly onError: (error: Error) => void;
   isClosing(): boolean;
   findJob(id: string): Promise<Job | undefined>;
-}
-
-function checkOptions(options: AgentWorkerOptions): Settings {
-  if (!options || typeof options !== 'object')
-    throw new InvalidArgumentError('options', 'expected an object');
-  const { agents, store, connection } = options;
-  if (!agents || typeof agents !== 'object' || Object.keys(agents).length === 0)
-    throw new InvalidArgumentError('agents', 'expected at least one agent by name: { name: agent }');
-  for (const [name, entry] of Object.entries(agents)) {
-    const ok =
-      typeof entry === 'function' || (typeof entry === 'object' && entry !== null && 'definition' in entry);
-    if (!ok)
-      throw new InvalidArgumentError(
-        `agents.${name}`,
-        'expected an agent (createAgent()) or a function returning one',
-      );
-  }
-  if (!store || typeof store.save !== 'function' || typeof store.load !== 'function')
-    throw new InvalidArgumentError('store', 'expected a SessionStore, e.g. a RedisSessionStore');
-  if (!connection || typeof connection !== 'object')
-    throw new InvalidArgumentError(
-      'connection',
-      'expected ioredis options ({ host, port }) or an ioredis client',
-    );
-  const positive = (name: string, value: number | undefined, fallback: number) => {
-    const chosen = value ?? fallback;
-    if (!Number.isSafeInteger(chosen) || chosen < 1)
-      throw new InvalidArgumentError(name, `${value} is not a positive integer`);
-    return chosen;
-  };
-  const whenSessionBusy = options.whenSessionBusy ?? 'wait';
-  if (whenSessionBusy !== 'wait' && whenSessionBusy !== 'fail')
-    throw new InvalidArgumentError(
-      'whenSessionBusy',
-      `${JSON.stringify(whenSessionBusy)} is not 'wait' or 'fail'`,
-    );
-  return {
-    workerId: options.id ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
-    queueName: options.queueName ?? DEFAULT_QUEUE_NAME,
-    concurrency: positive('concurrency', options.concurrency, 4),
-    whenSessionBusy,
-    busyRetryDelayMs: positive('busyRetryDelayMs', options.busyRetryDelayMs, 500),
-    sessionLockTtlMs: positive('sessionLockTtlMs', options.sessionLockTtlMs, DEFAULT_SESSION_LOCK_TTL_MS),
-  };
 }
 
 async function processJob(context: JobContext, job: Job, token: string): Promise<AgentJobReturnValue> {

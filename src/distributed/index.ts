@@ -25,7 +25,7 @@ export {
   parseFailureReason,
   type ResumeJobData,
 } from './agent-job';
-export { type AgentWorker, type AgentWorkerOptions, createAgentWorker } from './agent-worker';
+export { type AgentWorker, createAgentWorker } from './agent-worker';
 export * from './errors';
 export {
   DEFAULT_SESSION_KEY_PREFIX,
@@ -47,3 +47,4 @@ export {
   SessionLocks,
   type SessionLocksOptions,
 } from './session-lock';
+export type { AgentWorkerOptions } from './worker-options';

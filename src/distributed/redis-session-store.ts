@@ -7,8 +7,7 @@ import {
   StoreClosedError,
 } from '../persistence/errors';
 import type { Checkpoint, JournaledSessionStore } from '../persistence/journal/checkpoint';
-import { assertVersion, checkpointsOf, replayRecords } from '../persistence/journal/journal-log';
-import { readRecordHead } from '../persistence/journal/journal-record';
+import { assertVersion, checkpointsOf, forkRecords, replayRecords } from '../persistence/journal/journal-log';
 import { type NextRecord, nextRecord } from '../persistence/journal/journal-writer';
 import { TipCache } from '../persistence/journal/tip-cache';
 import {
@@ -67,15 +66,35 @@ return {'ok'}
 `;
 
 /**
- * Copies the first records of a journal to a new session inside Redis. KEYS: the source journal,
- * the fork's journal, the fork's document key from before the journal, its snapshot position, the
- * index. ARGV: how many records, the fork's id, the position of the newest snapshot among them.
+ * Reads what a load needs in one step: the records from the newest snapshot on. KEYS: the journal,
+ * the snapshot position. Replies `{ 'ok', records }`, `{ 'none' }` (no journal: perhaps a document
+ * from before the journal) or `{ 'position', position }` when the position is missing, not a
+ * whole number, or not in the list (damage: a save always sets it with the first record).
+ */
+const LOAD_SCRIPT = `
+local length = redis.call('LLEN', KEYS[1])
+if length == 0 then return {'none'} end
+local position = redis.call('GET', KEYS[2])
+local from = position and string.match(position, '^%d+$') and tonumber(position)
+if not from or from >= length then return {'position', position or ''} end
+return {'ok', redis.call('LRANGE', KEYS[1], from, -1)}
+`;
+
+/**
+ * Makes a fork: the first records of a journal copied inside Redis, then the fork's newest
+ * snapshot and the deltas after it (under a generation of its own) given. KEYS: the source
+ * journal, the fork's journal, the fork's document key from before the journal, its snapshot
+ * position, the index. ARGV: how many records to copy (the position of the fork's snapshot), the
+ * fork's id, then the records given.
  */
 const FORK_SCRIPT = `
 if redis.call('EXISTS', KEYS[2]) == 1 or redis.call('EXISTS', KEYS[3]) == 1 then return 0 end
-local records = redis.call('LRANGE', KEYS[1], 0, tonumber(ARGV[1]) - 1)
-for _, record in ipairs(records) do redis.call('RPUSH', KEYS[2], record) end
-redis.call('SET', KEYS[4], ARGV[3])
+local kept = tonumber(ARGV[1])
+if kept > 0 then
+  for _, record in ipairs(redis.call('LRANGE', KEYS[1], 0, kept - 1)) do redis.call('RPUSH', KEYS[2], record) end
+end
+for i = 3, #ARGV do redis.call('RPUSH', KEYS[2], ARGV[i]) end
+redis.call('SET', KEYS[4], ARGV[1])
 redis.call('ZADD', KEYS[5], 0, ARGV[2])
 return 1
 `;
@@ -168,13 +187,23 @@ export class RedisSessionStore implements JournaledSessionStore {
       const id = assertSessionId(sessionId);
       // Forgotten first: after a load that fails, the next save writes the whole state again.
       this.tips.delete(id);
-      const from = Number((await redis.get(this.snapshotKey(id))) ?? 0);
-      const texts = await redis.lrange(this.journalKey(id), from, -1);
-      if (texts.length === 0) {
+      const [outcome, found] = (await redis.eval(
+        LOAD_SCRIPT,
+        2,
+        this.journalKey(id),
+        this.snapshotKey(id),
+      )) as [string, string[] | string | undefined];
+      if (outcome === 'none') {
         const text = await redis.get(this.sessionKey(id));
         return text === null ? null : decodeSessionDocument(text, this.legacyAt(id));
       }
-      const replayed = replayRecords(texts, this.at(id));
+      if (outcome !== 'ok')
+        throw new CorruptSessionError(
+          id,
+          `the newest snapshot position (${this.snapshotKey(id)}) is ${found === '' ? 'missing' : JSON.stringify(found)}, not a position in the journal`,
+          this.at(id).location,
+        );
+      const replayed = replayRecords(found as string[], this.at(id));
       this.tips.set(id, replayed.tip);
       return { state: replayed.state, version: replayed.version };
     });
@@ -261,11 +290,7 @@ export class RedisSessionStore implements JournaledSessionStore {
         return loaded;
       }
       const { state } = replayRecords(texts, this.at(id), version);
-      const heads = texts.map((text) => readRecordHead(text));
-      const count = heads.findIndex((head) => head?.version === version) + 1;
-      let snapshot = count - 1;
-      while (snapshot > 0 && heads[snapshot]?.kind !== 'snapshot') snapshot--;
-      // The records up to the fork point are copied inside Redis, not decoded and re-encoded.
+      const fork = forkRecords(texts, version, this.at(id));
       const copied = await redis.eval(
         FORK_SCRIPT,
         5,
@@ -274,9 +299,9 @@ export class RedisSessionStore implements JournaledSessionStore {
         this.sessionKey(target),
         this.snapshotKey(target),
         this.indexKey(),
-        String(count),
+        String(fork.kept),
         target,
-        String(snapshot),
+        ...fork.texts.slice(fork.kept),
       );
       if (copied !== 1) {
         const existing = await this.load(target);

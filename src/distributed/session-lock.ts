@@ -16,14 +16,15 @@ return 0
 `;
 
 export const DEFAULT_SESSION_LOCK_PREFIX = 'agent-machine:session-lock:';
-export const DEFAULT_SESSION_LOCK_TTL_MS = 30_000;
+export const DEFAULT_SESSION_LOCK_TTL_MS = 6_000;
 
 export interface SessionLocksOptions {
   /** Key prefix (default `agent-machine:session-lock:`); the key is `<prefix><session id>`. */
   readonly prefix?: string;
   /**
-   * How long a lock lives without renewal (default 30 s). Its holder renews it every third of
-   * that; a holder that dies stops renewing, and the lock expires after at most this long.
+   * How long a lock lives without renewal (default 6 s). Its holder renews it every third of
+   * that; a holder that dies stops renewing, and the lock expires after at most this long. A
+   * holder whose event loop is blocked for more than two thirds of it may lose the lock.
    */
   readonly ttlMs?: number;
   /** Where renewal errors go (the lock is given up only once the TTL has passed without renewal). */

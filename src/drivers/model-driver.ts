@@ -1,20 +1,17 @@
 import { type ContextOptions, ContextWindow } from '../context/context-window';
 import { AgentStep, InferenceResponse } from '../state/agent-step';
 import { AppendOnlyList } from '../state/append-only-list';
-import type { Message } from '../state/message';
+import type { Message, ProviderMetadata } from '../state/message';
 import { Usage } from '../state/usage';
-import { inputJsonSchema, type ToolSet, toolDescription } from '../tools/define-tool';
 import { assistantOutput } from './assistant-output';
 import type { Driver } from './driver';
 import {
   type CallableModel,
   type CallOptions,
   callable,
-  type FunctionTool,
   type LanguageModel,
   type ModelCallSettings,
   type PromptMessage,
-  type ProviderTool,
 } from './language-model';
 import {
   conversationWithCurrentToolTrace,
@@ -26,7 +23,8 @@ import { callModels } from './model-fallback';
 import type { CollectedResult } from './model-stream';
 import { modelSummarizer } from './model-summarizer';
 import { toPromptMessage } from './prompt-message';
-import { activeTools, type PrepareStep, providerTool, stepModel } from './step-settings';
+import { describedTools, requestOf } from './request-digest';
+import { activeTools, type PrepareStep, stepModel } from './step-settings';
 import { callWithinWindow } from './windowed-model-call';
 
 export { parseArgs } from './assistant-output';
@@ -82,15 +80,6 @@ export function modelDriver(languageModel: LanguageModel, options: ModelDriverOp
         ? modelSummarizer(summarize === true ? languageModel : (summarize as LanguageModel), options)
         : null,
     );
-  const schemaCache = new WeakMap<ToolSet, Promise<Array<FunctionTool | ProviderTool>>>();
-  const toolsFor = (tools: ToolSet) => {
-    let cached = schemaCache.get(tools);
-    if (!cached) {
-      cached = describeTools(tools);
-      schemaCache.set(tools, cached);
-    }
-    return cached;
-  };
   return {
     name: `model:${defaultModel.provider}/${defaultModel.modelId}`,
     async infer(state, context) {
@@ -117,7 +106,9 @@ export function modelDriver(languageModel: LanguageModel, options: ModelDriverOp
           abortSignal: context.signal,
         },
       );
-      const tools = activeTools(await toolsFor(context.tools), chosen);
+      const offered = await describedTools(context.tools);
+      const request = requestOf(state, offered.digest);
+      const tools = activeTools([...offered.list], chosen);
       if (tools.length) call.tools = tools;
       if (tools.length && !call.toolChoice) call.toolChoice = { type: 'auto' };
       const format = state.responseFormat();
@@ -129,27 +120,15 @@ export function modelDriver(languageModel: LanguageModel, options: ModelDriverOp
         const prompt = (fitted: readonly Message[]) => toPrompt(system, fitted, version);
         const done = await callWithinWindow(window, models, call, prompt, state, input, context, options);
         return done.state.withCurrentStep(
-          toStep(done.result, input, done.model, options.pricing, done.extraUsage),
+          toStep(done.result, input, done.model, options.pricing, done.extraUsage).withRequest(request),
         );
       }
       const answered = await callModels(models, call, state, context, options);
-      return state.withCurrentStep(toStep(answered.result, input, answered.model, options.pricing));
+      return state.withCurrentStep(
+        toStep(answered.result, input, answered.model, options.pricing).withRequest(request),
+      );
     },
   };
-}
-
-async function describeTools(tools: ToolSet): Promise<Array<FunctionTool | ProviderTool>> {
-  return Promise.all(
-    Object.entries(tools).map(
-      async ([name, tool]) =>
-        providerTool(name, tool) ?? {
-          type: 'function' as const,
-          name,
-          description: toolDescription(tool),
-          inputSchema: await inputJsonSchema(tool.inputSchema),
-        },
-    ),
-  );
 }
 
 /**
@@ -216,6 +195,11 @@ function toStep(
       text,
       toolCalls,
       finishReason: result.finishReason.unified,
+      ...(result.finishReason.raw !== undefined &&
+        result.finishReason.raw !== result.finishReason.unified && {
+          rawFinishReason: result.finishReason.raw,
+        }),
+      ...(result.providerMetadata && { providerMetadata: result.providerMetadata as ProviderMetadata }),
       usage: Usage.add(callUsage(result, model, pricing), extraUsage),
       model: model.modelId,
     }),

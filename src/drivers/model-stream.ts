@@ -15,7 +15,7 @@ export class ModelStreamError extends AgentMachineError {
 }
 
 /** What a streamed call adds up to: the same fields a `doGenerate` result has. */
-export type CollectedResult = Pick<GenerateResult, 'content' | 'finishReason' | 'usage'>;
+export type CollectedResult = Pick<GenerateResult, 'content' | 'finishReason' | 'usage' | 'providerMetadata'>;
 
 /**
  * Reads a `doStream` result to its end, calling `onTextDelta` for each text delta, and returns the
@@ -86,6 +86,7 @@ export async function collectStream(
     content: content.filter((part) => part.type !== 'text' || part.text !== '' || part.providerMetadata),
     finishReason: finish.finishReason,
     usage: finish.usage,
+    ...(finish.providerMetadata && { providerMetadata: finish.providerMetadata }),
   };
 
   function block(type: Block['type'], part: { id: string; providerMetadata?: ProviderMetadata }): Block {

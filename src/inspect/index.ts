@@ -1,7 +1,9 @@
+export { NotARecordingError, type ReplaySummary, replaySessions } from './replay-sessions';
 export {
   type ActorView,
   type AgentView,
   buildRunView,
+  type DivergenceView,
   type ErrorView,
   type EventView,
   type MessageView,

@@ -2,11 +2,19 @@
  * The run viewer's data: one plain, JSON-ready description of a run built from a trace or an
  * AgentState. The HTML page renders it; tests and other front ends may use it as it is.
  */
+import type { ReplayDivergence } from '../drivers/replay-session';
 import { AgentState } from '../state/agent-state';
 import { agentView } from './run-agents';
 import { MessageTable } from './run-messages';
 import { discoverEmbeddedAgents, linkSpawningCalls } from './run-subagents';
-import { type AgentSource, NotARunError, type RunInput, type RunView } from './run-view';
+import {
+  type AgentSource,
+  type AgentView,
+  type DivergenceView,
+  NotARunError,
+  type RunInput,
+  type RunView,
+} from './run-view';
 import { isRecord } from './trace-blobs';
 import { readTrace, traceStates } from './trace-reader';
 import { TRACE_FORMAT, type Trace } from './trace-schema';
@@ -47,7 +55,10 @@ export function parseRun(
  * const view = buildRunView(recorder.trace());
  * view.agents[0].steps.map((s) => s.type); // ['tool_execution', 'error', 'final_response']
  */
-export function buildRunView(input: RunInput, options: { title?: string } = {}): RunView {
+export function buildRunView(
+  input: RunInput,
+  options: { title?: string; divergence?: ReplayDivergence | null } = {},
+): RunView {
   const run = parseRun(input);
   const notes: string[] = [];
   const sources: AgentSource[] =
@@ -99,6 +110,8 @@ export function buildRunView(input: RunInput, options: { title?: string } = {}):
     }),
   );
 
+  const divergence = options.divergence;
+  if (divergence && agents[0]) agents[0] = withDivergence(agents[0], divergence, notes);
   const root = agents[0];
   const title = options.title ?? trace?.title ?? (root ? `Run of agent ${shortId(root.agentId)}` : 'Run');
   return {
@@ -108,6 +121,32 @@ export function buildRunView(input: RunInput, options: { title?: string } = {}):
     agents,
     messages: messages.views,
     notes,
+  };
+}
+
+/** The root agent with the replay's divergence beside the step it names (in the notes if it has none). */
+function withDivergence(agent: AgentView, divergence: ReplayDivergence, notes: string[]): AgentView {
+  const shown = (value: unknown) => {
+    const text = value === undefined ? 'undefined' : JSON.stringify(value);
+    return text.length > 300 ? `${text.slice(0, 300)}...` : text;
+  };
+  const view: DivergenceView = {
+    kind: divergence.kind,
+    path: divergence.path,
+    recorded: shown(divergence.recorded),
+    replayed: shown(divergence.replayed),
+  };
+  if (!agent.steps.some((step) => step.number === divergence.stepNumber)) {
+    notes.push(
+      `Replay diverged at step ${divergence.stepNumber} (${view.kind}) at ${view.path}: recorded ${view.recorded}, replayed ${view.replayed}`,
+    );
+    return agent;
+  }
+  return {
+    ...agent,
+    steps: agent.steps.map((step) =>
+      step.number === divergence.stepNumber ? { ...step, divergence: view } : step,
+    ),
   };
 }
 

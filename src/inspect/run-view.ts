@@ -86,6 +86,15 @@ export interface StepView {
   readonly inputCount: number;
   readonly newFrom: number;
   readonly output: readonly number[];
+  /** Where a replay of this run first differed, shown beside this recorded step (`buildRunView(run, { divergence })`). */
+  readonly divergence?: DivergenceView;
+}
+/** A replay's divergence as the viewer shows it: the values as short JSON text. */
+export interface DivergenceView {
+  readonly kind: 'request' | 'tool-result' | 'outcome';
+  readonly path: string;
+  readonly recorded: string;
+  readonly replayed: string;
 }
 export interface PathView {
   readonly path: string;

@@ -65,6 +65,7 @@ h3 { font-size: 12px; margin: 18px 0 8px; font-weight: 650; color: var(--muted);
 .step-meta b { color: var(--ink); font-weight: 600; }
 .step-note { margin-top: 6px; color: var(--fail); font-size: 12.5px; }
 .step-context { margin-top: 4px; color: var(--faint); font-size: 12px; }
+.step-divergence { margin-top: 6px; padding: 4px 8px; border-left: 3px solid #d97706; background: rgba(217, 119, 6, 0.08); font-size: 12px; }
 .step-text { margin-top: 6px; color: var(--muted); font-size: 12.5px; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
 .track { position: relative; height: 10px; margin-top: 8px; background: #f0f2f5; border-radius: 4px; }
 .bar { position: absolute; top: 0; bottom: 0; min-width: 3px; background: #d5dae3; border-radius: 4px; overflow: hidden; }

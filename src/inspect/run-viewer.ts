@@ -248,8 +248,15 @@ function stepRow(agent: AgentView, step: StepView, total: number): string {
         : '')
   }</span><span class="step-meta"><span><b>${esc(formatMs(step.durationMs))}</b></span><span><b>${esc(formatNumber(step.usage.totalTokens))}</b> tokens</span><span>cost <b>${esc(formatCost(step.usage.cost))}</b></span></span></div>
 <div class="track"><div class="bar" style="left:${pct(step.offsetMs)};width:${pct(step.durationMs)}">${segments}</div></div>
-${notes.length ? `<div class="step-note">${notes.map(esc).join('<br>')}</div>` : ''}${preview}${step.compaction ? `<div class="step-context" data-testid="compaction">Context compacted · ${esc(step.compaction)}</div>` : ''}
+${notes.length ? `<div class="step-note">${notes.map(esc).join('<br>')}</div>` : ''}${preview}${step.compaction ? `<div class="step-context" data-testid="compaction">Context compacted · ${esc(step.compaction)}</div>` : ''}${divergenceNote(step)}
 </li>`;
+}
+
+/** A replay's divergence, beside the recorded step it names. */
+function divergenceNote(step: StepView): string {
+  const d = step.divergence;
+  if (!d) return '';
+  return `<div class="step-divergence" data-testid="divergence"><b>Replay diverged</b> (${esc(d.kind)}) at <code>${esc(d.path)}</code><br>- recorded: <code>${esc(d.recorded)}</code><br>+ replayed: <code>${esc(d.replayed)}</code></div>`;
 }
 
 function errorList(agent: AgentView): string {

@@ -1,3 +1,4 @@
+import { bindTraceDecoder } from '../drivers/replay-driver';
 import { AgentState } from '../state/agent-state';
 import { InvalidStateError } from '../state/errors';
 import { validate } from '../state/validation';
@@ -121,3 +122,11 @@ export function decodeTracedState(trace: Trace, hash: string, path = 'state'): A
     throw error;
   }
 }
+
+/** The state a replay answers from (`replayDriver(trace)`, `agent.replay(trace)`): the trace's root agent's. */
+bindTraceDecoder((data) => {
+  const agents = traceStates(readTrace(data));
+  const root = agents.find((agent) => agent.parentAgentId === null) ?? agents[0];
+  if (!root) throw new InvalidTraceError('agents', 'the trace holds no agent state to replay');
+  return root.state;
+});

@@ -77,6 +77,27 @@ export class CorruptSessionError extends AgentMachineError {
   }
 }
 
+/**
+ * A session file stayed locked by another process (one of its saves, deletes or forks) for longer
+ * than a FileSessionStore waits (`lockTimeoutMs`). Nothing was written.
+ */
+export class SessionFileLockedError extends AgentMachineError {
+  constructor(
+    /** The lock file, `<dir>/<sessionId>.journal.lock`. */
+    readonly lockFile: string,
+    /** Who holds it, as the lock file says: a process id and a host name. */
+    readonly holder: { readonly pid: number; readonly host: string },
+    readonly waitedMs: number,
+  ) {
+    super(
+      'SESSION_FILE_LOCKED',
+      `${lockFile} is held by process ${holder.pid} on host ${JSON.stringify(holder.host)} and was not ` +
+        `released within ${waitedMs} ms; nothing was written. If that process is gone (a lock of a ` +
+        'process on this machine is taken over once it is gone; one of another machine is not), remove the lock file.',
+    );
+  }
+}
+
 /** An operation on a store after `close()`. */
 export class StoreClosedError extends AgentMachineError {
   constructor(readonly store: string) {
@@ -164,7 +185,7 @@ export class ExecutionNotFoundError extends AgentMachineError {
     super(
       'EXECUTION_NOT_FOUND',
       `Execution ${JSON.stringify(executionId)} is not recorded in this store. List what is with ` +
-        'listByAgent(agentId).',
+        'getByAgent(agentId).',
     );
   }
 }

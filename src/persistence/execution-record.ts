@@ -4,6 +4,7 @@ import { AgentState } from '../state/agent-state';
 import { InvalidStateError } from '../state/errors';
 import { ExecutionStatus } from '../state/execution-status';
 import { usageSchema } from '../state/schemas';
+import type { StepExecution } from '../state/step-execution';
 import { StopReason, stopReasons } from '../state/stop-reason';
 import type { Usage } from '../state/usage';
 import { validate } from '../state/validation';
@@ -50,18 +51,25 @@ export type ExecutionRecordJSON = Omit<z.infer<typeof executionRecordSchema>, 'f
  * @example
  * const done = await agent.execute(state);
  * const record = ExecutionRecord.fromState(done);
- * record.status;        // 'completed'
- * record.stepCount;     // 2
+ * record.finalStatus;   // 'completed'
+ * record.steps.length;  // 2
  * const next = stateFromRecord(record).withUserMessage('And 4 + 4?');
  */
 export class ExecutionRecord {
   readonly executionId: string;
   readonly agentId: string;
   readonly parentAgentId: string | null;
+  /** How the execution ended (seed 001's `finalStatus`). */
+  readonly finalStatus: FinishedStatus;
+  /** @deprecated Use `finalStatus` (seed 001's name); the same value. */
   readonly status: FinishedStatus;
   /** The execution's stop reason; `unknown` for an end no stop signal explains. */
   readonly stopReason: StopReason;
+  /** Token usage and cost of the whole execution (seed 001's `totalUsage`). */
+  readonly totalUsage: Usage;
+  /** @deprecated Use `totalUsage` (seed 001's name); the same value. */
   readonly usage: Usage;
+  /** @deprecated Use `steps.length`; seed 001's record has the steps themselves. */
   readonly stepCount: number;
   /** The state as the execution left it (its execution still attached). */
   readonly finalState: AgentState;
@@ -77,9 +85,11 @@ export class ExecutionRecord {
     this.executionId = finalState.executionId() as string;
     this.agentId = finalState.agentId();
     this.parentAgentId = finalState.parentAgentId();
+    this.finalStatus = status;
     this.status = status;
     this.stopReason = finalState.stopReason() ?? StopReason.Unknown;
-    this.usage = finalState.usage();
+    this.totalUsage = finalState.usage();
+    this.usage = this.totalUsage;
     this.stepCount = finalState.stepCount();
     this.finalState = finalState;
     this.startedAtMs = startedAt;
@@ -139,6 +149,10 @@ export class ExecutionRecord {
     return record;
   }
 
+  /** Every step of the execution, in order (seed 001's `steps`), as the final state holds them. */
+  get steps(): readonly StepExecution[] {
+    return this.finalState.stepExecutions();
+  }
   get startedAt(): Date {
     return new Date(this.startedAtMs);
   }
@@ -161,10 +175,10 @@ export class ExecutionRecord {
       parentAgentId: this.parentAgentId,
       startedAt: new Date(this.startedAtMs).toISOString(),
       completedAt: new Date(this.completedAtMs).toISOString(),
-      status: this.status,
+      status: this.finalStatus,
       stopReason: this.stopReason,
-      usage: { ...this.usage },
-      stepCount: this.stepCount,
+      usage: { ...this.totalUsage },
+      stepCount: this.finalState.stepCount(),
     };
   }
 }
@@ -175,7 +189,7 @@ export class ExecutionRecord {
  * cleared). Everything that happened after that execution is not in it.
  *
  * @example
- * const [first] = await executions.listByAgent(agentId);
+ * const [first] = await executions.getByAgent(agentId);
  * const again = await agent.execute(stateFromRecord(first).withUserMessage('Try another way'));
  */
 export function stateFromRecord(record: ExecutionRecord): AgentState {

@@ -12,7 +12,7 @@ import type { ExecutionRecord } from './execution-record';
  * const executions: ExecutionStore = new SqliteExecutionStore('agents.db');
  * const done = await agent.execute(state);
  * await executions.record(done);
- * const history = await executions.listByAgent(done.agentId());
+ * const history = await executions.getByAgent(done.agentId());
  * const rewound = await executions.rewind(history[0].executionId);   // ready for a new execution
  */
 export interface ExecutionStore {
@@ -25,6 +25,8 @@ export interface ExecutionStore {
   /** The record of an execution, or null. Raises CorruptExecutionRecordError for unreadable data. */
   getById(executionId: string): Promise<ExecutionRecord | null>;
   /** The agent's records in completion order (by completedAt; ties in the order recorded). */
+  getByAgent(agentId: string): Promise<ExecutionRecord[]>;
+  /** @deprecated Use `getByAgent` (seed 001's name); the same records. */
   listByAgent(agentId: string): Promise<ExecutionRecord[]>;
   /**
    * The state after that execution, ready for the next one (`stateFromRecord`). Raises

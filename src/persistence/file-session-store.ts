@@ -1,6 +1,7 @@
-import { copyFile, type FileHandle, mkdir, open, readdir, realpath, stat, unlink } from 'node:fs/promises';
+import { copyFile, mkdir, readdir, realpath } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import type { AgentState } from '../state/agent-state';
+import { InvalidArgumentError } from '../state/errors';
 import { syncDirectory, writeFileAtomic } from './atomic-file';
 import {
   CheckpointNotFoundError,
@@ -9,13 +10,29 @@ import {
   SessionNotFoundError,
   StoreClosedError,
 } from './errors';
+import { withFileLock } from './file-lock';
 import type { Checkpoint, JournaledSessionStore } from './journal/checkpoint';
 import { frame, unframe } from './journal/frame';
-import { assertVersion, checkpointsOf, lastGen, lastVersion, replayRecords } from './journal/journal-log';
-import { readRecordHead } from './journal/journal-record';
+import {
+  assertVersion,
+  checkpointsOf,
+  forkRecords,
+  lastGen,
+  lastVersion,
+  replayRecords,
+} from './journal/journal-log';
 import { type JournalTip, nextRecord } from './journal/journal-writer';
 import { KeyedLock } from './keyed-lock';
 import { decodeSessionDocument, type StoredAt, savedAtOf } from './session-document';
+import {
+  appendAt,
+  type FileStamp,
+  isNotFound,
+  readIfPresent,
+  sameStamp,
+  stampOf,
+  unlinkIfPresent,
+} from './session-file';
 import { assertSessionId, isValidSessionId } from './session-id';
 import type { LoadedSession } from './session-store';
 import { assertExpectedVersion, assertState } from './store-arguments';
@@ -23,6 +40,9 @@ import { assertExpectedVersion, assertState } from './store-arguments';
 const EXTENSION = '.journal';
 /** The file of a session saved before the journal; read as it is, replaced at its next save. */
 const LEGACY_EXTENSION = '.json';
+
+/** How long a save waits for another process's lock on its session by default. */
+const DEFAULT_LOCK_TIMEOUT_MS = 30_000;
 
 // One lock per file for the whole process, so two stores on the same directory serialize too,
 // keyed by the file's real path: stores reaching one directory through a symlink share it.
@@ -38,25 +58,17 @@ interface KnownFile {
   readonly stamp: FileStamp;
 }
 
-interface FileStamp {
-  readonly ino: number;
-  readonly size: number;
-  readonly mtimeMs: number;
-}
-
-const sameStamp = (a: FileStamp, b: FileStamp) =>
-  a.ino === b.ino && a.size === b.size && a.mtimeMs === b.mtimeMs;
-
 /**
  * A SessionStore with one append-only journal file per session, `<dir>/<sessionId>.journal`
  * (JOURNAL_FORMAT.md): each save appends one record holding what changed since the previous one,
  * framed with its length and a CRC-32, and flushes it to disk (fsync). A crash in the middle of an
  * append leaves a torn last record, which loads ignore and the next save cuts off; the first
  * record is written atomically (temporary file, fsync, rename), so a session exists whole or not
- * at all. Saves of one session serialize in this process, so the version check and the append are
- * atomic. Several processes writing the same directory are not coordinated: use
- * SqliteSessionStore for that. Sessions saved before the journal (`<sessionId>.json`) load as they
- * are and move to the journal at their next save.
+ * at all. A save holds the session's lock, in this process and across the processes of this
+ * machine (the file `<sessionId>.journal.lock` while it runs), so the version check and the append
+ * are atomic: of two processes saving the same version, one gets SessionConflictError. A lock left
+ * by a process that is gone is taken over. Sessions saved before the journal
+ * (`<sessionId>.json`) load as they are and move to the journal at their next save.
  *
  * @example
  * const store = new FileSessionStore('./sessions');
@@ -72,9 +84,22 @@ export class FileSessionStore implements JournaledSessionStore {
   private readonly inFlight = new Set<Promise<unknown>>();
   private readonly known = new Map<string, KnownFile>();
 
-  /** @param dir the directory of the session files; created at the first save if missing. */
-  constructor(dir: string) {
+  private readonly lockTimeoutMs: number;
+
+  /**
+   * @param dir the directory of the session files; created at the first save if missing.
+   * @param options.lockTimeoutMs how long a save (delete, fork) waits for another process's lock
+   *   on the session before it raises SessionFileLockedError (default 30 s).
+   */
+  constructor(dir: string, options: { lockTimeoutMs?: number } = {}) {
     this.dir = resolve(dir);
+    const timeout = options.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS;
+    if (typeof timeout !== 'number' || !(timeout >= 0))
+      throw new InvalidArgumentError(
+        'options.lockTimeoutMs',
+        `${String(timeout)} is not a number of milliseconds >= 0`,
+      );
+    this.lockTimeoutMs = timeout;
   }
 
   /** The journal file of a session (whether or not it exists). */
@@ -104,7 +129,7 @@ export class FileSessionStore implements JournaledSessionStore {
       assertState(state);
       assertExpectedVersion(expectedVersion);
       await this.ensureDir();
-      return fileLocks.run(await this.lockKey(file), async () => {
+      return this.locked(file, async () => {
         const known = this.known.get(sessionId);
         const stamp = await stampOf(file);
         const size = stamp?.size ?? null;
@@ -173,7 +198,7 @@ export class FileSessionStore implements JournaledSessionStore {
     return this.track(async () => {
       assertVersion(version);
       const target = this.fileOf(newSessionId);
-      return fileLocks.run(await this.lockKey(target), async () => {
+      return this.locked(target, async () => {
         const stored = await this.read(sessionId);
         if (stored === null) throw new SessionNotFoundError(sessionId);
         const existing = await this.read(newSessionId);
@@ -189,9 +214,8 @@ export class FileSessionStore implements JournaledSessionStore {
           return stored.loaded;
         }
         const state = replayRecords(stored.texts, stored.at, version).state;
-        // The records up to the fork point are copied as bytes, not decoded and re-encoded.
-        const count = stored.texts.findIndex((text) => readRecordHead(text)?.version === version) + 1;
-        await writeFileAtomic(target, Buffer.concat(stored.texts.slice(0, count).map(frame)));
+        const { texts } = forkRecords(stored.texts, version, stored.at);
+        await writeFileAtomic(target, Buffer.concat(texts.map(frame)));
         return { state, version };
       });
     });
@@ -200,7 +224,12 @@ export class FileSessionStore implements JournaledSessionStore {
   delete(sessionId: string): Promise<void> {
     return this.track(async () => {
       const file = this.fileOf(sessionId);
-      await fileLocks.run(await this.lockKey(file), async () => {
+      // Without the directory there is nothing to delete (and no place for a lock file).
+      if ((await stampOf(this.dir)) === null) {
+        this.known.delete(sessionId);
+        return;
+      }
+      await this.locked(file, async () => {
         this.known.delete(sessionId);
         const journal = await unlinkIfPresent(file);
         const legacy = await unlinkIfPresent(this.legacyFileOf(sessionId));
@@ -236,6 +265,14 @@ export class FileSessionStore implements JournaledSessionStore {
     await Promise.allSettled([...this.inFlight]);
   }
 
+  /**
+   * Runs `task` holding the lock of `file`: in this process (saves queue without touching the disk),
+   * then across processes (the lock file `<file>.lock`, file-lock.ts).
+   */
+  private async locked<T>(file: string, task: () => Promise<T>): Promise<T> {
+    return fileLocks.run(await this.lockKey(file), () => withFileLock(file, task, this.lockTimeoutMs));
+  }
+
   /** The lock of `file`: its path in the directory's real path (the directory as written if it does not exist). */
   private async lockKey(file: string): Promise<string> {
     if (!this.realDir) {
@@ -259,7 +296,14 @@ export class FileSessionStore implements JournaledSessionStore {
     const read = await readIfPresent(file);
     if (read !== null) {
       const at = { sessionId, location: file };
-      const { texts, end } = unframe(read.bytes);
+      const { texts, end, damagedAt } = unframe(read.bytes);
+      if (damagedAt !== null)
+        throw new CorruptSessionError(
+          sessionId,
+          `the journal is damaged at byte ${damagedAt}: the record there fails its check and intact ` +
+            'records follow it (a crash only ever cuts off the last record)',
+          file,
+        );
       if (texts.length === 0)
         throw new CorruptSessionError(sessionId, 'the file holds no intact journal record', file);
       return { kind: 'journal', texts, end, stamp: read.stamp, at };
@@ -307,58 +351,6 @@ type StoredFile =
   | { kind: 'journal'; texts: string[]; end: number; stamp: FileStamp; at: StoredAt }
   | { kind: 'legacy'; loaded: LoadedSession; savedAt: Date; at: StoredAt };
 
-/** Appends `bytes` at `end` (cutting off a torn tail first) and flushes the file to disk. */
-async function appendAt(file: string, end: number, size: number, bytes: Buffer): Promise<void> {
-  const handle = await open(file, 'r+');
-  try {
-    if (end < size) await handle.truncate(end);
-    await handle.write(bytes, 0, bytes.length, end);
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-}
-
-async function stampOf(file: string): Promise<FileStamp | null> {
-  try {
-    const { ino, size, mtimeMs } = await stat(file);
-    return { ino, size, mtimeMs };
-  } catch (error) {
-    if (isNotFound(error)) return null;
-    throw error;
-  }
-}
-
-/** The bytes of a file and its identity when read, or null when it does not exist. */
-async function readIfPresent(file: string): Promise<{ bytes: Buffer; stamp: FileStamp } | null> {
-  let handle: FileHandle;
-  try {
-    handle = await open(file, 'r');
-  } catch (error) {
-    if (isNotFound(error)) return null;
-    throw error;
-  }
-  try {
-    // Stated before reading: if the file grows meanwhile, the stamp no longer matches, and the
-    // next save reads it again.
-    const { ino, mtimeMs } = await handle.stat();
-    const bytes = await handle.readFile();
-    return { bytes, stamp: { ino, size: bytes.length, mtimeMs } };
-  } finally {
-    await handle.close();
-  }
-}
-
-async function unlinkIfPresent(file: string): Promise<boolean> {
-  try {
-    await unlink(file);
-    return true;
-  } catch (error) {
-    if (isNotFound(error)) return false;
-    throw error;
-  }
-}
-
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 function decodeUtf8(bytes: Uint8Array, at: StoredAt): string {
@@ -369,8 +361,4 @@ function decodeUtf8(bytes: Uint8Array, at: StoredAt): string {
       cause: error,
     });
   }
-}
-
-function isNotFound(error: unknown): boolean {
-  return (error as NodeJS.ErrnoException | null)?.code === 'ENOENT';
 }

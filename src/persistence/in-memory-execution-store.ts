@@ -55,9 +55,14 @@ export class InMemoryExecutionStore implements ExecutionStore {
     return entry ? this.decode(entry) : null;
   }
 
-  async listByAgent(agentId: string): Promise<ExecutionRecord[]> {
+  async getByAgent(agentId: string): Promise<ExecutionRecord[]> {
     this.checkOpen();
     return (this.byAgent.get(agentId) ?? []).map((entry) => this.decode(entry));
+  }
+
+  /** @deprecated Use `getByAgent` (seed 001's name). */
+  listByAgent(agentId: string): Promise<ExecutionRecord[]> {
+    return this.getByAgent(agentId);
   }
 
   async rewind(executionId: string): Promise<AgentState> {

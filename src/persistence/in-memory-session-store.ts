@@ -6,8 +6,14 @@ import {
   StoreClosedError,
 } from './errors';
 import type { Checkpoint, JournaledSessionStore } from './journal/checkpoint';
-import { assertVersion, checkpointsOf, lastGen, lastVersion, replayRecords } from './journal/journal-log';
-import { readRecordHead } from './journal/journal-record';
+import {
+  assertVersion,
+  checkpointsOf,
+  forkRecords,
+  lastGen,
+  lastVersion,
+  replayRecords,
+} from './journal/journal-log';
 import { nextRecord } from './journal/journal-writer';
 import { TipCache } from './journal/tip-cache';
 import { decodeSessionDocument, type StoredAt, savedAtOf, storedVersion } from './session-document';
@@ -26,8 +32,9 @@ export type StoredSession = string[] | string;
  * A SessionStore in process memory, for tests and single-process apps that need no durability.
  * It keeps each session as a journal of serialized records (JOURNAL_FORMAT.md), as the durable
  * stores do, so a load returns what they would: the step in flight (transient) is not kept, and
- * nothing the caller does to a loaded state can reach the stored one. A fork shares the records
- * before the fork point with its origin (the texts are not copied).
+ * nothing the caller does to a loaded state can reach the stored one. A fork shares the texts of
+ * the records before its newest snapshot with its origin; that snapshot and the deltas after it get
+ * a generation of their own (JOURNAL_FORMAT.md).
  *
  * @example
  * const store = new InMemorySessionStore();
@@ -118,9 +125,11 @@ export class InMemorySessionStore implements JournaledSessionStore {
       throw new SessionConflictError(target, null, actual);
     }
     const stored = this.documents.get(id) as StoredSession;
-    // The fork shares the records (and their texts) up to the fork point with its origin.
-    const shared = typeof stored === 'string' ? stored : stored.slice(0, indexOfVersion(stored, version) + 1);
-    this.documents.set(target, shared);
+    // The fork shares the texts of the records before its newest snapshot with its origin.
+    this.documents.set(
+      target,
+      typeof stored === 'string' ? stored : forkRecords(stored, version, this.at(id)).texts,
+    );
     return loaded;
   }
 
@@ -152,8 +161,4 @@ export class InMemorySessionStore implements JournaledSessionStore {
   private checkOpen(): void {
     if (this.closed) throw new StoreClosedError('InMemorySessionStore');
   }
-}
-
-function indexOfVersion(records: readonly string[], version: number): number {
-  return records.findIndex((text) => readRecordHead(text)?.version === version);
 }

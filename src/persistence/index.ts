@@ -8,6 +8,7 @@ export {
   InvalidSessionIdError,
   NoSessionStoreError,
   SessionConflictError,
+  SessionFileLockedError,
   SessionNotFoundError,
   SqliteDriverLoadError,
   SqliteDriverMissingError,

@@ -1,3 +1,5 @@
+import { mkdir } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
 import { SqliteDriverLoadError, SqliteDriverMissingError, SqliteSchemaError } from './errors';
 
 /**
@@ -14,7 +16,9 @@ export interface SqliteDatabase {
   prepare(sql: string): SqliteStatement;
   exec(sql: string): unknown;
   pragma(sql: string, options?: { simple?: boolean }): unknown;
-  transaction<A extends unknown[], R>(fn: (...args: A) => R): { immediate(...args: A): R };
+  transaction<A extends unknown[], R>(
+    fn: (...args: A) => R,
+  ): { immediate(...args: A): R; deferred(...args: A): R };
   close(): unknown;
 }
 type SqliteConstructor = new (file: string, options?: { timeout?: number }) => SqliteDatabase;
@@ -66,12 +70,14 @@ function isMissing(error: unknown, moduleName: string): boolean {
 }
 
 /**
- * Opens a database file for the stores: WAL (readers do not block the writer, and other processes
+ * Opens a database file for the stores (creating its folder if missing): WAL (readers do not block the writer, and other processes
  * can use the file), synchronous=FULL (a committed save survives a power loss, as the file store's
  * fsync does), and a busy timeout for writers in other processes.
  */
 export async function openSqliteDatabase(file: string, moduleName?: string): Promise<SqliteDatabase> {
   const Database = await loadSqliteDriver(moduleName);
+  // Its folder is created as FileSessionStore creates its directory (SQLite itself does not).
+  if (file !== ':memory:' && file !== '') await mkdir(dirname(resolve(file)), { recursive: true });
   const db = new Database(file, { timeout: 5_000 });
   try {
     db.pragma('journal_mode = WAL');

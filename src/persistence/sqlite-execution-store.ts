@@ -63,13 +63,13 @@ function prepare(db: SqliteDatabase) {
       record.parentAgentId,
       record.startedAt.getTime(),
       record.completedAt.getTime(),
-      record.status,
+      record.finalStatus,
       record.stopReason,
-      record.stepCount,
-      record.usage.inputTokens,
-      record.usage.outputTokens,
-      record.usage.totalTokens,
-      record.usage.cost,
+      record.finalState.stepCount(),
+      record.totalUsage.inputTokens,
+      record.totalUsage.outputTokens,
+      record.totalUsage.totalTokens,
+      record.totalUsage.cost,
       json,
     );
   });
@@ -113,9 +113,14 @@ export class SqliteExecutionStore implements ExecutionStore {
     return row ? this.decode(row) : null;
   }
 
-  async listByAgent(agentId: string): Promise<ExecutionRecord[]> {
+  async getByAgent(agentId: string): Promise<ExecutionRecord[]> {
     const rows = await this.connection.run((db) => db.byAgent.all(agentId) as Row[]);
     return rows.map((row) => this.decode(row));
+  }
+
+  /** @deprecated Use `getByAgent` (seed 001's name). */
+  listByAgent(agentId: string): Promise<ExecutionRecord[]> {
+    return this.getByAgent(agentId);
   }
 
   async rewind(executionId: string): Promise<AgentState> {

@@ -8,9 +8,9 @@ import {
 } from './errors';
 import type { Checkpoint, JournaledSessionStore } from './journal/checkpoint';
 import { assertVersion } from './journal/journal-log';
-import { decodeRecord } from './journal/journal-record';
+import { decodeRecord, withGeneration } from './journal/journal-record';
 import { replay } from './journal/journal-replay';
-import { type NextRecord, nextRecord } from './journal/journal-writer';
+import { type NextRecord, newGen, nextRecord } from './journal/journal-writer';
 import { TipCache } from './journal/tip-cache';
 import { decodeStoredState, parseJson, type StoredAt } from './session-document';
 import { assertSessionId } from './session-id';
@@ -49,6 +49,16 @@ interface Tip {
   gen: string | null;
 }
 
+/** A row of table session_journal (without the session id). */
+interface JournalRow {
+  readonly version: number;
+  readonly gen: string;
+  readonly kind: string;
+  readonly step: number;
+  readonly saved_at: string;
+  readonly body: Uint8Array;
+}
+
 function prepare(db: SqliteDatabase) {
   ensureTable(db, 'sessions', ['id', 'version', 'saved_at', 'state_json'], SESSIONS_DDL);
   ensureTable(
@@ -67,7 +77,7 @@ function prepare(db: SqliteDatabase) {
   const removeLegacy = db.prepare('DELETE FROM sessions WHERE id = ?');
   const copyRecords = db.prepare(
     `INSERT INTO session_journal (session_id, version, gen, kind, step, saved_at, body)
-     SELECT ?, version, gen, kind, step, saved_at, body FROM session_journal WHERE session_id = ? AND version <= ?`,
+     SELECT ?, version, gen, kind, step, saved_at, body FROM session_journal WHERE session_id = ? AND version < ?`,
   );
   const copyLegacy = db.prepare(
     'INSERT INTO sessions (id, version, saved_at, state_json) SELECT ?, version, saved_at, state_json FROM sessions WHERE id = ?',
@@ -104,25 +114,34 @@ function prepare(db: SqliteDatabase) {
       return next;
     },
   );
+  const reads = db.transaction((read: () => unknown) => read());
   return {
     // The newest snapshot at or before a version, and the records after it up to that version.
     records: db.prepare(
-      `SELECT version, body FROM session_journal WHERE session_id = @id AND version <= @upTo AND version >=
+      `SELECT version, gen, kind, step, saved_at, body FROM session_journal WHERE session_id = @id AND version <= @upTo AND version >=
         (SELECT max(version) FROM session_journal WHERE session_id = @id AND kind = 'snapshot' AND version <= @upTo)
        ORDER BY version`,
     ),
     newest: db.prepare('SELECT max(version) AS version FROM session_journal WHERE session_id = ?'),
+    /**
+     * Runs reads in one transaction: they see one version of the database (WAL), so a save by
+     * another connection between two of them cannot make records look unfollowable.
+     */
+    consistently: <T>(read: () => T): T => reads.deferred(read) as T,
     legacy: db.prepare('SELECT version, saved_at, state_json FROM sessions WHERE id = ?'),
     checkpoints: db.prepare(
       'SELECT version, step, saved_at FROM session_journal WHERE session_id = ? ORDER BY version',
     ),
     append: (id: string, expected: number | null, step: number, encode: (tip: Tip | null) => NextRecord) =>
       append.immediate(id, expected, step, encode),
-    fork: db.transaction((from: string, version: number, to: string) => {
+    // The rows before the fork's chain are copied inside the database; the chain's are given.
+    fork: db.transaction((from: string, to: string, chain: readonly JournalRow[]) => {
       const existing = tipOf(to);
       if (existing) throw new SessionConflictError(to, null, existing.version);
-      copyRecords.run(to, from, version);
-      copyLegacy.run(to, from);
+      if (chain.length === 0) copyLegacy.run(to, from);
+      else copyRecords.run(to, from, (chain[0] as JournalRow).version);
+      for (const row of chain)
+        insert.run(to, row.version, row.gen, row.kind, row.step, row.saved_at, row.body);
     }),
     remove: db.transaction((id: string) => {
       db.prepare('DELETE FROM session_journal WHERE session_id = ?').run(id);
@@ -206,8 +225,16 @@ export class SqliteSessionStore implements JournaledSessionStore {
     return this.connection.run((db) => {
       const loaded = this.read(db, id, version);
       if (!loaded) throw new SessionNotFoundError(id);
-      // The rows up to the fork point are copied inside the database, not decoded and re-encoded.
-      db.fork.immediate(id, version, target);
+      // The newest snapshot at or before the fork point and the deltas after it, under a
+      // generation of the fork's own (JOURNAL_FORMAT.md); none for a session from before the journal.
+      const at = this.at(id);
+      const gen = newGen();
+      const chain = (db.records.all({ id, upTo: version }) as JournalRow[]).map((row) => ({
+        ...row,
+        gen,
+        body: deflateRawSync(withGeneration(decodeRecord(inflateBody(row.body, at), at), gen)),
+      }));
+      db.fork.immediate(id, target, chain);
       return loaded;
     });
   }
@@ -233,21 +260,42 @@ export class SqliteSessionStore implements JournaledSessionStore {
     // Forgotten first: after a load that fails, the next save writes the whole state again.
     if (version === null) this.tips.delete(id);
     const upTo = version ?? Number.MAX_SAFE_INTEGER;
-    const rows = db.records.all({ id, upTo }) as { version: number; body: Uint8Array }[];
+    const [rows, newest] = db.consistently(
+      () =>
+        [
+          db.records.all({ id, upTo }) as JournalRow[],
+          (db.newest.get(id) as { version: number | null }).version,
+        ] as const,
+    );
     if (rows.length === 0) {
-      const legacy = this.readLegacy(db, id);
-      if (!legacy) {
-        if (version !== null && (db.newest.get(id) as { version: number | null }).version !== null)
-          throw new CheckpointNotFoundError(id, version);
-        return null;
+      if (newest !== null) {
+        if (version !== null && version > newest) throw new CheckpointNotFoundError(id, version);
+        // Records without a snapshot to start from: its row is gone, or its kind is damaged.
+        throw new CorruptSessionError(
+          id,
+          `the journal has records up to version ${newest} but no snapshot at or before version ${version ?? newest}`,
+          at.location,
+        );
       }
+      const legacy = this.readLegacy(db, id);
+      if (!legacy) return null;
       if (version !== null && legacy.version !== version) throw new CheckpointNotFoundError(id, version);
       return { state: legacy.state, version: legacy.version };
     }
-    const last = rows[rows.length - 1] as { version: number };
+    const last = rows[rows.length - 1] as JournalRow;
     if (version !== null && last.version !== version) throw new CheckpointNotFoundError(id, version);
     const replayed = replay(
-      rows.map((row) => decodeRecord(inflateBody(row.body, at), at)),
+      rows.map((row) => {
+        const record = decodeRecord(inflateBody(row.body, at), at);
+        // The row's columns are what the queries select by: they must say what the record says.
+        if (record.v !== row.version || record.kind !== row.kind)
+          throw new CorruptSessionError(
+            id,
+            `the row of version ${row.version} (${row.kind}) holds record ${record.v} (${record.kind})`,
+            at.location,
+          );
+        return record;
+      }),
       at,
     );
     if (version === null) this.tips.set(id, replayed.tip);

@@ -1,6 +1,7 @@
 /** What an agent is to its users: the agent object, its actor, and the options of a run. */
 import type { Actor, ActorOptions, AnyActorRef } from 'xstate';
 import type { agentLoop, LoopInput, LoopSession } from '../../machines/agentLoop';
+import type { Recording } from '../drivers/replay-driver';
 import type { AgentState } from '../state/agent-state';
 import type { ExecutionBudget } from '../state/execution-budget';
 import type { AgentEvent } from '../state/loop-events';
@@ -8,6 +9,7 @@ import type { ToolSet } from '../tools/define-tool';
 import type { AgentStream } from '../ui/agent-stream';
 import type { AgentDefinition } from './agent-definition';
 import type { ApprovalInput } from './approvals';
+import type { ReplayOptions, ReplayResult } from './replay-options';
 
 export type AgentActor = Actor<typeof agentLoop>;
 
@@ -88,6 +90,12 @@ export interface Agent {
   inputFor(state: AgentState, budget?: ExecutionBudget, session?: LoopSession, reports?: boolean): LoopInput;
   /** The XState actor (not started): starts in `pending`; send `execute`, `user.message`, `stop`. */
   createActor(state: AgentState, options?: CreateActorOptions): AgentActor;
+  /**
+   * Runs a recorded execution (a saved AgentState, or a trace) again with this agent's chart,
+   * hooks and tools, the model answering from the recording, and resolves with the replayed state
+   * and the first divergence from the recording (null when none). See ReplayOptions.
+   */
+  replay(recorded: Recording, options?: ReplayOptions): Promise<ReplayResult>;
   /** Closes what the agent holds open: its MCP servers (and its subagents'). */
   close(): Promise<void>;
 }

@@ -11,9 +11,11 @@ import { InvalidArgumentError } from '../state/errors';
 import { ExecutionBudget } from '../state/execution-budget';
 import { DEFAULT_MAX_DEPTH } from '../subagents/subagent-definition';
 import { AgentTracing } from '../telemetry/agent-tracing';
+import type { TracedModel } from '../telemetry/model-attributes';
 import { AgentStream, alongside } from '../ui/agent-stream';
 import type { Agent } from './agent-actor';
 import { type AgentDefinition, checkDefinition } from './agent-definition';
+import { replayRun } from './agent-replay';
 import { approvalPending, takeDecisions } from './approvals';
 import { ChatTurnConflictError } from './chat-turn-conflict-error';
 import { provideLoop } from './loop-actors';
@@ -21,6 +23,8 @@ import { type InternalActorOptions, listened, runToOutcome } from './run-to-outc
 import { type Scope, subagentCalls } from './subagent-calls';
 
 export type { Agent, AgentActor, CreateActorOptions, ExecuteOptions } from './agent-actor';
+export type { ReplayOptions, ReplayResult } from './agent-replay';
+export { MissingRecordedResultError } from './agent-replay';
 export type { ApprovalInput } from './approvals';
 export { AgentRuntimeError } from './run-to-outcome';
 
@@ -60,10 +64,10 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
   const ownMcp = definition.mcpServers && new McpServers(definition.mcpServers);
   const mcp = ownsTools ? ownMcp : scope.mcp;
   const { tracing } = scope;
-  const modelId = definition.model?.modelId ?? (definition.driver ? undefined : scope.modelId);
-  const inference = tracing ? tracing.traceDriver(driver, modelId) : driver;
+  const models = tracing && tracedModels(definition, scope);
+  const inference = tracing ? tracing.traceDriver(driver, models ?? []) : driver;
   const agentName = definition.name ?? 'agent';
-  const subagents = subagentCalls(definition, scope, { driver, tools, tracing, modelId, mcp }, buildAgent);
+  const subagents = subagentCalls(definition, scope, { driver, tools, tracing, models, mcp }, buildAgent);
   const approvalSecret = scope.depth === 0 ? definition.approvalSecret : undefined;
   const { machine, hookStages, checkStep } = provideLoop(definition, {
     driver: inference,
@@ -135,6 +139,7 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
         onEvent,
       );
     },
+    replay: (recorded, options) => replayRun(definition, createAgent, recorded, options),
     stream: (state, options = {}) =>
       new AgentStream((listen) =>
         // Object.assign, not a spread and a new key: see `listened`
@@ -202,6 +207,17 @@ function notAState(value: unknown): InvalidArgumentError {
     'execute(state)',
     `got ${given}; pass an AgentState: agent.execute(AgentState.empty().withUserMessage('...'))`,
   );
+}
+
+/** The models a chat span may name: the agent's own (first the one it asks), or those of the caller's driver. */
+function tracedModels(definition: AgentDefinition, scope: Scope): readonly TracedModel[] {
+  if (!definition.model) return definition.driver ? [] : (scope.models ?? []);
+  const options = definition.modelOptions;
+  return [
+    definition.model,
+    ...(definition.fallbackModels ?? options?.fallbackModels ?? []),
+    ...Object.values(options?.models ?? {}),
+  ];
 }
 
 const contextOf = (definition: AgentDefinition) =>

@@ -11,6 +11,7 @@ import {
   type LoopContext,
   type LoopInput,
   type StepCheck,
+  subagentActor,
 } from '../../machines/agentLoop';
 import type { Driver, DriverContext } from '../drivers/driver';
 import { errorPolicy } from '../hooks/error-policy';
@@ -26,7 +27,7 @@ import type { HookStage } from '../state/hook-stage';
 import { admitInference } from '../state/inference-admission';
 import type { ReportEvent } from '../state/loop-events';
 import type { ToolSet } from '../tools/define-tool';
-import { executeTools, type ToolExecutorOptions } from '../tools/tool-executor';
+import { runTools, type ToolExecutorOptions } from '../tools/tool-executor';
 import type { AgentDefinition } from './agent-definition';
 import { withSignedApprovals } from './approval-signature';
 import { approvalDecisions, requestApprovals } from './approvals';
@@ -101,13 +102,13 @@ export function provideLoop(
       spawnSubagent: assign(({ context, event, spawn }) => {
         if (event.type !== 'subagent.spawn') return {};
         const child = subagents.childAgent(event.name);
-        // A child agent's machine is logic of its own, not one of this machine's named actors.
-        const spawnLogic = spawn as unknown as (
-          logic: AnyActorLogic,
+        // spawned by the name it is registered under (below): subagent names are the definition's, not the chart's
+        const spawnByName = spawn as unknown as (
+          src: string,
           options: { id: string; input: LoopInput },
         ) => void;
         const input = child.inputFor(event.state, event.budget, undefined, context.reports);
-        spawnLogic(child.machine, { id: event.id, input });
+        spawnByName(subagentActor(event.name), { id: event.id, input });
         return {};
       }),
     },
@@ -144,23 +145,20 @@ export function provideLoop(
           ? subagents.toolsFor(self, await mcp.callableToolSet(tools, request.signal))
           : subagents.toolsFor(self);
         const onSettled = settled.collect(self, step);
-        let done: AgentState;
-        try {
-          done = await executeTools(
-            state,
-            new StepToolOptions(request, {
-              tools: stepTools,
-              hooks: toolHooks,
-              concurrency: definition.toolConcurrency,
-              timeoutMs: definition.toolTimeoutMs,
-              // a run no one listens to takes no reports: the tool executor then builds none
-              report: reportsOf(self) ? reporter(self) : undefined,
-              onSettled,
-            }),
-          );
-        } finally {
-          settled.release(self, step);
-        }
+        // a failure (a hook that threw) leaves the settled calls to the chart (`keepSettledToolCalls`)
+        const done = await runTools(
+          state,
+          new StepToolOptions(request, {
+            tools: stepTools,
+            hooks: toolHooks,
+            concurrency: definition.toolConcurrency,
+            timeoutMs: definition.toolTimeoutMs,
+            // a run no one listens to takes no reports: the tool executor then builds none
+            report: reportsOf(self) ? reporter(self) : undefined,
+            onSettled,
+          }),
+        );
+        settled.release(self, step);
         // a subagent waiting for decisions leaves the step waiting: its calls are signed here
         return approvalSecret ? signed(done, self) : done;
       }),
@@ -169,7 +167,23 @@ export function provideLoop(
   // The built-in after-step guards are synchronous: the chart runs them in the action that records the step.
   const checkStep = (state: AgentState) =>
     runStage(afterStepGuards, 'afterStep', state, { signal: noSignal }) as AgentState;
+  registerSubagents(machine, subagents);
   return { machine, hookStages, checkStep };
+}
+
+/**
+ * Registers each subagent's machine on `machine` as the actor `subagent:<name>` (DESIGN: every
+ * actor registered by name; an inline one cannot be restored). A getter: the child agent is built
+ * when its name is first looked up (a spawn, a restore), since a definition may list itself.
+ */
+function registerSubagents(machine: typeof agentLoop, subagents: SubagentCalls): void {
+  const actors = machine.implementations.actors as Record<string, AnyActorLogic>;
+  for (const name of subagents.names())
+    Object.defineProperty(actors, subagentActor(name), {
+      get: () => subagents.childAgent(name).machine,
+      enumerable: true,
+      configurable: true,
+    });
 }
 
 const noSignal = new AbortController().signal;

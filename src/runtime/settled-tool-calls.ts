@@ -6,7 +6,8 @@ import type { ToolExecution } from '../state/tool-execution';
 /**
  * The tool calls of each agent's step in flight that have settled, so a `stop` in the middle of a
  * parallel tool step keeps their results: only the calls still running are recorded as aborted.
- * The tool executor's answer for the whole step is dropped on a stop; these are what it had.
+ * The tool executor's answer for the whole step is dropped on a stop; these are what it had. A
+ * tool hook that throws (the run fails) leaves them here too, for the chart to keep.
  */
 export class SettledToolCalls {
   private readonly byAgent = new WeakMap<AnyActorRef, { step: AgentStep; executions: ToolExecution[] }>();

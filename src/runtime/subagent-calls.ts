@@ -10,6 +10,7 @@ import type { McpServers } from '../mcp/mcp-servers';
 import { ExecutionBudget } from '../state/execution-budget';
 import { subagentTool } from '../subagents/subagent-tool';
 import type { AgentTracing } from '../telemetry/agent-tracing';
+import type { TracedModel } from '../telemetry/model-attributes';
 import type { Tool, ToolSet } from '../tools/define-tool';
 import type { Agent, AgentActor } from './agent-actor';
 import type { AgentDefinition, SubagentDefinition } from './agent-definition';
@@ -23,9 +24,9 @@ export interface Scope {
   readonly driver?: Driver;
   readonly tools?: ToolSet;
   readonly subagents?: Readonly<Record<string, SubagentDefinition>>;
-  /** The tree's spans (the root's `telemetry`), and the model id a child inherits with its caller's driver. */
+  /** The tree's spans (the root's `telemetry`), and the models a child inherits with its caller's driver. */
   readonly tracing?: AgentTracing;
-  readonly modelId?: string;
+  readonly models?: readonly TracedModel[];
   readonly mcp?: McpServers;
 }
 
@@ -38,6 +39,8 @@ export interface SubagentCalls {
   children(): Iterable<Agent>;
   /** Whether this agent has a subagent called `name`. */
   has(name: string): boolean;
+  /** The names of this agent's subagents. */
+  names(): Iterable<string>;
 }
 
 export type BuildAgent = (definition: AgentDefinition, scope: Scope) => Agent;
@@ -45,13 +48,13 @@ export type BuildAgent = (definition: AgentDefinition, scope: Scope) => Agent;
 export function subagentCalls(
   definition: AgentDefinition,
   scope: Scope,
-  inherited: Pick<Scope, 'tracing' | 'modelId' | 'mcp'> & {
+  inherited: Pick<Scope, 'tracing' | 'models' | 'mcp'> & {
     readonly driver: Driver;
     readonly tools: ToolSet;
   },
   build: BuildAgent,
 ): SubagentCalls {
-  const { driver, tools, tracing, modelId, mcp } = inherited;
+  const { driver, tools, tracing, models, mcp } = inherited;
   const subagents = definition.subagents?.agents ?? scope.subagents ?? {};
   const subagentNames = new Set(Object.keys(subagents));
   const children = new Map<string, Agent>();
@@ -65,7 +68,7 @@ export function subagentCalls(
         tools,
         subagents,
         tracing,
-        modelId,
+        models,
         mcp,
       });
       children.set(name, child);
@@ -106,5 +109,6 @@ export function subagentCalls(
     childAgent,
     children: () => children.values(),
     has: (name) => subagentNames.has(name),
+    names: () => subagentNames,
   };
 }

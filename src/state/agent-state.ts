@@ -28,7 +28,10 @@ import { validate } from './validation';
 export type { AgentStateProps, LlmConfig } from './agent-state-props';
 
 interface InternalProps extends AgentStateProps {
-  /** The id the next execution will get, so unchained `with*` calls agree on it. */
+  /**
+   * The id an execution made implicitly by a `with*` call between executions gets, so unchained
+   * calls agree on it; `withExecutionStarted` draws a fresh one (seed 000).
+   */
   readonly nextExecutionId: string;
 }
 
@@ -285,7 +288,8 @@ export class AgentState {
 
   /**
    * Begins an execution: a finished one is cleared first (`forNextExecution()`), a new one is
-   * counted and set InProgress. An execution already in progress (a resumed checkpoint) goes on.
+   * counted and set InProgress, with an id drawn now (seed 000), so two executions started from one
+   * state are two executions. An execution already in progress (a resumed checkpoint) goes on.
    */
   withExecutionStarted(at = Date.now()): AgentState {
     const base = isTerminalStatus(this.status()) ? this.forNextExecution() : this;
@@ -295,7 +299,8 @@ export class AgentState {
     }
     return base.with({
       executionCount: base.props.executionCount + 1,
-      execution: existing ?? ExecutionState.fresh(base.props.nextExecutionId, at),
+      // an execution a `with*` call made before the start (a signal set ahead) keeps what it holds
+      execution: existing ? existing.withExecutionId(newId()) : ExecutionState.fresh(newId(), at),
     });
   }
   withExecutionStatus(status: ExecutionStatus): AgentState {

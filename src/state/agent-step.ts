@@ -3,7 +3,7 @@ import { AgentStepType } from './agent-step-type';
 import { AppendOnlyList } from './append-only-list';
 import { frozenList } from './frozen-list';
 import { newId } from './ids';
-import { decodeMessage, decodeToolCall, type Message, type ToolCall } from './message';
+import { decodeMessage, decodeToolCall, type Message, type ProviderMetadata, type ToolCall } from './message';
 import { type AgentStepJSON, agentStepSchema, type StoredStepJSON } from './schemas';
 import { ToolExecution } from './tool-execution';
 import { Usage } from './usage';
@@ -17,6 +17,21 @@ export interface InferenceResponse {
   readonly usage: Usage;
   /** The id of the model that answered (`model.modelId`), when the driver knows it. */
   readonly model?: string;
+  /** The provider's own finish reason (`'tool_calls'`), kept when it is not the unified one. */
+  readonly rawFinishReason?: string;
+  /** What the provider returned about the call as a whole (not about a part), when it returned any. */
+  readonly providerMetadata?: ProviderMetadata;
+}
+
+/**
+ * Digests of what a step sent besides its messages (the system prompt, the tools offered, the
+ * settings), recorded by the model driver so a replay can tell a changed request from the recorded
+ * one (see `replayDriver`); short hashes, not the text.
+ */
+export interface StepRequest {
+  readonly system: string;
+  readonly tools: string;
+  readonly settings: string;
 }
 
 export const InferenceResponse = {
@@ -35,6 +50,8 @@ export const InferenceResponse = {
       finishReason: partial.finishReason ?? null,
       usage: partial.usage ?? Usage.zero,
       ...(partial.model !== undefined && { model: partial.model }),
+      ...(partial.rawFinishReason !== undefined && { rawFinishReason: partial.rawFinishReason }),
+      ...(partial.providerMetadata !== undefined && { providerMetadata: partial.providerMetadata }),
     });
   },
 };
@@ -48,9 +65,12 @@ interface AgentStepProps {
   readonly errors: readonly AgentError[];
   /** The final answer parsed and validated against the agent's response format; null otherwise. */
   readonly structuredOutput: unknown;
+  /** What the step sent besides its messages, as digests; null when the driver did not record it. */
+  readonly request: StepRequest | null;
 }
 
-type StepInit = Omit<AgentStepProps, 'inputMessages'> & {
+type StepInit = Omit<AgentStepProps, 'inputMessages' | 'request'> & {
+  readonly request: StepRequest | null | undefined;
   readonly inputMessages: readonly Message[] | AppendOnlyList<Message>;
 };
 
@@ -85,10 +105,13 @@ export class AgentStep {
         finishReason: response.finishReason,
         usage: Usage.of(response.usage),
         model: response.model,
+        rawFinishReason: response.rawFinishReason,
+        providerMetadata: response.providerMetadata as ProviderMetadata | undefined,
       }),
       toolExecutions: json.toolExecutions.map(ToolExecution.fromParsed),
       errors: json.errors.map(decodeAgentError),
       structuredOutput: json.structuredOutput,
+      request: json.request,
     });
   }
 
@@ -107,6 +130,7 @@ export class AgentStep {
       toolExecutions: frozenList(props.toolExecutions),
       errors: frozenList(props.errors),
       structuredOutput: props.structuredOutput ?? null,
+      request: props.request ?? null,
     });
   }
 
@@ -152,6 +176,10 @@ export class AgentStep {
   structuredOutput(): unknown {
     return this.props.structuredOutput;
   }
+  /** Digests of the system prompt, tools and settings the step was sent with; null if not recorded. */
+  request(): StepRequest | null {
+    return this.props.request;
+  }
   /** Errors of the step itself and of its tool executions. */
   errors(): readonly AgentError[] {
     const toolErrors = this.props.toolExecutions.flatMap((e) => {
@@ -194,6 +222,9 @@ export class AgentStep {
   withStructuredOutput(value: unknown): AgentStep {
     return new AgentStep({ ...this.props, structuredOutput: value ?? null });
   }
+  withRequest(request: StepRequest | null): AgentStep {
+    return new AgentStep({ ...this.props, request });
+  }
   withError(error: AgentError): AgentStep {
     return new AgentStep({ ...this.props, errors: Object.freeze([...this.props.errors, error]) });
   }
@@ -208,6 +239,7 @@ export class AgentStep {
       toolExecutions: p.toolExecutions.map((e) => e.toJSON()),
       errors: p.errors,
       structuredOutput: p.structuredOutput,
+      ...(p.request !== null && { request: p.request }),
     };
   }
 }

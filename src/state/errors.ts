@@ -34,3 +34,20 @@ export class InvalidArgumentError extends AgentMachineError {
     super('INVALID_ARGUMENT', `Invalid ${argument}: ${detail}`);
   }
 }
+
+/**
+ * An event the agent cannot take while a run is in progress (`user.message`, `execute`): the
+ * actor refuses it with an `event.refused` event carrying this error, and changes nothing.
+ */
+export class RunInProgressError extends AgentMachineError {
+  constructor(
+    readonly event: string,
+    readonly executionId: string | null,
+  ) {
+    super(
+      'RUN_IN_PROGRESS',
+      `'${event}' refused: execution ${executionId ?? '(none)'} is in progress; send it once the run ` +
+        "has ended (after 'execution.finished'), or send 'stop' first",
+    );
+  }
+}

@@ -167,6 +167,10 @@ export class ExecutionState {
     return !step?.hasToolCalls();
   }
 
+  /** The same execution under another id: one made before it started gets its own when it starts. */
+  withExecutionId(executionId: string): ExecutionState {
+    return new ExecutionState({ ...this.props, executionId });
+  }
   withStatus(status: ExecutionStatus): ExecutionState {
     return new ExecutionState({ ...this.props, status });
   }

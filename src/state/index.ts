@@ -1,7 +1,7 @@
 export { AgentContext, DEFAULT_SECTION, MessageStore, type ResponseFormat } from './agent-context';
 export { AgentError } from './agent-error';
 export { AgentState, type AgentStateProps, type LlmConfig } from './agent-state';
-export { AgentStep, InferenceResponse } from './agent-step';
+export { AgentStep, InferenceResponse, type StepRequest } from './agent-step';
 export { AgentStepType } from './agent-step-type';
 export { AppendOnlyList } from './append-only-list';
 export {
@@ -11,13 +11,14 @@ export {
   type ApprovalRoute,
   type PendingApproval,
 } from './approval';
-export { AgentMachineError, InvalidArgumentError, InvalidStateError } from './errors';
+export { AgentMachineError, InvalidArgumentError, InvalidStateError, RunInProgressError } from './errors';
 export { type BudgetLimits, type BudgetUsage, ExecutionBudget } from './execution-budget';
 export { ExecutionContinuation } from './execution-continuation';
 export { ExecutionState } from './execution-state';
 export { ExecutionStatus, isTerminalStatus } from './execution-status';
 export { newId } from './ids';
 export { InvalidUsageError } from './inference-admission';
+export { firstDifference, type JsonDifference } from './json-difference';
 export { MAX_VALUE_DEPTH, toJsonValue, UnsavableValueError, ValueTooDeepError } from './json-value';
 export {
   type ContentPart,

@@ -60,7 +60,8 @@ export interface TextDeltaEvent extends EventIds {
 /**
  * The prompt of a step was compacted to fit `context.maxInputTokens` (the recorded steps are not):
  * how, how many messages were elided, dropped or summarized, and the prompt's tokens before and
- * after. `forced` when the provider had refused the prompt as too long.
+ * after. `forced` when the provider had refused the prompt as too long; `fallback` when a summary
+ * was due but the summarizer threw or answered too long, so the prompt was trimmed instead.
  */
 export interface ContextCompactedEvent extends EventIds {
   readonly type: 'context.compacted';
@@ -70,6 +71,14 @@ export interface ContextCompactedEvent extends EventIds {
   readonly tokensBefore: number;
   readonly tokensAfter: number;
   readonly forced: boolean;
+  readonly fallback?: SummaryFallback;
+}
+
+/** Why a summary was not made: the summarizer threw, or its summary was longer than its room. */
+export interface SummaryFallback {
+  readonly reason: 'summarizer-error' | 'summary-too-long';
+  /** What happened, with the summarizer's error message. */
+  readonly message: string;
 }
 
 /** Events the loop's own actors report to it while they run; the machine emits them unchanged. */

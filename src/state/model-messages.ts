@@ -1,6 +1,7 @@
 import { AgentState } from './agent-state';
 import { InvalidArgumentError } from './errors';
 import { type ContentPart, Message, type ProviderMetadata, type ToolCall, textOf } from './message';
+import { jsonValueAt, providerMetadataAt } from './model-message-values';
 
 /**
  * The AI SDK's `ModelMessage` (AI SDK 6 and 7), as far as a conversation holds it: what
@@ -71,7 +72,7 @@ export function messagesFromModelMessages(messages: readonly ModelMessageInput[]
 }
 
 function fromModelMessage(m: ModelMessageInput, path: string): Message[] {
-  const options = metadataOf(m.providerOptions);
+  const options = providerMetadataAt(m.providerOptions, path);
   const { role, content } = m;
   if (role === 'system') return [Message.of({ role: 'system', content: String(content), ...options })];
   if (role !== 'user' && role !== 'assistant' && role !== 'tool')
@@ -92,7 +93,7 @@ function fromModelMessage(m: ModelMessageInput, path: string): Message[] {
   let rich = options.providerMetadata !== undefined;
   content.forEach((part: Record<string, unknown>, i: number) => {
     const at = `${path}.content[${i}]`;
-    const metadata = metadataOf(part.providerOptions);
+    const metadata = providerMetadataAt(part.providerOptions, at);
     if (metadata.providerMetadata) rich = true;
     switch (part.type) {
       case 'text':
@@ -113,14 +114,15 @@ function fromModelMessage(m: ModelMessageInput, path: string): Message[] {
       }
       case 'tool-call':
         if (part.providerExecuted === true) {
-          parts.push({ ...callIds(part), input: part.input, providerExecuted: true, ...metadata });
+          const input = jsonValueAt(part.input, `${at}.input`);
+          parts.push({ ...callIds(part), input, providerExecuted: true, ...metadata });
           rich = true;
         } else {
           toolCalls.push(
             Object.freeze({
               id: String(part.toolCallId),
               name: String(part.toolName),
-              args: part.input,
+              args: jsonValueAt(part.input, `${at}.input`),
               ...metadata,
             }),
           );
@@ -128,14 +130,12 @@ function fromModelMessage(m: ModelMessageInput, path: string): Message[] {
         return;
       case 'tool-result': {
         // A provider-executed tool's result: its JSON kept as JSON, so it goes back as it came.
-        const { text, isError } = outputText(part.output, at);
-        const output = part.output as { type?: unknown; value?: unknown };
-        const json = output.type === 'json' || output.type === 'error-json';
+        const { text, isError, json } = outputText(part.output, at);
         parts.push({
           type: 'tool-result',
           toolCallId: String(part.toolCallId),
           toolName: String(part.toolName),
-          output: json ? output.value : text,
+          output: json === undefined ? text : json,
           ...(isError && { isError }),
           ...metadata,
         });
@@ -174,8 +174,11 @@ function toolResultMessage(part: Record<string, unknown>, path: string): Message
   return [Message.toolResult(call, text, isError)];
 }
 
-/** A tool result's output (any of the AI SDK's forms) as the text a tool message holds. */
-function outputText(output: unknown, path: string): { text: string; isError: boolean } {
+/**
+ * A tool result's output (any of the AI SDK's forms) as the text a tool message holds, and a JSON
+ * output's value as the state keeps it.
+ */
+function outputText(output: unknown, path: string): { text: string; isError: boolean; json?: unknown } {
   const o = output as { type?: unknown; value?: unknown; reason?: unknown } | null;
   switch (o?.type) {
     case 'text':
@@ -183,15 +186,18 @@ function outputText(output: unknown, path: string): { text: string; isError: boo
     case 'error-text':
       return { text: String(o.value), isError: true };
     case 'json':
-      return { text: JSON.stringify(o.value), isError: false };
-    case 'error-json':
-      return { text: JSON.stringify(o.value), isError: true };
+    case 'error-json': {
+      const json = jsonValueAt(o.value, `${path}.output.value`);
+      return { text: JSON.stringify(json), isError: o.type === 'error-json', json };
+    }
     case 'execution-denied':
       return { text: typeof o.reason === 'string' ? o.reason : 'The tool call was denied.', isError: true };
     case 'content': {
-      const items = Array.isArray(o.value) ? (o.value as Array<{ type?: unknown; text?: unknown }>) : [];
+      const items = Array.isArray(o.value)
+        ? (o.value as Array<{ type?: unknown; text?: unknown } | null>)
+        : [];
       return {
-        text: items.map((item) => (item.type === 'text' ? String(item.text) : '')).join(''),
+        text: items.map((item) => (item?.type === 'text' ? String(item.text) : '')).join(''),
         isError: false,
       };
     }
@@ -219,11 +225,6 @@ function storedData(data: unknown, path: string): string {
     `${path}.data`,
     'is a provider file reference or an unknown form; pass the bytes, base64 text or a URL',
   );
-}
-
-function metadataOf(options: unknown): { providerMetadata?: ProviderMetadata } {
-  if (typeof options !== 'object' || options === null || Object.keys(options).length === 0) return {};
-  return { providerMetadata: options as ProviderMetadata };
 }
 
 /**

@@ -41,8 +41,34 @@ export const agentErrorSchema = z.strictObject({
   details: jsonRecordSchema.nullable(),
 });
 
+/**
+ * An object of `value`s by name, checked name by name into a copy whose keys are set as data: zod's
+ * record would drop a key named `__proto__` (its key sets the copy's prototype).
+ */
+function namedRecord<T>(value: z.ZodType<T>, message: string) {
+  return z.custom<Record<string, unknown>>(isRecord, { message }).transform((record, ctx) => {
+    const out: Record<string, T> = {};
+    for (const name of Object.keys(record)) {
+      const parsed = value.safeParse(record[name]);
+      if (parsed.success) setOwn(out, name, parsed.data);
+      else
+        for (const issue of parsed.error.issues)
+          ctx.issues.push({
+            code: 'custom',
+            message: issue.message,
+            input: record[name],
+            path: [name, ...issue.path],
+          });
+    }
+    return out;
+  });
+}
+
 /** Provider-specific data by provider name (a reasoning signature, a cache hint, ...). */
-export const providerMetadataSchema = z.record(z.string(), jsonRecordSchema);
+export const providerMetadataSchema = namedRecord(
+  jsonRecordSchema,
+  'expected an object of options by provider',
+);
 
 export const toolCallSchema = z.strictObject({
   id: z.string(),
@@ -130,6 +156,15 @@ export const inferenceResponseSchema = z.strictObject({
   finishReason: z.string().nullable(),
   usage: usageSchema,
   model: z.string().optional(),
+  rawFinishReason: z.string().optional(),
+  providerMetadata: providerMetadataSchema.optional(),
+});
+
+/** Digests of what a step sent besides its messages (written by the model driver; absent before). */
+export const stepRequestSchema = z.strictObject({
+  system: z.string(),
+  tools: z.string(),
+  settings: z.string(),
 });
 
 const stepShape = {
@@ -139,6 +174,7 @@ const stepShape = {
   toolExecutions: z.array(toolExecutionSchema),
   errors: z.array(agentErrorSchema),
   structuredOutput: jsonValueSchema,
+  request: stepRequestSchema.optional(),
 };
 
 export const agentStepSchema = z.strictObject({ ...stepShape, inputMessages: z.array(messageSchema) });
@@ -206,32 +242,9 @@ export const responseFormatSchema = z.union([
 ]);
 
 const sectionSchema = z.array(messageSchema);
-type Section = z.infer<typeof sectionSchema>;
 
-/**
- * The named message sections. Checked section by section into a copy whose keys are set as data:
- * zod's record would drop a section named `__proto__` (its key sets the copy's prototype).
- */
-const sectionsSchema = z
-  .custom<Record<string, unknown>>(isRecord, {
-    message: 'expected an object of named message lists',
-  })
-  .transform((record, ctx) => {
-    const sections: Record<string, Section> = {};
-    for (const name of Object.keys(record)) {
-      const parsed = sectionSchema.safeParse(record[name]);
-      if (parsed.success) setOwn(sections, name, parsed.data);
-      else
-        for (const issue of parsed.error.issues)
-          ctx.issues.push({
-            code: 'custom',
-            message: issue.message,
-            input: record[name],
-            path: [name, ...issue.path],
-          });
-    }
-    return sections;
-  });
+/** The named message sections (a section may be named `__proto__`, see `namedRecord`). */
+const sectionsSchema = namedRecord(sectionSchema, 'expected an object of named message lists');
 
 export const agentContextSchema = z.strictObject({
   messages: sectionsSchema,

@@ -3,21 +3,28 @@ import type { Driver } from '../drivers/driver';
 import type { AgentError } from '../state/agent-error';
 import type { AgentEvent } from '../state/loop-events';
 import { genAiMessages } from './gen-ai-messages';
+import { modelAttributes, type TracedModel } from './model-attributes';
 import { loadOpenTelemetryApi, type OpenTelemetryApi } from './open-telemetry-api';
-import type { TelemetryOptions, TelemetrySpan } from './telemetry-options';
+import type { TelemetryOptions, TelemetrySpan, TelemetrySpanLink } from './telemetry-options';
 
 // OpenTelemetry's SpanKind and SpanStatusCode values (numbers in the API; not imported, see telemetry-options).
 const INTERNAL = 0;
 const CLIENT = 2;
 const ERROR = 2;
+/** How many runs that ended waiting for approval are remembered, for the runs their decisions start. */
+const AWAITED_KEPT = 1000;
 
 /** The spans of one agent actor: its execution's `invoke_agent` and its open `execute_tool` spans. */
 interface RunSpans {
   readonly name: string;
   /** The caller's execute_tool span, for a subagent; else the context active when the run starts is the parent. */
-  readonly parentSpan: () => TelemetrySpan | undefined;
+  readonly parentSpan: (at?: number) => TelemetrySpan | undefined;
   readonly sessionId: () => string | undefined;
   agent: TelemetrySpan | null;
+  /** The agent and execution of the run's span. */
+  ids: { agentId: string; executionId: string };
+  /** This actor's run waits for approval: its span has ended, and the run that goes on links to it. */
+  waiting: TelemetrySpanLink | null;
   context: unknown;
   error: AgentError | null;
   readonly tools: Map<string, TelemetrySpan>;
@@ -36,13 +43,17 @@ export interface FollowedRun {
  * knows the call's start and end). Parents are set explicitly, so the tree holds without a global
  * context manager: a subagent's `invoke_agent` is a child of its caller's `execute_tool`; a root
  * run is a child of the context active when it starts, so a run started inside a caller's span
- * joins it. `@opentelemetry/api` is loaded on first use (`ready`).
+ * joins it. A run that rests waiting for approval ends its span; the run that goes on after the
+ * decisions (in this actor, or in the new one `agent.decide` makes) starts a new span, linked to
+ * it. `@opentelemetry/api` is loaded on first use (`ready`).
  */
 export class AgentTracing {
   /** Resolves once `@opentelemetry/api` is loaded; rejects with TelemetryDependencyMissingError. */
   readonly ready: Promise<void>;
   private api: OpenTelemetryApi | null = null;
   private readonly runs = new WeakMap<object, RunSpans>();
+  /** Runs whose span ended waiting for approval, by agent and execution id: `decide` runs them in a new actor. */
+  private readonly awaited = new Map<string, TelemetrySpanLink>();
 
   constructor(private readonly options: TelemetryOptions) {
     this.ready = loadOpenTelemetryApi().then((api) => {
@@ -58,10 +69,12 @@ export class AgentTracing {
     const spans: RunSpans = {
       name: run.name,
       // read when the run starts: by then the caller's execute_tool span exists, even if its events waited
-      parentSpan: () => caller && this.runs.get(caller.actor)?.tools.get(caller.toolCallId),
+      parentSpan: (at) => caller && this.callerToolSpan(caller, run.name, at),
       sessionId: () =>
         (actor.getSnapshot() as { context?: { session?: { id?: string } | null } }).context?.session?.id,
       agent: null,
+      ids: { agentId: '', executionId: '' },
+      waiting: null,
       context: undefined,
       error: null,
       tools: new Map(),
@@ -89,28 +102,41 @@ export class AgentTracing {
     actor.subscribe({ complete: () => this.closeRun(spans), error: () => this.closeRun(spans) });
   }
 
-  /** The driver with a `chat` span around each model call, a child of its run's `invoke_agent` span. */
-  traceDriver(driver: Driver, requestModel: string | undefined): Driver {
+  /**
+   * The driver with a `chat` span around each model call, a child of its run's `invoke_agent` span.
+   * `models`: the model the driver asks first, then those that may answer instead (fallbacks).
+   */
+  traceDriver(driver: Driver, models: readonly TracedModel[] | string | undefined): Driver {
+    // a model id alone (as before the models were passed) names the model, not its provider or server
+    const known = typeof models === 'string' ? [] : (models ?? []);
+    const [requested] = known;
+    const requestModel = typeof models === 'string' ? models : requested?.modelId;
     return {
       name: driver.name,
       infer: async (state, context) => {
         // a run whose first events wait for the API: its invoke_agent span is made once it is loaded
         if (!this.api) await this.ready;
         const run = context.run ? this.runs.get(context.run) : undefined;
-        if (!run?.agent || !this.api) return driver.infer(state, context);
+        const agent = run && this.api && this.agentSpan(run);
+        if (!run || !agent || !this.api) return driver.infer(state, context);
         const span = this.options.tracer.startSpan(
           requestModel ? `chat ${requestModel}` : 'chat',
           {
             kind: CLIENT,
-            attributes: { 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': requestModel },
+            attributes: Object.assign(
+              { 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': requestModel },
+              requested && modelAttributes(requested),
+            ),
           },
-          this.api.trace.setSpan(run.context, run.agent),
+          this.api.trace.setSpan(run.context, agent),
         );
         try {
           const answered = await driver.infer(state, context);
           const step = answered.currentStep();
           if (step) {
             const usage = step.inferenceResponse().usage;
+            const answeredBy = step.model() !== requestModel && known.find((m) => m.modelId === step.model());
+            if (answeredBy) span.setAttributes(modelAttributes(answeredBy));
             span.setAttributes({
               'gen_ai.response.model': step.model() ?? requestModel,
               'gen_ai.usage.input_tokens': usage.inputTokens,
@@ -119,6 +145,9 @@ export class AgentTracing {
             });
             if (this.options.recordContent) {
               span.setAttributes({
+                'gen_ai.system_instructions': state.systemPrompt()
+                  ? JSON.stringify([{ type: 'text', content: state.systemPrompt() }])
+                  : undefined,
                 'gen_ai.input.messages': genAiMessages(step.inputMessages()),
                 'gen_ai.output.messages': genAiMessages(step.outputMessages(), step.finishReason()),
               });
@@ -126,7 +155,7 @@ export class AgentTracing {
           }
           return answered;
         } catch (error) {
-          failed(span, error as Error);
+          failed(span, error as Error, this.options.recordContent);
           throw error;
         } finally {
           span.end();
@@ -136,70 +165,54 @@ export class AgentTracing {
   }
 
   private record(run: RunSpans, event: AgentEvent, at?: number): void {
-    const { tracer } = this.options;
     const api = this.api as OpenTelemetryApi;
     switch (event.type) {
       case 'execution.started': {
         this.closeRun(run, at);
         const active = api.context.active();
-        const parent = run.parentSpan();
+        const parent = run.parentSpan(at);
         run.context = parent ? api.trace.setSpan(active, parent) : active;
         run.error = null;
-        run.agent = tracer.startSpan(
-          `invoke_agent ${run.name}`,
-          {
-            kind: INTERNAL,
-            startTime: at,
-            attributes: {
-              'gen_ai.operation.name': 'invoke_agent',
-              'gen_ai.agent.name': run.name,
-              'gen_ai.agent.id': event.agentId,
-              'gen_ai.conversation.id': run.sessionId(),
-              'agent_machine.execution.id': event.executionId,
-            },
-          },
-          run.context,
-        );
+        const key = awaitedKey(event);
+        run.waiting = this.awaited.get(key) ?? null;
+        this.awaited.delete(key);
+        this.startAgentSpan(run, event.agentId, event.executionId, at);
         return;
       }
-      case 'tool.started': {
-        if (!run.agent) return;
-        const span = tracer.startSpan(
-          `execute_tool ${event.toolName}`,
-          {
-            kind: INTERNAL,
-            startTime: at,
-            attributes: {
-              'gen_ai.operation.name': 'execute_tool',
-              'gen_ai.tool.name': event.toolName,
-              'gen_ai.tool.call.id': event.toolCallId,
-              'gen_ai.tool.type': 'function',
-              'gen_ai.tool.call.arguments': this.options.recordContent
-                ? JSON.stringify(event.args)
-                : undefined,
-            },
-          },
-          api.trace.setSpan(run.context, run.agent),
-        );
-        run.tools.set(event.toolCallId, span);
+      case 'tool.started':
+        this.startToolSpan(run, event.toolCallId, event.toolName, event.args, at);
         return;
-      }
       case 'tool.finished': {
         const span = run.tools.get(event.toolCallId);
         if (!span) return;
         run.tools.delete(event.toolCallId);
-        if (event.error) failed(span, event.error);
+        if (event.error) failed(span, event.error, this.options.recordContent);
         span.end(at);
         return;
       }
       case 'error':
         run.error = event.error;
         return;
-      case 'approval.requested':
-        run.agent?.setAttribute('agent_machine.awaiting_approval', true);
-        return;
-      case 'execution.finished': {
+      case 'approval.requested': {
+        // The run rests (for minutes or days): its span ends now, and the run a decision starts links to it.
         const span = run.agent;
+        // a decided run re-enters the wait with every call decided, and goes on at once
+        if (!span || event.toolCalls.length === 0) return;
+        span.setAttributes({
+          'agent_machine.awaiting_approval': true,
+          'agent_machine.status': 'awaiting_approval',
+        });
+        run.waiting = {
+          context: span.spanContext(),
+          attributes: { 'agent_machine.link': 'awaited_approval' },
+        };
+        this.awaited.set(awaitedKey(event), run.waiting);
+        if (this.awaited.size > AWAITED_KEPT) this.awaited.delete(this.awaited.keys().next().value as string);
+        this.closeRun(run, at);
+        return;
+      }
+      case 'execution.finished': {
+        const span = this.agentSpan(run, at);
         if (!span) return;
         span.setAttributes({
           'gen_ai.usage.input_tokens': event.usage.inputTokens,
@@ -210,11 +223,80 @@ export class AgentTracing {
           'agent_machine.cost': event.usage.cost,
         });
         if (event.status === 'failed')
-          failed(span, run.error ?? { name: 'Error', message: `Run failed: ${event.stopReason}` });
+          failed(
+            span,
+            run.error ?? { name: 'Error', message: `Run failed: ${event.stopReason}` },
+            this.options.recordContent,
+          );
         this.closeRun(run, at);
         return;
       }
     }
+  }
+
+  private startToolSpan(run: RunSpans, id: string, name: string, args: unknown, at?: number) {
+    const agent = this.agentSpan(run, at);
+    if (!agent) return undefined;
+    const span = this.options.tracer.startSpan(
+      `execute_tool ${name}`,
+      {
+        kind: INTERNAL,
+        startTime: at,
+        attributes: {
+          'gen_ai.operation.name': 'execute_tool',
+          'gen_ai.tool.name': name,
+          'gen_ai.tool.call.id': id,
+          'gen_ai.tool.type': 'function',
+          'gen_ai.tool.call.arguments':
+            this.options.recordContent && args !== undefined ? JSON.stringify(args) : undefined,
+        },
+      },
+      (this.api as OpenTelemetryApi).trace.setSpan(run.context, agent),
+    );
+    run.tools.set(id, span);
+    return span;
+  }
+
+  /**
+   * The caller's execute_tool span of a subagent's run. A call resumed after a wait for approval
+   * reports no `tool.started` (it started before the wait), so its span is made when the child goes on.
+   */
+  private callerToolSpan(caller: NonNullable<FollowedRun['caller']>, name: string, at?: number) {
+    const run = this.runs.get(caller.actor);
+    if (!run) return undefined;
+    return (
+      run.tools.get(caller.toolCallId) ?? this.startToolSpan(run, caller.toolCallId, name, undefined, at)
+    );
+  }
+
+  /** The run's `invoke_agent` span; after a wait for approval, a new one linked to the waiting run's. */
+  private agentSpan(run: RunSpans, at?: number): TelemetrySpan | null {
+    if (run.agent || !run.waiting) return run.agent;
+    const { agentId, executionId } = run.ids;
+    this.awaited.delete(awaitedKey({ agentId, executionId }));
+    return this.startAgentSpan(run, agentId, executionId, at);
+  }
+
+  private startAgentSpan(run: RunSpans, agentId: string, executionId: string, at?: number): TelemetrySpan {
+    run.ids = { agentId, executionId };
+    run.agent = this.options.tracer.startSpan(
+      `invoke_agent ${run.name}`,
+      {
+        kind: INTERNAL,
+        startTime: at,
+        attributes: {
+          'gen_ai.operation.name': 'invoke_agent',
+          'gen_ai.agent.name': run.name,
+          'gen_ai.agent.id': agentId,
+          'gen_ai.conversation.id': run.sessionId(),
+          'agent_machine.execution.id': executionId,
+        },
+        links: run.waiting ? [run.waiting] : undefined,
+      },
+      run.context,
+    );
+    run.waiting = null;
+    return run.agent;
   }
 
   private closeRun(run: RunSpans, at?: number): void {
@@ -225,7 +307,25 @@ export class AgentTracing {
   }
 }
 
-function failed(span: TelemetrySpan, error: { name: string; message: string; code?: string | null }): void {
-  span.setStatus({ code: ERROR, message: error.message });
-  span.setAttribute('error.type', error.code || error.name);
+/** Runs waiting for approval are remembered by agent and execution: the decided run has the same ids. */
+const awaitedKey = (ids: { agentId: string; executionId: string }) => `${ids.agentId} ${ids.executionId}`;
+
+/**
+ * Marks `span` failed with the error's type. An error's message may quote content (a tool's raw
+ * arguments, a prompt a provider echoes), so without `recordContent` the status says only the type.
+ */
+
+function failed(
+  span: TelemetrySpan,
+  error: { name: string; message: string; code?: string | null },
+  recordContent: boolean | undefined,
+): void {
+  const type = error.code || error.name;
+  span.setStatus({
+    code: ERROR,
+    message: recordContent
+      ? error.message
+      : `${type} (the error message is recorded only with telemetry: { recordContent: true })`,
+  });
+  span.setAttribute('error.type', type);
 }

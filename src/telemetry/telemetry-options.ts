@@ -13,17 +13,28 @@ export type TelemetryAttributeValue =
 export type TelemetryAttributes = Readonly<Record<string, TelemetryAttributeValue | undefined>>;
 
 export interface TelemetrySpan {
-  spanContext(): { readonly traceId: string; readonly spanId: string };
+  spanContext(): { readonly traceId: string; readonly spanId: string; readonly traceFlags: number };
   setAttribute(key: string, value: TelemetryAttributeValue): unknown;
   setAttributes(attributes: TelemetryAttributes): unknown;
   setStatus(status: { code: number; message?: string }): unknown;
   end(endTime?: number): void;
 }
 
+/** A link from a span to another one (a run decided later links to the run that waited). */
+export interface TelemetrySpanLink {
+  readonly context: ReturnType<TelemetrySpan['spanContext']>;
+  readonly attributes?: TelemetryAttributes;
+}
+
 export interface TelemetryTracer {
   startSpan(
     name: string,
-    options?: { kind?: number; attributes?: TelemetryAttributes; startTime?: number },
+    options?: {
+      kind?: number;
+      attributes?: TelemetryAttributes;
+      startTime?: number;
+      links?: TelemetrySpanLink[];
+    },
     context?: unknown,
   ): TelemetrySpan;
 }

@@ -4,6 +4,7 @@ import { createAgent } from '../runtime/create-agent';
 import { ExecutionBudget } from '../state/execution-budget';
 import { Coverage } from './coverage';
 import {
+  AnsweringPuppet,
   gateTool,
   initialState,
   type Puppet,
@@ -15,7 +16,7 @@ import {
   puppetStore,
 } from './puppets';
 import { isAuto, runPath } from './run-path';
-import { abstractState, describe, eventsFor } from './test-model-events';
+import { abstractState, answeringActor, describe, eventsFor } from './test-model-events';
 import {
   type AgentTestModelOptions,
   type AgentTestPath,
@@ -65,7 +66,10 @@ export function createAgentTestModel(options: AgentTestModelOptions = {}) {
       [PROBE_TOOL]: probeTool(puppet, outcomes),
       ...(approvals ? { [PROBE_GATE]: gateTool } : {}),
     },
-    hooks: [...(probeHooks ? [puppetHooks(puppet, outcomes)] : []), ...(options.hooks ?? [])],
+    hooks: [
+      ...(probeHooks ? [puppetHooks(puppet, outcomes, probeHooks === true ? undefined : probeHooks)] : []),
+      ...(options.hooks ?? []),
+    ],
     budget,
     errorPolicy: options.errorPolicy ?? { maxConsecutiveErrorSteps: 2 },
     subagents: withSubagent
@@ -80,7 +84,7 @@ export function createAgentTestModel(options: AgentTestModelOptions = {}) {
   });
   // The machine that paths are computed on: the real one, with this configuration's guards.
   const graphAgent = createAgent(definition(null));
-  const initial = initialState(options.startAwaitingApproval ?? false);
+  const initial = initialState(options.startAwaitingApproval ?? false, options.startAfterFinalStep);
   const input = graphAgent.inputFor(initial, undefined, session);
 
   const eventOptions = { withSubagent, executions, probeHooks, approvals, timeLimit };
@@ -104,11 +108,18 @@ export function createAgentTestModel(options: AgentTestModelOptions = {}) {
           description: describe(path),
           events,
           run: (check) => runPath(path, definition, coverage, budget, session, initial, check),
+          replay: (recorded, replayOptions) =>
+            createAgent(definition(new AnsweringPuppet(lastExecutionAnswers(events)))).replay(
+              recorded,
+              replayOptions,
+            ),
         };
       });
 
   return {
     machine: graphAgent.machine,
+    /** The agent with no puppets: it replays a path's final state (`agent.replay(state)`), its model and tools answering from it. */
+    agent: graphAgent,
     /** One shortest path to every distinct situation of the loop. */
     shortestPaths: () => toPaths(getShortestPaths(graphAgent.machine, traversal as never) as never),
     /**
@@ -141,4 +152,26 @@ export function createAgentTestModel(options: AgentTestModelOptions = {}) {
     /** States and transitions of the chart taken by the runs so far, and those never taken. */
     coverage: () => coverage.report(graphAgent.machine),
   };
+}
+
+/** The behaviours a path gave each puppet in its last execution (its final state's), in order. */
+function lastExecutionAnswers(
+  events: readonly ModelEvent[],
+): ConstructorParameters<typeof AnsweringPuppet>[0] {
+  const answers = { driver: [], tool: [], hooks: [], store: [] } as ConstructorParameters<
+    typeof AnsweringPuppet
+  >[0];
+  const start = events.findLastIndex((e) => e.type === 'execute' || e.type === 'user.message');
+  const puppetOf: Record<string, keyof typeof answers> = {
+    driver: 'driver',
+    toolExecutor: 'tool',
+    hooks: 'hooks',
+    checkpoint: 'store',
+  };
+  for (const event of events.slice(start + 1)) {
+    const actor = answeringActor(event.type);
+    const puppet = actor ? puppetOf[actor] : undefined;
+    if (puppet && !isAuto(event)) answers[puppet].push(event.behaviour);
+  }
+  return answers;
 }

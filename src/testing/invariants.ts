@@ -19,8 +19,8 @@ const outcomes = new Set(['completed', 'stopped', 'failed']);
  * The loop's invariants, checked on a snapshot of a running agent; returns what is broken (empty
  * when all hold):
  * - the ExecutionStatus matches the machine state (Failed only once a failure sent the run to
- *   `failing` or `afterExecution`, or while the step that failed closes its cycle in `afterStep`
- *   and `persist`; the outcome's status while `finalizing` saves it);
+ *   `failing`, `afterExecution` or `failingAfterExecution`, or while the step that failed closes
+ *   its cycle in `afterStep` and `persist`; the outcome's status while `finalizing` saves it);
  * - the step count never exceeds maxSteps;
  * - usage never exceeds maxTokens by more than the last step;
  * - every started tool call is recorded once (exactly once when the execution ended);
@@ -37,9 +37,13 @@ export function invariantViolations({ snapshot, state, previous, budget, events 
     if (status !== value && !waiting) broken.push(`status is ${status} in state ${value}`);
   } else {
     const path = JSON.stringify(value);
-    const failing = ['"failing"', '"afterExecution"', '"afterStep"', '"step":"persist"'].some((name) =>
-      path.includes(name),
-    );
+    const failing = [
+      '"failing"',
+      '"afterExecution"',
+      '"failingAfterExecution"',
+      '"afterStep"',
+      '"step":"persist"',
+    ].some((name) => path.includes(name));
     const finalizing = path.includes('"finalizing"');
     const ok = finalizing
       ? status !== 'in_progress' && status !== 'pending'

@@ -125,6 +125,24 @@ export class Puppet {
   }
 }
 
+/**
+ * A puppet that answers at once, each actor's calls in turn with the behaviours a path gave them:
+ * a replay of the path's recorded run makes the hooks (and the probe tool's hook) decide again as
+ * they did.
+ */
+export class AnsweringPuppet extends Puppet {
+  constructor(private readonly answers: Record<PuppetCall['actor'], unknown[]>) {
+    super();
+  }
+
+  override call(actor: PuppetCall['actor']): Promise<unknown> {
+    const queue = this.answers[actor];
+    if (queue.length === 0)
+      return Promise.reject(new Error(`no recorded answer left for the ${actor} puppet`));
+    return Promise.resolve(queue.shift());
+  }
+}
+
 export function puppetDriver(puppet: Puppet | null): Driver {
   return {
     name: 'puppet',
@@ -183,10 +201,13 @@ export const gateTool = defineTool({
 
 /**
  * The state a path starts from: a task, or a step saved while awaiting approval of a gate call,
- * its own or (`'inSubagent'`) its approver subagent's.
+ * its own or (`'inSubagent'`) its approver subagent's, or (`afterFinalStep`) an execution saved
+ * with its final answer recorded but not finalized.
  */
-export function initialState(awaitingApproval: boolean | 'inSubagent'): AgentState {
+export function initialState(awaitingApproval: boolean | 'inSubagent', afterFinalStep = false): AgentState {
   const fresh = AgentState.empty({ agentId: 'model' }).withUserMessage('task');
+  if (afterFinalStep)
+    return modelAnswer(fresh.withExecutionStarted(0).withStepStarted(0), 'final').withCurrentStepRecorded(0);
   if (!awaitingApproval) return fresh;
   if (awaitingApproval === 'inSubagent') {
     // saved now: the wait is within the time budget, so decisions (not only the timeout) are explored
@@ -206,6 +227,7 @@ export const probeSubagent: SubagentDefinition = {
     infer: (state) =>
       state.withCurrentStep(
         AgentStep.of({
+          inputMessages: state.messageList(),
           outputMessages: [Message.assistant('helped')],
           inferenceResponse: InferenceResponse.of({
             text: 'helped',
@@ -243,7 +265,12 @@ export function puppetStore(puppet: Puppet | null): SessionStore {
   };
 }
 
-export function puppetHooks(puppet: Puppet | null, outcomes: Map<string, unknown>): Hook {
+/** The probe hooks, at every stage or (`stages`) at those only. */
+export function puppetHooks(
+  puppet: Puppet | null,
+  outcomes: Map<string, unknown>,
+  stages?: readonly HookStage[],
+): Hook {
   const stage =
     (name: HookStage) =>
     async (state: AgentState, { signal }: { signal: AbortSignal }) => {
@@ -253,6 +280,7 @@ export function puppetHooks(puppet: Puppet | null, outcomes: Map<string, unknown
       if (behaviour === 'stop') throw new AgentStopError(`probe hook stops (${name})`);
       return hookBehaviour(state, behaviour as string);
     };
+  if (stages) return Object.fromEntries([['name', 'probeHooks'], ...stages.map((s) => [s, stage(s)])]);
   return {
     name: 'probeHooks',
     // The probe call's outcome is taken here, before the call: 'crash' makes this hook throw, and

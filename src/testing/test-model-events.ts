@@ -62,7 +62,7 @@ export function eventsFor(
   options: {
     withSubagent: boolean;
     executions: number;
-    probeHooks: boolean;
+    probeHooks: boolean | readonly HookStage[];
     approvals: boolean;
     timeLimit: boolean;
   },
@@ -73,21 +73,18 @@ export function eventsFor(
     if (!snapshot.matches('pending') && state.executionCount() >= options.executions) return [];
     return [{ type: 'execute' }, { type: 'user.message', text: 'again' }];
   }
-  if (snapshot.hasTag(LoopTag.runningHooks) && !options.probeHooks) {
+  const stage = Object.keys(hookStageOf).find((s) => value.includes(`"${s}"`)) as string;
+  const hookStage = hookStageOf[stage] as HookStage;
+  const probed = options.probeHooks === true || (options.probeHooks || []).includes(hookStage);
+  if (snapshot.hasTag(LoopTag.runningHooks) && !probed) {
     // Only your own hooks run here: they answer by themselves.
     return [done('hooks', state, AUTO)];
   }
   const events: ModelEvent[] = [{ type: 'stop' }];
   if (snapshot.hasTag(LoopTag.runningHooks)) {
-    const stage = Object.keys(hookStageOf).find((s) => value.includes(`"${s}"`)) as string;
-    const hookStage = hookStageOf[stage] as HookStage;
     events.push(done('hooks', hookBehaviour(state, 'pass'), 'pass'));
-    // A continuation over a steps-limit signal would run past maxSteps on purpose; not modelled.
-    const overLimit = state
-      .execution()
-      ?.continuation()
-      .stopSignals.some((s) => s.reason === 'steps_limit_reached');
-    if (hookStage === 'afterStep' || (hookStage === 'beforeStep' && !overLimit)) {
+    // a continuation over a budget's signal is refused: the budget is checked again after beforeStep
+    if (hookStage === 'afterStep' || hookStage === 'beforeStep') {
       events.push(done('hooks', hookBehaviour(state, 'continue'), 'continue'));
     }
     events.push(failed('hooks', new Error('probe hook failed'), 'throw'));
@@ -124,6 +121,9 @@ export function eventsFor(
     if (options.timeLimit) events.push({ type: APPROVAL_TIMEOUT_EVENT, behaviour: 'timeout' });
   } else if (value.includes('"saving"') || value.includes('"persist"')) {
     events.push(done('checkpoint', state, 'saved'));
+    // new work while a run is in progress is refused (RUN_IN_PROGRESS); probed where a step is saved
+    if (value.includes('"persist"'))
+      events.push({ type: 'user.message', text: 'meanwhile' }, { type: 'execute' });
     events.push(failed('checkpoint', new Error('probe store failed'), 'fail'));
   } else if (snapshot.matches({ inProgress: { step: 'tools' } })) {
     const calls = state.currentStep()?.requestedToolCalls() ?? [];
@@ -134,7 +134,7 @@ export function eventsFor(
       events.push(done('toolExecutor', toolOutcome(state, 'ok'), 'ok'));
       events.push(done('toolExecutor', toolOutcome(state, 'fail'), 'fail'));
       events.push(failed('toolExecutor', stopWithState(toolOutcome(state, 'fail')), 'stop'));
-      if (options.probeHooks)
+      if (options.probeHooks === true)
         events.push(failed('toolExecutor', new Error('probe tool hook failed'), 'crash'));
       events.push(...staleAnswers('toolExecutor', state));
     }

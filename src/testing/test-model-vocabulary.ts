@@ -4,6 +4,7 @@ import { StateId } from '../../machines/agentLoop';
 import type { Hook } from '../hooks/hook';
 import type { AgentDefinition } from '../runtime/agent-definition';
 import type { Agent } from '../runtime/create-agent';
+import type { ReplayOptions, ReplayResult } from '../runtime/replay-options';
 import { AgentError } from '../state/agent-error';
 import type { AgentState } from '../state/agent-state';
 import { AgentMachineError } from '../state/errors';
@@ -35,8 +36,11 @@ export interface AgentTestModelOptions {
   /** Default: 2 steps and 1,000 tokens, which keeps the graph small. */
   readonly budget?: ExecutionBudget;
   readonly errorPolicy?: AgentDefinition['errorPolicy'];
-  /** Probe hooks at every stage, so hook outcomes (ok, continue, throw, stop) are explored. Default true. */
-  readonly probeHooks?: boolean;
+  /**
+   * Probe hooks at every stage, so hook outcomes (ok, continue, throw, stop) are explored. Default
+   * true. A list of stages probes those only (the agent has no hooks at the others).
+   */
+  readonly probeHooks?: boolean | readonly HookStage[];
   /** Let the model call a probe subagent. Default true. */
   readonly subagent?: boolean;
   /** Executions per path (a second one via `user.message`). Default 2. */
@@ -52,6 +56,11 @@ export interface AgentTestModelOptions {
    * decision.
    */
   readonly startAwaitingApproval?: boolean | 'inSubagent';
+  /**
+   * Start from an execution saved with its final answer recorded but not finalized (a crash, or a
+   * worker closed, in between), as `agent.resume()` loads it. Default false.
+   */
+  readonly startAfterFinalStep?: boolean;
 }
 
 /** What a path's run saw at one step: the real actor's snapshot, and the events emitted so far. */
@@ -72,6 +81,11 @@ export interface AgentTestPath {
    * the built-in invariants at every step, then calls `check` for each step.
    */
   run(check?: (step: AgentTestStep) => void | Promise<void>): Promise<AgentState>;
+  /**
+   * Replays the final state of `run()` (`agent.replay`) with the hooks answering as the path made
+   * them answer in its last execution; resolves with the replay and its divergence (null: none).
+   */
+  replay(recorded: AgentState, options?: ReplayOptions): Promise<ReplayResult>;
 }
 
 /** A run left its path, or broke an invariant; the message names the step and what differed. */
@@ -94,4 +108,5 @@ export const hookStageOf: Record<string, HookStage> = {
   afterStep: 'afterStep',
   failing: 'onError',
   afterExecution: 'afterExecution',
+  failingAfterExecution: 'onError',
 };

@@ -9,6 +9,7 @@ import { type ReportEvent, stepEventIds } from '../state/loop-events';
 import { Message, type ToolCall } from '../state/message';
 import { ToolExecution } from '../state/tool-execution';
 import { type Tool, type ToolExecuteOptions, type ToolSet, validateInput } from './define-tool';
+import { invalidArguments } from './invalid-arguments';
 
 export interface ToolExecutorOptions {
   readonly tools: ToolSet;
@@ -27,14 +28,33 @@ export interface ToolExecutorOptions {
 }
 
 /**
+ * The tool executor (seed 004's CanExecuteToolCalls): runs the tool calls the step in flight asked
+ * for, as `runTools` does, and returns their ToolExecution records in the order the model asked for
+ * them. A call whose subagent waits for decisions has no record yet; what hooks changed in the
+ * state, and the step with its tool messages, are in `runTools`'s result.
+ *
+ * @example
+ * const records = await executeTools(state, { tools: { add }, hooks: [], signal });
+ * records[0]?.value();   // 5
+ */
+export async function executeTools(
+  state: AgentState,
+  options: ToolExecutorOptions,
+): Promise<ToolExecution[]> {
+  const done = await runTools(state, options);
+  return [...(done.currentStep()?.toolExecutions() ?? [])];
+}
+
+/**
  * Runs the tool calls the step in flight asked for and returns the state with their
- * ToolExecutions and tool-result messages, in the order the model asked for them.
+ * ToolExecutions and tool-result messages, in the order the model asked for them (seed 004's
+ * CanUseTools: state in, state out; this is what the loop's `toolExecutor` worker runs).
  *
  * beforeToolUse hooks run first, call by call in the model's order (they may block a call, rewrite
  * its arguments or change the state); then the tools run in parallel, up to `concurrency` at a
  * time; then afterToolUse hooks run in the model's order. A failing call (unknown tool, invalid
- * arguments, a throw, a timeout, a block, an afterToolUse hook that throws) fails alone and is
- * reported to the model as the tool's result. An AgentStopError from a tool propagates once the other calls have settled.
+ * arguments, a throw, a timeout, a block) fails alone and is reported to the model as the tool's
+ * result; a hook that throws fails the run. An AgentStopError from a tool propagates once the other calls have settled.
  *
  * A subagent call whose child waits for decisions on its own tool calls leaves the step waiting:
  * the state returned keeps the finished calls' executions on the step and the waiting children in
@@ -42,7 +62,7 @@ export interface ToolExecutorOptions {
  * executor resumes those children (the subagent tool finds them in the approval) and runs only the
  * calls without a result yet.
  */
-export async function executeTools(state: AgentState, options: ToolExecutorOptions): Promise<AgentState> {
+export async function runTools(state: AgentState, options: ToolExecutorOptions): Promise<AgentState> {
   const step = state.currentStep();
   if (step === null || !step.hasToolCalls()) return state;
   // `options.signal` is read only where it is used: it may be made on first read.
@@ -161,21 +181,14 @@ export async function executeTools(state: AgentState, options: ToolExecutorOptio
     if (results[i] === undefined) continue; // a subagent waiting for decisions
     for (const hook of hooks) {
       if (!hook.afterToolUse) continue;
-      const execution = results[i] as ToolExecution;
-      let result: Awaited<ReturnType<NonNullable<Hook['afterToolUse']>>>;
-      try {
-        result = await hook.afterToolUse(current, {
-          get signal() {
-            return options.signal;
-          },
-          toolExecution: execution,
-        });
-      } catch (error) {
-        if (AgentStopError.is(error)) throw error;
-        // The hook's failure is this call's: recorded on it, the other calls keep their results.
-        results[i] = execution.withError(error);
-        break;
-      }
+      // a hook that throws fails the run (DESIGN), its error recorded on the step; the calls keep
+      // their results (`onSettled` had them)
+      const result = await hook.afterToolUse(current, {
+        get signal() {
+          return options.signal;
+        },
+        toolExecution: results[i] as ToolExecution,
+      });
       if (result instanceof AgentState) current = result;
       else if (result instanceof ToolExecution) results[i] = result;
     }
@@ -318,42 +331,6 @@ function recorded(call: ToolCall, value: unknown, startedAt: number): ToolExecut
 function failedCall(call: ToolCall, error: unknown, startedAt: number): ToolExecution {
   if (AgentStopError.is(error)) throw error;
   return ToolExecution.failed(call, error, startedAt);
-}
-
-/**
- * The error for arguments that failed validation. Drivers keep arguments that are not valid JSON
- * as their raw text; the schema's complaint about that ("expected object, received string") would
- * not tell the model what to fix, so such arguments get an error saying they are not valid JSON.
- */
-function invalidArguments(call: ToolCall, issues: readonly string[]): AgentError {
-  const syntaxError = typeof call.args === 'string' ? jsonSyntaxError(call.args) : null;
-  if (syntaxError === null) {
-    return AgentError.of(
-      'ToolArgumentsInvalid',
-      `Invalid arguments for tool '${call.name}': ${issues.join('; ')}`,
-      'INVALID_TOOL_ARGUMENTS',
-      { issues },
-    );
-  }
-  const text = call.args as string;
-  const shown = text.length > 200 ? `${text.slice(0, 200)}...` : text;
-  return AgentError.of(
-    'ToolArgumentsInvalid',
-    `Invalid arguments for tool '${call.name}': the arguments are not valid JSON (${syntaxError}). ` +
-      `Send them as one JSON object that matches the tool's input schema. Received: ${shown}`,
-    'INVALID_TOOL_ARGUMENTS',
-    { issues: [`not valid JSON: ${syntaxError}`], invalidJson: true, rawArguments: text },
-  );
-}
-
-/** JSON.parse's complaint about `text`, or null when it parses. */
-function jsonSyntaxError(text: string): string | null {
-  try {
-    JSON.parse(text);
-    return null;
-  } catch (error) {
-    return (error as Error).message;
-  }
 }
 
 /**

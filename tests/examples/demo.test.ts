@@ -1,3 +1,6 @@
+import { execFileSync } from 'node:child_process';
+import { readFileSync, rmSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   type OpenAIServer,
@@ -20,8 +23,12 @@ function expectInOrder(output: string, lines: readonly string[]): void {
   }
 }
 
+const repo = resolve(import.meta.dirname, '../..');
+const VIEWER = 'demo-output/run.html';
+
 describe('examples/demo.ts (npm run demo)', () => {
   it('runs offline with a scripted model: the researcher subagent indented under its call, the final answer and the usage', async () => {
+    rmSync(resolve(repo, VIEWER), { force: true });
     const run = await runExample('examples/demo.ts');
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);
@@ -55,7 +62,23 @@ describe('examples/demo.ts (npm run demo)', () => {
       'completed (stop reason: completed) after 4 steps, 3,151 tokens (2,869 in, 282 out)\n',
       '\nfinal answer: Lisbon is a good pick for May: highs around 22 °C and only a few rainy days. Three nights in a mid-range hotel (€95 a night) and a €120 return flight from Paris come to €405.\n',
       'usage: 3,151 tokens (2,869 in, 282 out), 725 of them by the researcher\n',
+      `run viewer: ${VIEWER} (one offline HTML file: open it in a browser)\n`,
     ]);
+    // the page of this run: both agents, the steps and the answer
+    const page = readFileSync(resolve(repo, VIEWER), 'utf8');
+    expect(page).toMatch(/^<!doctype html>/i);
+    expect(page).toContain('trip planner');
+    expect(page).toContain('researcher');
+    expect(page).toContain('come to €405');
+    expect(page).not.toMatch(/<(script|link|img)[^>]+(src|href)=["']?https?:/i);
+  });
+
+  it('writes the run viewer page where git and the linter ignore it', () => {
+    // exits 1 (throws) when the path is not ignored
+    expect(() => execFileSync('git', ['check-ignore', '-q', VIEWER], { cwd: repo })).not.toThrow();
+    // `npm run lint` after `npm run demo` must not lint the generated page
+    const biome = JSON.parse(readFileSync(resolve(repo, 'biome.json'), 'utf8'));
+    expect(biome.files.includes).toContain('!**/demo-output');
   });
 
   describe('with OPENAI_API_KEY (a loopback OpenAI-compatible server)', () => {

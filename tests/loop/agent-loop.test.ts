@@ -142,10 +142,17 @@ describe('the agent loop', () => {
     expect(state.stopReason()).toBe(StopReason.StepsLimitReached);
   });
 
-  it('lets a hook request continuation over a stop signal, for one step', async () => {
+  it('lets a hook request continuation over a stop signal, for one step; never over a budget', async () => {
     let overrides = 0;
     const keepGoing: Hook = {
       name: 'keepGoing',
+      // the signal is raised (and overridden) after the first step; beforeStep overrides it twice more
+      afterStep: (state) =>
+        state.stepCount() === 0
+          ? state
+              .withStopSignal(StopSignal.of(StopReason.StopRequested, 'enough', {}, 'critic'))
+              .withContinuationRequested()
+          : undefined,
       beforeStep: (state) => {
         if (state.stopSignal() && overrides < 2) {
           overrides++;
@@ -154,16 +161,21 @@ describe('the agent loop', () => {
         return undefined;
       },
     };
-    const agent = createAgent({
-      driver: forever(),
-      tools: { add },
-      budget: new ExecutionBudget({ maxSteps: 2 }),
-      hooks: [keepGoing],
-    });
-    const state = await agent.execute(question());
-    expect(state.stepCount()).toBe(4);
-    expect(state.stopReason()).toBe(StopReason.StepsLimitReached);
+    const agent = (maxSteps: number) =>
+      createAgent({
+        driver: forever(),
+        tools: { add },
+        budget: new ExecutionBudget({ maxSteps }),
+        hooks: [keepGoing],
+      });
+    const state = await agent(10).execute(question());
+    expect(state.stepCount()).toBe(3);
+    expect(state.stopReason()).toBe(StopReason.StopRequested);
     expect(state.status()).toBe(ExecutionStatus.Stopped);
+    overrides = 0;
+    const capped = await agent(2).execute(question());
+    expect(capped.stepCount()).toBe(2);
+    expect(capped.status()).toBe(ExecutionStatus.Stopped);
   });
 
   it('lets a beforeToolUse hook block a call: recorded as blocked, the model told', async () => {

@@ -6,7 +6,7 @@
  * step; a final test fails if any state or transition of the chart was never taken.
  */
 import { describe, expect, it } from 'vitest';
-import { createAgentTestModel, ExecutionBudget } from '../../src/index';
+import { createAgentTestModel, ExecutionBudget, type Hook } from '../../src/index';
 
 const withHooks = createAgentTestModel({ probeHooks: true });
 const withoutHooks = createAgentTestModel({ probeHooks: false });
@@ -21,6 +21,22 @@ const fromNestedApproval = createAgentTestModel({
   probeHooks: false,
   probeStore: false,
   startAwaitingApproval: 'inSubagent',
+  executions: 1,
+});
+// a crash between recording the final answer and finalizing: the saved run only finishes
+const afterFinalStep = createAgentTestModel({
+  startAfterFinalStep: true,
+  probeHooks: false,
+  executions: 1,
+  subagent: false,
+  approvals: false,
+});
+// afterExecution hooks without onError hooks: a failing afterExecution hook's `error`, then the outcome
+const afterExecutionOnly = createAgentTestModel({
+  probeHooks: ['afterExecution'],
+  probeStore: false,
+  subagent: false,
+  approvals: false,
   executions: 1,
 });
 const simple = createAgentTestModel({
@@ -50,6 +66,42 @@ describe('every transition, from a state saved while awaiting approval', () => {
 
 describe('every transition, from a state saved while a subagent awaits approval', () => {
   for (const path of fromNestedApproval.transitionPaths()) it(path.description, () => path.run());
+});
+
+describe('every transition, from a state saved after its final step', () => {
+  for (const path of afterFinalStep.transitionPaths()) it(path.description, () => path.run());
+});
+
+describe('every transition, with afterExecution hooks only', () => {
+  for (const path of afterExecutionOnly.transitionPaths()) it(path.description, () => path.run());
+});
+
+// An audit hook, as a user writes one: the steps its afterStep saw (by id), and runs with no step.
+const audited = new Map<string, number>();
+let auditedWithoutStep = 0;
+const auditHook: Hook = {
+  name: 'audit',
+  afterStep: (state) => {
+    const id = state.currentStep()?.id();
+    if (id === undefined) auditedWithoutStep++;
+    else audited.set(id, (audited.get(id) ?? 0) + 1);
+  },
+};
+const withAudit = createAgentTestModel({ probeHooks: false, hooks: [auditHook], executions: 1 });
+
+describe('afterStep and recorded steps are one to one (seed 003: every started step closes its cycle)', () => {
+  for (const path of withAudit.transitionPaths())
+    it(path.description, async () => {
+      audited.clear();
+      auditedWithoutStep = 0;
+      const final = await path.run();
+      const recorded = final.steps().map((s) => s.id());
+      expect(auditedWithoutStep).toBe(0);
+      expect(recorded.map((id) => [id, audited.get(id)])).toEqual(recorded.map((id) => [id, 1]));
+      // a step whose afterStep ran is recorded (or, on a path that ends mid-step, still in flight)
+      const inFlight = final.currentStep()?.id();
+      expect([...audited.keys()].filter((id) => !recorded.includes(id) && id !== inFlight)).toEqual([]);
+    });
 });
 
 describe('every simple path of one execution, without hooks', () => {
@@ -82,9 +134,14 @@ describe('shortest paths reach every situation of the loop, and assertions of yo
 
 describe('coverage', () => {
   it('takes every state and every transition of the chart', () => {
-    const reports = [withHooks, withoutHooks, fromApproval, simpleWithoutStore].map((model) =>
-      model.coverage(),
-    );
+    const reports = [
+      withHooks,
+      withoutHooks,
+      fromApproval,
+      afterFinalStep,
+      simpleWithoutStore,
+      afterExecutionOnly,
+    ].map((model) => model.coverage());
     const everywhere = (missing: (c: (typeof reports)[number]) => string[]) =>
       missing(reports[0]!).filter((x) => reports.every((c) => missing(c).includes(x)));
     const missingStates = everywhere((c) => c.missingStates);

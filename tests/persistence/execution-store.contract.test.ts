@@ -118,6 +118,25 @@ describe.each(kinds)('$name (ExecutionStore contract)', (kind) => {
     expect(again?.finalState.finalResponse()).toBe('5');
   });
 
+  it("uses seed 001's names: getByAgent, and records with finalStatus, totalUsage and steps", async () => {
+    const turns = await conversation(2);
+    for (const turn of turns) await store.record(turn);
+    const [first, second] = await store.getByAgent(turns[0]?.agentId() as string);
+    expect([first?.executionId, second?.executionId]).toEqual(turns.map((s) => s.executionId()));
+    expect(first?.finalStatus).toBe('completed');
+    expect(first?.totalUsage).toEqual(turns[0]?.usage());
+    expect(first?.steps.map((s) => s.step().stepType())).toEqual(['tool_execution', 'final_response']);
+    expect(first?.steps.map((s) => s.id())).toEqual(turns[0]?.stepExecutions().map((s) => s.id()));
+    // today's names stay, as deprecated aliases
+    const listed = await store.listByAgent(turns[0]?.agentId() as string);
+    expect(listed.map((r) => r.toJSON())).toEqual([first?.toJSON(), second?.toJSON()]);
+    expect([first?.status, first?.usage, first?.stepCount]).toEqual([
+      first?.finalStatus,
+      first?.totalUsage,
+      first?.steps.length,
+    ]);
+  });
+
   it('returns null for an execution id it has not recorded', async () => {
     expect(await store.getById('no-such-execution')).toBeNull();
     expect(await store.listByAgent('no-such-agent')).toEqual([]);

@@ -95,6 +95,64 @@ describe('FileSessionStore', () => {
     },
   );
 
+  /** A session of four records (versions 1 to 4); the offsets where each frame starts, and the file's bytes. */
+  async function fourRecords(id: string) {
+    let state = AgentState.empty().withUserMessage('first').withExecutionStarted();
+    let version = await store.save(id, state, null);
+    for (let n = 0; n < 3; n++) {
+      state = appendStep(state, n);
+      version = await store.save(id, state, version);
+    }
+    const bytes = await readFile(join(dir, `${id}.journal`));
+    const starts: number[] = [];
+    for (let offset = 0; offset < bytes.length; offset += 8 + bytes.readUInt32BE(offset)) starts.push(offset);
+    return { state, bytes, starts };
+  }
+
+  it.each([
+    ['in its payload', (start: number) => start + 40],
+    ['in its checksum', (start: number) => start + 5],
+    ['in its length field', (start: number) => start + 2],
+  ])(
+    'a damaged record %s with intact records after it is corruption, not a torn write: load and save refuse, the file is left as it is',
+    async (_, at) => {
+      const { bytes, starts } = await fourRecords('flip');
+      const damaged = Buffer.from(bytes);
+      const offset = at(starts[2] as number);
+      damaged[offset] = (damaged[offset] as number) ^ 0x10;
+      await writeFile(join(dir, 'flip.journal'), damaged);
+
+      const reader = new FileSessionStore(dir);
+      const error = await reader.load('flip').catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(CorruptSessionError);
+      expect((error as CorruptSessionError).problem).toMatch(
+        new RegExp(`damaged at byte ${starts[2]}: .* intact records follow it`),
+      );
+      // A save must not take the damage for a torn tail and cut off the records after it.
+      const saved = await reader.save('flip', AgentState.empty(), 2).catch((e: unknown) => e);
+      expect(saved).toBeInstanceOf(CorruptSessionError);
+      expect(await readFile(join(dir, 'flip.journal'))).toEqual(damaged);
+      await reader.close();
+    },
+  );
+
+  it('a torn append that left an empty frame (length 0, checksum 0) is a torn tail: load reads the intact part, the next save cuts it off', async () => {
+    const { state, bytes } = await fourRecords('zeros');
+    await appendFile(join(dir, 'zeros.journal'), Buffer.alloc(8 + 300));
+
+    const reader = new FileSessionStore(dir);
+    const loaded = await reader.load('zeros');
+    expect(loaded?.version).toBe(4);
+    expect(loaded?.state.toJSON()).toEqual(state.toJSON());
+    const next = appendStep(state, 9);
+    expect(await reader.save('zeros', next, 4)).toBe(5);
+    await reader.close();
+    const after = await readFile(join(dir, 'zeros.journal'));
+    expect(after.subarray(0, bytes.length)).toEqual(bytes);
+    expect(unframeRecords(after).map((text) => JSON.parse(text).v)).toEqual([1, 2, 3, 4, 5]);
+    expect((await new FileSessionStore(dir).load('zeros'))?.state.toJSON()).toEqual(next.toJSON());
+  });
+
   it('a journal file without one intact record is corrupt (the first record is written whole or not at all)', async () => {
     await writeFile(join(dir, 'empty.journal'), Buffer.from([0, 0, 0, 9, 1, 2]));
     const error = await store.load('empty').catch((e: unknown) => e);

@@ -201,3 +201,14 @@ export function unframeRecords(bytes: Buffer): string[] {
   }
   return texts;
 }
+
+/**
+ * A journal record's text with its checksum (JOURNAL_FORMAT.md: the last member `"crc"`, the
+ * CRC-32 of the record's JSON without it), written out for tests that edit records as a buggy
+ * writer would: the check passes, so what the reader checks next is what the test is about.
+ */
+export function sealRecord(record: Record<string, unknown>): string {
+  const { crc: _, ...rest } = record;
+  const text = JSON.stringify(rest);
+  return `${text.slice(0, -1)},"crc":${zlibCrc32(text)}}`;
+}

@@ -8,6 +8,7 @@ import type { SessionStore } from '../../src/persistence/index';
 import { type RedisServer, startRedisServer } from '../distributed/support/redis-server';
 import type { StoreFixture, StoreKind } from './fixtures';
 import { describeJournalContract } from './journal.contract.test';
+import { describeJournalDamage } from './journal-damage.test';
 import { describeSessionStoreContract } from './session-store.contract.test';
 
 let server: RedisServer;
@@ -62,6 +63,7 @@ const redisKind: StoreKind = {
 
 describeSessionStoreContract([redisKind]);
 describeJournalContract([redisKind]);
+describeJournalDamage([redisKind]);
 
 describe('RedisSessionStore: the session document from before the journal', () => {
   it('loads it, and moves it to the journal at its next save', async () => {
@@ -163,6 +165,38 @@ describe('RedisSessionStore (Redis specifics)', () => {
       await raw.quit();
     }
   });
+
+  it.each([
+    ['past the list', '7'],
+    ['not a number', 'seven'],
+    ['negative', '-1'],
+    ['gone', null],
+  ])(
+    'a journal whose snapshot position is %s is corrupt, never "no session" nor a Redis error',
+    async (_, position) => {
+      const prefix = `position-${randomUUID()}:`;
+      const store = open(prefix);
+      let version = await store.save('run', AgentState.empty().withUserMessage('go'), null);
+      version = await store.save(
+        'run',
+        AgentState.empty().withUserMessage('go').withUserMessage('on'),
+        version,
+      );
+      const raw = new Redis(server.connection);
+      try {
+        if (position === null) await raw.del(`${prefix}journal-snapshot:run`);
+        else await raw.set(`${prefix}journal-snapshot:run`, position);
+        const error = await open(prefix)
+          .load('run')
+          .catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(CorruptSessionError);
+        expect(error).toMatchObject({ sessionId: 'run', location: `redis:${prefix}journal:run` });
+        expect((error as CorruptSessionError).problem).toContain('snapshot position');
+      } finally {
+        await raw.quit();
+      }
+    },
+  );
 
   it('serializes concurrent saves from many connections: one winner per version', async () => {
     const prefix = `race-${randomUUID()}:`;

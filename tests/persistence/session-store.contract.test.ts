@@ -8,7 +8,14 @@ import {
   type SessionStore,
   StoreClosedError,
 } from '../../src/persistence/index';
-import { finishedState, inProgressState, type StoreFixture, type StoreKind, storeKinds } from './fixtures';
+import {
+  finishedState,
+  inProgressState,
+  type StoreFixture,
+  type StoreKind,
+  sealRecord,
+  storeKinds,
+} from './fixtures';
 
 const BAD_IDS = ['../x', '', 'a/b', '..', '.', 'a\\b', '/abs', 'a b', 'x'.repeat(201), 'caf\u00e9'];
 
@@ -269,7 +276,7 @@ const contract = (kind: StoreKind) => {
     ) => {
       const record = JSON.parse(await f.readRecord(id));
       edit(record);
-      await f.writeRecord(id, JSON.stringify(record));
+      await f.writeRecord(id, sealRecord(record));
     };
     const damage: Record<string, Damage> = {
       'a record cut short': async (f, id) => {

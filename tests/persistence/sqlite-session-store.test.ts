@@ -1,9 +1,9 @@
-import { mkdir } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { inflateRawSync } from 'node:zlib';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { AgentState } from '../../src/index';
+import { AgentState, CorruptSessionError } from '../../src/index';
 import {
   SqliteDriverMissingError,
   SqliteExecutionStore,
@@ -11,7 +11,7 @@ import {
   SqliteSessionStore,
 } from '../../src/persistence/index';
 import { loadSqliteDriver, openSqliteDatabase } from '../../src/persistence/sqlite-driver';
-import { finishedState, tempDir } from './fixtures';
+import { appendStep, finishedState, tempDir } from './fixtures';
 
 describe('SqliteSessionStore', () => {
   let dir: string;
@@ -117,12 +117,71 @@ describe('SqliteSessionStore', () => {
     expect((error as Error).message).toContain('missing version, saved_at, state_json');
   });
 
-  it('raises the open error to the caller and opens on a later call once the cause is gone', async () => {
-    const nested = join(dir, 'not-yet', 'agents.db');
+  it('creates the folder of the database file, as FileSessionStore does', async () => {
+    const nested = join(dir, 'not-yet', 'deeper', 'agents.db');
     const store = open(new SqliteSessionStore(nested));
-    await expect(store.list()).rejects.toThrow(/directory does not exist/);
-    await mkdir(join(dir, 'not-yet'));
     expect(await store.save('s', AgentState.empty(), null)).toBe(1);
+    expect((await open(new SqliteSessionStore(nested)).load('s'))?.version).toBe(1);
+  });
+
+  it('raises the open error to the caller and opens on a later call once the cause is gone', async () => {
+    // A file where the database's folder should be.
+    await writeFile(join(dir, 'blocker'), 'not a folder');
+    const store = open(new SqliteSessionStore(join(dir, 'blocker', 'agents.db')));
+    await expect(store.list()).rejects.toMatchObject({ code: expect.stringMatching(/^(EEXIST|ENOTDIR)$/) });
+    await rm(join(dir, 'blocker'));
+    expect(await store.save('s', AgentState.empty(), null)).toBe(1);
+  });
+
+  describe('a journal whose snapshot cannot be found is corrupt, never "no session"', () => {
+    /** Versions 1 (the snapshot) to 3 of session 'run'. */
+    async function threeVersions() {
+      const store = open(new SqliteSessionStore(file));
+      let state = AgentState.empty().withUserMessage('go').withExecutionStarted();
+      let version = await store.save('run', state, null);
+      for (let n = 0; n < 2; n++) {
+        state = appendStep(state, n);
+        version = await store.save('run', state, version);
+      }
+      return store;
+    }
+    const write = (sql: string) => {
+      const db = new Database(file);
+      try {
+        // As a damaged page would hold it: constraints are checked on writes only.
+        db.pragma('ignore_check_constraints = ON');
+        db.exec(sql);
+      } finally {
+        db.close();
+      }
+    };
+
+    it.each([
+      ['the snapshot row is gone', 'DELETE FROM session_journal WHERE version = 1', 2],
+      [
+        'the snapshot row has a damaged kind',
+        "UPDATE session_journal SET kind = 'snapshoT' WHERE version = 1",
+        2,
+      ],
+      [
+        'a delta row is marked a snapshot',
+        "UPDATE session_journal SET kind = 'snapshot' WHERE version = 2",
+        2,
+      ],
+      [
+        'a row has another version than its record',
+        'UPDATE session_journal SET version = 9 WHERE version = 3',
+        9,
+      ],
+    ])('%s: load and loadCheckpoint raise CorruptSessionError', async (_, sql, checkpoint) => {
+      await threeVersions();
+      write(sql);
+      const store = open(new SqliteSessionStore(file));
+      const error = await store.load('run').catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(CorruptSessionError);
+      expect(error).toMatchObject({ sessionId: 'run', location: `${file}#session_journal/run` });
+      await expect(store.loadCheckpoint('run', checkpoint)).rejects.toBeInstanceOf(CorruptSessionError);
+    });
   });
 
   it('checks the version in the same transaction across connections (two stores, one file)', async () => {

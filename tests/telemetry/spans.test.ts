@@ -165,10 +165,14 @@ describe('OpenTelemetry spans (telemetry: { tracer })', () => {
     expect(state.status()).toBe(ExecutionStatus.Failed);
 
     const [tool] = otel.named('execute_tool broken');
-    expect(tool?.status).toEqual({ code: SpanStatusCode.ERROR, message: 'disk on fire' });
+    // the messages only with recordContent (span-content.test.ts): the type tells what failed
+    expect(tool?.status).toEqual({ code: SpanStatusCode.ERROR, message: expect.stringMatching(/^Error /) });
     expect(tool?.attributes['error.type']).toBe('Error');
     const [, failedChat] = otel.named('chat m-1');
-    expect(failedChat?.status).toEqual({ code: SpanStatusCode.ERROR, message: 'Bad request' });
+    expect(failedChat?.status).toEqual({
+      code: SpanStatusCode.ERROR,
+      message: expect.stringMatching(/^AI_APICallError /),
+    });
     const [run] = otel.named('invoke_agent agent');
     expect(run?.status.code).toBe(SpanStatusCode.ERROR);
     expect(run?.attributes['agent_machine.status']).toBe('failed');

@@ -1,8 +1,11 @@
+import { crc32 } from './crc32';
+
 /**
  * The framing of the file journal: each record is `[length: u32 BE][crc32: u32 BE][payload]`, the
- * payload being the record's UTF-8 JSON. A record whose length runs past the end of the file or
- * whose checksum does not match is where a write was cut off (a crash): it and anything after it
- * are not part of the journal.
+ * payload being the record's UTF-8 JSON (never empty). A frame that runs past the end of the file,
+ * is empty, or whose checksum does not match is bad. A bad frame with no intact frame anywhere
+ * after it is where an append was cut off (a crash): it and what follows are not part of the
+ * journal. A bad frame with an intact frame after it is damage: appends only ever tear the end.
  */
 export const FRAME_HEADER_BYTES = 8;
 
@@ -16,37 +19,36 @@ export function frame(text: string): Buffer {
   return out;
 }
 
-/** The records of a journal file, and the offset where the intact part ends. */
-export function unframe(bytes: Uint8Array): { texts: string[]; end: number } {
+/**
+ * The records of a journal file: their texts, the offset where the intact part ends, and, when a
+ * bad frame is followed by an intact one, the offset of the bad frame (the file is damaged).
+ */
+export interface Unframed {
+  readonly texts: string[];
+  readonly end: number;
+  readonly damagedAt: number | null;
+}
+
+export function unframe(bytes: Uint8Array): Unframed {
   const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const texts: string[] = [];
   let offset = 0;
-  while (offset + FRAME_HEADER_BYTES <= buffer.length) {
-    const length = buffer.readUInt32BE(offset);
-    const start = offset + FRAME_HEADER_BYTES;
-    if (start + length > buffer.length) break;
-    const payload = buffer.subarray(start, start + length);
-    if (crc32(payload) !== buffer.readUInt32BE(offset + 4)) break;
-    texts.push(payload.toString('utf8'));
-    offset = start + length;
+  for (let length = frameAt(buffer, offset); length > 0; length = frameAt(buffer, offset)) {
+    texts.push(buffer.toString('utf8', offset + FRAME_HEADER_BYTES, offset + FRAME_HEADER_BYTES + length));
+    offset += FRAME_HEADER_BYTES + length;
   }
-  return { texts, end: offset };
+  // The bad frame's own length may be what is damaged, so where the next frame would start is
+  // not known: every later offset is tried.
+  for (let at = offset + 1; at + FRAME_HEADER_BYTES < buffer.length; at++)
+    if (frameAt(buffer, at) > 0) return { texts, end: offset, damagedAt: offset };
+  return { texts, end: offset, damagedAt: null };
 }
 
-const TABLE = (() => {
-  const table = new Uint32Array(256);
-  for (let n = 0; n < 256; n++) {
-    let c = n;
-    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-    table[n] = c >>> 0;
-  }
-  return table;
-})();
-
-/** CRC-32 (IEEE), as zlib computes it. */
-export function crc32(bytes: Uint8Array): number {
-  let crc = 0xffffffff;
-  for (let i = 0; i < bytes.length; i++)
-    crc = (TABLE[(crc ^ (bytes[i] as number)) & 0xff] as number) ^ (crc >>> 8);
-  return (crc ^ 0xffffffff) >>> 0;
+/** The payload length of the intact frame at `offset`, or 0 when there is none. */
+function frameAt(buffer: Buffer, offset: number): number {
+  if (offset + FRAME_HEADER_BYTES > buffer.length) return 0;
+  const length = buffer.readUInt32BE(offset);
+  const start = offset + FRAME_HEADER_BYTES;
+  if (length === 0 || length > buffer.length - start) return 0;
+  return crc32(buffer.subarray(start, start + length)) === buffer.readUInt32BE(offset + 4) ? length : 0;
 }

@@ -2,8 +2,9 @@ import { InvalidArgumentError } from '../../state/errors';
 import { CheckpointNotFoundError, CorruptSessionError } from '../errors';
 import type { StoredAt } from '../session-document';
 import type { Checkpoint } from './checkpoint';
-import { decodeRecord, readRecordHead } from './journal-record';
+import { decodeRecord, readRecordHead, withGeneration } from './journal-record';
 import { type Replayed, replay } from './journal-replay';
+import { newGen } from './journal-writer';
 
 /**
  * Reading a journal held as a list of record texts, oldest first (the memory and file stores):
@@ -27,6 +28,28 @@ export function replayRecords(
     texts.slice(start, end + 1).map((text) => decodeRecord(text, at)),
     at,
   );
+}
+
+/**
+ * The records of a fork at `version` of a journal held as record texts: those before the newest
+ * snapshot at or before `version` as they are (`kept` of them), then that snapshot and the deltas
+ * after it up to `version` under a new generation. A writer that remembers the origin (or a
+ * session the fork replaces) then finds a generation it does not know, and writes a snapshot
+ * instead of a delta onto records it did not write.
+ */
+export function forkRecords(
+  texts: readonly string[],
+  version: number,
+  at: StoredAt,
+): { texts: string[]; kept: number } {
+  const heads = texts.map((text) => headOrFail(text, at));
+  const end = heads.findIndex((h) => h.version === version);
+  if (end < 0) throw new CheckpointNotFoundError(at.sessionId, version);
+  let start = end;
+  while (start > 0 && heads[start]?.kind !== 'snapshot') start--;
+  const gen = newGen();
+  const chain = texts.slice(start, end + 1).map((text) => withGeneration(decodeRecord(text, at), gen));
+  return { texts: [...texts.slice(0, start), ...chain], kept: start };
 }
 
 /** The checkpoints of a journal held as record texts. */

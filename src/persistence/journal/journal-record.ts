@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { isRecord } from '../../state/json-value';
 import { CorruptSessionError } from '../errors';
 import type { StoredAt } from '../session-document';
+import { crc32 } from './crc32';
 
 /** The version of the journal format (JOURNAL_FORMAT.md), written as `journal` in every record. */
 export const JOURNAL_FORMAT_VERSION = 1;
@@ -82,9 +83,44 @@ function shapeProblem(data: Record<string, unknown>): string | null {
   return null;
 }
 
-/** A record as one line of JSON text. */
+/** The fields of a state a record's `head` holds; a snapshot holds all of them. */
+export const HEAD_FIELDS: ReadonlySet<string> = new Set([
+  'agentId',
+  'parentAgentId',
+  'createdAt',
+  'updatedAt',
+  'executionCount',
+  'llmConfig',
+  'metadata',
+  'systemPrompt',
+  'responseFormat',
+  'execution',
+]);
+
+/**
+ * A record as one line of JSON text, sealed: its last member `"crc"` is the CRC-32 of the text
+ * without that member, so that damage anywhere in it is found however the record is stored.
+ */
 export function encodeRecord(record: JournalRecord): string {
-  return JSON.stringify(record);
+  const text = JSON.stringify(record);
+  return `${text.slice(0, -1)},"crc":${crc32(text)}}`;
+}
+
+/** A record's text under another generation (a fork's records, JOURNAL_FORMAT.md). */
+export function withGeneration(record: JournalRecord, gen: string): string {
+  return encodeRecord({ ...record, gen });
+}
+
+const SEAL = /,"crc":(\d{1,10})\}$/;
+
+/** Whether a record's text ends with the checksum of the rest. */
+function sealHolds(text: string): boolean {
+  // Only the end of the text is searched: the seal is its last 9 to 18 characters.
+  const tailStart = Math.max(0, text.length - 20);
+  const match = SEAL.exec(text.slice(tailStart));
+  if (!match) return false;
+  const unsealed = `${text.slice(0, tailStart + match.index)}}`;
+  return crc32(unsealed) === Number(match[1]);
 }
 
 /** Parses and checks a record's text, or raises CorruptSessionError naming what is wrong. */
@@ -110,6 +146,15 @@ export function decodeRecord(text: string, at: StoredAt): JournalRecord {
       at.location,
       'journal',
     );
+  if (!sealHolds(text)) {
+    const version = readRecordHead(text)?.version;
+    throw new CorruptSessionError(
+      at.sessionId,
+      `journal record ${version ?? '(version unreadable)'} fails its checksum (it was damaged or cut short)`,
+      at.location,
+    );
+  }
+  if (isRecord(data)) delete data.crc;
   const problem = isRecord(data) ? shapeProblem(data) : 'top level, not a JSON object';
   if (problem !== null)
     throw new CorruptSessionError(

@@ -3,7 +3,7 @@ import { isRecord } from '../../state/json-value';
 import { FORMAT_VERSION } from '../../state/schemas';
 import { CorruptSessionError } from '../errors';
 import { decodeStoredState, type StoredAt } from '../session-document';
-import type { JournalRecord } from './journal-record';
+import { HEAD_FIELDS, type JournalRecord } from './journal-record';
 import { type JournalTip, tipOf } from './journal-writer';
 
 /** A state read from the journal, and the tip a writer continues from. */
@@ -30,13 +30,20 @@ export function replay(records: readonly JournalRecord[], at: StoredAt): Replaye
   const content = new Map<string, string>();
   let previous = first.v - 1;
   for (const record of records) {
-    if (record.v !== previous + 1)
-      throw new CorruptSessionError(
-        at.sessionId,
-        `journal record ${record.v} follows record ${previous} (a record is missing)`,
-        at.location,
-      );
+    const refuse = (problem: string) => {
+      throw new CorruptSessionError(at.sessionId, `journal record ${record.v} ${problem}`, at.location);
+    };
+    if (record.v !== previous + 1) refuse(`follows record ${previous} (a record is missing)`);
+    if (record !== first && record.kind === 'snapshot')
+      refuse(`is a snapshot after record ${first.v}, where the newest snapshot was looked for`);
+    if (record.gen !== first.gen)
+      refuse(`has generation ${record.gen}, not that of its snapshot (record ${first.v}, ${first.gen})`);
     previous = record.v;
+    for (const key of Object.keys(record.head))
+      if (!HEAD_FIELDS.has(key)) refuse(`has an unknown head field ${JSON.stringify(key)}`);
+    if (record === first)
+      for (const key of HEAD_FIELDS)
+        if (!(key in record.head)) refuse(`is a snapshot without head field "${key}"`);
     for (const [key, value] of Object.entries(record.head)) head[key] = value;
     for (const [name, patch] of Object.entries(record.sections ?? {}))
       sections[name] = applyPatch(
@@ -49,6 +56,7 @@ export function replay(records: readonly JournalRecord[], at: StoredAt): Replaye
       );
     if (record.steps) steps = applyPatch(steps, record.steps.from, record.steps.items, 'steps', record, at);
     for (const [hash, text] of Object.entries(record.content ?? {})) content.set(hash, text);
+    if (steps.length !== record.step) refuse(`says ${record.step} steps, but its steps make ${steps.length}`);
   }
   const last = records[records.length - 1] as JournalRecord;
   const resolve = new ContentResolver(content, at);
@@ -89,7 +97,9 @@ function applyPatch(
   record: JournalRecord,
   at: StoredAt,
 ): unknown[] {
-  if (from > items.length)
+  // A writer appends after the last item, or rewrites from the start: any other start would drop
+  // items (or leave a gap) that no save asked for.
+  if (from !== 0 && from !== items.length)
     throw new CorruptSessionError(
       at.sessionId,
       `journal record ${record.v} appends to ${what} after item ${from}, but there are ${items.length}`,

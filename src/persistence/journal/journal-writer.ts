@@ -84,9 +84,8 @@ export function encodeSnapshot(state: AgentState, version: number): NextRecord {
     ...body,
     acct: { live: 0, garbage: 0, steps: stepsBytes },
   };
-  let text = encodeRecord(record);
-  // The live bytes are the record's own; written once more so that the accounts say so.
-  text = encodeRecord({ ...record, acct: { ...record.acct, live: text.length } });
+  // The live bytes are the record's own, so that the accounts say so.
+  const text = encodeRecord({ ...record, acct: { ...record.acct, live: JSON.stringify(record).length } });
   const tip: JournalTip = {
     version,
     gen: record.gen,
@@ -214,7 +213,8 @@ function envelope(state: AgentState, version: number, gen: string, kind: 'snapsh
   };
 }
 
-function newGen(): string {
+/** A new generation: random, 12 characters. */
+export function newGen(): string {
   return randomBytes(9).toString('base64url');
 }
 
@@ -256,6 +256,7 @@ export function headOf(state: AgentState): Record<string, string> {
           : null,
     };
   }
+  // Its keys are HEAD_FIELDS (journal-record.ts), which a load accepts.
   const fields: Record<string, unknown> = {
     agentId: state.agentId(),
     parentAgentId: state.parentAgentId(),
@@ -330,6 +331,7 @@ function encodeStep(step: AgentStep, state: AgentState, content: ContentWriter |
     toolExecutions: step.toolExecutions().map((e) => encodeToolExecution(e, content)),
     errors: step.stepErrors(),
     structuredOutput: step.structuredOutput() ?? null,
+    ...(step.request() !== null && { request: step.request() }),
   };
 }
 

@@ -15,10 +15,11 @@ export interface WorkerProcessConfig {
   readonly concurrency: number;
   readonly modelDelayMs: number;
   readonly toolDelayMs: number;
-  readonly lockDurationMs: number;
-  readonly stalledIntervalMs: number;
-  readonly sessionLockTtlMs: number;
-  readonly busyRetryDelayMs: number;
+  /** The worker's timing options; left out, the defaults. */
+  readonly lockDurationMs?: number;
+  readonly stalledIntervalMs?: number;
+  readonly sessionLockTtlMs?: number;
+  readonly busyRetryDelayMs?: number;
 }
 
 const config = JSON.parse(process.argv[2] as string) as WorkerProcessConfig;

@@ -1,0 +1,176 @@
+import type { Driver } from '../drivers/driver';
+import { modelDriver } from '../drivers/model-driver';
+import { type Recording, recordedState, replayDriver } from '../drivers/replay-driver';
+import { ReplaySession } from '../drivers/replay-session';
+import { MessageStore } from '../state/agent-context';
+import { AgentState } from '../state/agent-state';
+import { AgentMachineError, InvalidArgumentError } from '../state/errors';
+import type { Message } from '../state/message';
+import type { Tool, ToolSet } from '../tools/define-tool';
+import type { Agent } from './agent-actor';
+import type { AgentDefinition, SubagentDefinition } from './agent-definition';
+import { firstDivergence } from './replay-comparison';
+import type { ReplayOptions, ReplayResult } from './replay-options';
+
+export type { ReplayOptions, ReplayResult } from './replay-options';
+
+/**
+ * Runs a recorded execution again through this agent's definition (its chart, hooks, budget, and
+ * tools when `tools: 'live'`), the model answering from the recording, and names the first
+ * divergence. The run starts from the recorded state as it was before the execution (the
+ * execution's own messages left out); a `systemPrompt` of the definition replaces the recorded one.
+ */
+export async function replayRun(
+  definition: AgentDefinition,
+  build: (definition: AgentDefinition) => Agent,
+  recorded: Recording,
+  options: ReplayOptions = {},
+): Promise<ReplayResult> {
+  const state = recordedState(recorded);
+  const mode = options.tools ?? 'recorded';
+  if (mode !== 'recorded' && mode !== 'live')
+    throw new InvalidArgumentError(
+      'replay options.tools',
+      `got ${JSON.stringify(mode)}; use 'recorded' or 'live'`,
+    );
+  const fromStep = options.fromStep ?? null;
+  if (fromStep !== null && (!Number.isInteger(fromStep) || fromStep < 1))
+    throw new InvalidArgumentError('replay options.fromStep', `got ${fromStep}; give a step number from 1`);
+  const execution = state.execution();
+  if (!execution)
+    throw new InvalidArgumentError(
+      'replay(recorded)',
+      'the state has no execution to replay: pass a state saved after a run (not after forNextExecution())',
+    );
+  const session = new ReplaySession(state, fromStep);
+  const agent = build(
+    replayDefinition(definition, session, mode, liveDriver(definition, undefined), new Map()),
+  );
+  let done: AgentState;
+  try {
+    const signals = [session.endSignal, ...(options.signal ? [options.signal] : [])];
+    done = await agent.execute(startOf(state, execution.executionId(), definition), {
+      signal: AbortSignal.any(signals),
+      onEvent: options.onEvent,
+    });
+  } finally {
+    await agent.close();
+  }
+  const upTo = session.unfinished ? state.stepCount() + 1 : fromStep;
+  return {
+    state: done,
+    divergence: firstDivergence(state, done, (recorded) => session.requestDivergence(recorded), upTo),
+  };
+}
+
+/** The recorded state as it was before its execution: the execution cleared, its messages left out. */
+function startOf(state: AgentState, executionId: string, definition: AgentDefinition): AgentState {
+  const store = state.store();
+  const sections: Record<string, readonly Message[]> = {};
+  for (const name of store.sectionNames())
+    sections[name] = store.section(name).filter((m) => m.metadata.execution_id !== executionId);
+  let context = state.context().withStore(MessageStore.of(sections));
+  if (definition.systemPrompt) context = context.withSystemPrompt('');
+  return AgentState.restore({
+    agentId: state.agentId(),
+    parentAgentId: state.parentAgentId(),
+    createdAt: state.createdAt().getTime(),
+    updatedAt: state.updatedAt().getTime(),
+    executionCount: Math.max(0, state.executionCount() - 1),
+    llmConfig: state.llmConfig(),
+    context,
+    execution: null,
+  });
+}
+
+/** The driver a definition runs on outside a replay (its model's, its own, or its caller's). */
+function liveDriver(definition: AgentDefinition, inherited: Driver | undefined): Driver | undefined {
+  if (definition.driver) return definition.driver;
+  if (!definition.model) return inherited;
+  return modelDriver(definition.model, {
+    ...definition.modelOptions,
+    ...(definition.context !== undefined && { context: definition.context }),
+    fallbackModels: definition.fallbackModels ?? definition.modelOptions?.fallbackModels,
+  });
+}
+
+/**
+ * The definition a replay runs: the replay driver instead of the model (for each subagent too),
+ * recorded tool results instead of the tools (with `tools: 'recorded'`), no store, telemetry or
+ * MCP servers.
+ */
+function replayDefinition<D extends AgentDefinition>(
+  definition: D,
+  session: ReplaySession,
+  mode: 'recorded' | 'live',
+  live: Driver | undefined,
+  seen: Map<AgentDefinition, AgentDefinition>,
+): D {
+  const known = seen.get(definition);
+  if (known) return known as D;
+  const {
+    model: _model,
+    fallbackModels: _fallbackModels,
+    context: _context,
+    mcpServers: _mcpServers,
+    store: _store,
+    telemetry: _telemetry,
+    ...rest
+  } = definition;
+  const replayed: Record<string, unknown> = {
+    ...rest,
+    driver: replayDriver(session.recorded, {
+      session,
+      live,
+      compileMessages: definition.modelOptions?.compileMessages,
+    }),
+  };
+  seen.set(definition, replayed as D);
+  if (definition.tools && mode === 'recorded') replayed.tools = recordedTools(definition.tools, session);
+  const subagents = definition.subagents;
+  if (subagents?.agents) {
+    const agents: Record<string, SubagentDefinition> = {};
+    for (const [name, child] of Object.entries(subagents.agents))
+      agents[name] = replayDefinition(child, session, mode, liveDriver(child, live), seen);
+    replayed.subagents = { ...subagents, agents };
+  }
+  return replayed as D;
+}
+
+/** The tools with each call answered from the recording (or run, in the live part of a fork). */
+function recordedTools(tools: ToolSet, session: ReplaySession): ToolSet {
+  const replayed: Record<string, Tool> = {};
+  for (const [name, tool] of Object.entries(tools)) {
+    replayed[name] = {
+      ...tool,
+      execute: (input, options) => {
+        if (session.runsLive(options.state)) {
+          if (!tool.execute) throw new InvalidArgumentError(`tools.${name}`, 'has no execute function');
+          return tool.execute(input, options);
+        }
+        const recorded = session.recordedExecution(options.state, options.toolCallId);
+        if (!recorded) throw new MissingRecordedResultError(name, options.toolCallId);
+        const error = recorded.error();
+        // a tool that asked the run to stop asks again; any other error is thrown as the plain
+        // record it is, which the tool executor records unchanged
+        if (error?.code === 'AGENT_STOP') throw session.recordedStop(options.state, error.message) ?? error;
+        if (error) throw error;
+        return recorded.value();
+      },
+    };
+  }
+  return replayed;
+}
+
+/** A tool call the recording has no result for (the recorded run never finished it). */
+export class MissingRecordedResultError extends AgentMachineError {
+  constructor(
+    readonly toolName: string,
+    readonly toolCallId: string,
+  ) {
+    super(
+      'REPLAY_RESULT_MISSING',
+      `The recording has no result for tool call '${toolCallId}' (${toolName}): replay with tools: 'live' to run it`,
+    );
+  }
+}

@@ -1,0 +1,105 @@
+/** Where two JSON documents first differ, and the two values found there. */
+export interface JsonDifference {
+  /** A path into the document: `toolExecutions[0].value.total`. */
+  readonly path: string;
+  readonly recorded: unknown;
+  readonly replayed: unknown;
+}
+
+/**
+ * Fields a run draws fresh (ids, clocks): a replay of the same run differs in them and nothing
+ * else. They are skipped wherever the library's own documents have them (states, steps, tool
+ * executions, approvals), never inside user data (a tool's value, arguments, metadata of one's own).
+ */
+const FRESH = new Set([
+  'startedAt',
+  'completedAt',
+  'createdAt',
+  'updatedAt',
+  'requestedAt',
+  'executionId',
+  'agentId',
+  'parentAgentId',
+]);
+/** The tags `withCurrentStepRecorded` and the tool executor put in a message's metadata that name fresh ids. */
+const FRESH_TAGS = new Set(['execution_id', 'tool_execution_id', 'agent_id']);
+/** Keys whose values are data, compared as they are. */
+const DATA = new Set([
+  'value',
+  'args',
+  'input',
+  'output',
+  'structuredOutput',
+  'providerMetadata',
+  'details',
+  'schema',
+  'llmConfig',
+  'signatures',
+]);
+
+/**
+ * The first difference between a recorded document (an AgentState's, a step's, a message's JSON)
+ * and a replayed one, skipping what a run draws fresh (ids, timestamps); null when they are equal.
+ *
+ * @example
+ * firstDifference({ toolExecutions: [{ value: { total: 5 } }] }, { toolExecutions: [{ value: { total: 6 } }] });
+ * // { path: 'toolExecutions[0].value.total', recorded: 5, replayed: 6 }
+ */
+export function firstDifference(recorded: unknown, replayed: unknown, path = ''): JsonDifference | null {
+  return walk(recorded, replayed, path, false);
+}
+
+function walk(a: unknown, b: unknown, path: string, data: boolean): JsonDifference | null {
+  if (a === b) return null;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) {
+    if (typeof a === 'number' && typeof b === 'number' && Number.isNaN(a) && Number.isNaN(b)) return null;
+    return { path: path || '(root)', recorded: a, replayed: b };
+  }
+  if (Array.isArray(a) !== Array.isArray(b)) return { path: path || '(root)', recorded: a, replayed: b };
+  if (Array.isArray(a)) {
+    const other = b as unknown[];
+    const shared = Math.min(a.length, other.length);
+    for (let i = 0; i < shared; i++) {
+      const found = walk(a[i], other[i], `${path}[${i}]`, data);
+      if (found) return found;
+    }
+    if (a.length !== other.length)
+      return { path: `${path}.length`.replace(/^\./, ''), recorded: a.length, replayed: other.length };
+    return null;
+  }
+  const left = a as Record<string, unknown>;
+  const right = b as Record<string, unknown>;
+  // a tool execution's own id is drawn fresh; a tool call's id is the model's
+  const freshId = !data && 'toolCall' in left;
+  const keys = new Set([...Object.keys(left), ...Object.keys(right)]);
+  for (const key of keys) {
+    if (!data && (FRESH.has(key) || (freshId && key === 'id'))) continue;
+    const l = left[key];
+    const r = right[key];
+    if (l === undefined && r === undefined) continue;
+    const at = path ? `${path}${segment(key)}` : segment(key).replace(/^\./, '');
+    const found =
+      !data && key === 'metadata' ? walkMetadata(l, r, at) : walk(l, r, at, data || DATA.has(key));
+    if (found) return found;
+  }
+  return null;
+}
+
+function walkMetadata(a: unknown, b: unknown, path: string): JsonDifference | null {
+  if (!isObject(a) || !isObject(b)) return walk(a, b, path, true);
+  const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
+  for (const key of keys) {
+    if (FRESH_TAGS.has(key)) continue;
+    const found = walk(a[key], b[key], `${path}${segment(key)}`, true);
+    if (found) return found;
+  }
+  return null;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function segment(key: string): string {
+  return /^[A-Za-z_$][\w$]*$/.test(key) ? `.${key}` : `[${JSON.stringify(key)}]`;
+}

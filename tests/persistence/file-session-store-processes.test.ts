@@ -1,0 +1,136 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
+import { readdir, writeFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { AgentState } from '../../src/index';
+import { FileSessionStore, SessionFileLockedError } from '../../src/persistence/index';
+import { tempDir } from './fixtures';
+
+let dir: string;
+let remove: () => Promise<void>;
+const children: ChildProcess[] = [];
+beforeEach(async () => {
+  ({ dir, remove } = await tempDir());
+});
+afterEach(async () => {
+  for (const child of children.splice(0)) if (child.exitCode === null) child.kill('SIGKILL');
+  await remove();
+});
+
+/** Starts tests/persistence/support/file-saver.ts; resolves once it is ready, with its output so far. */
+async function startSaver(args: string[]) {
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', 'tests/persistence/support/file-saver.ts', ...args],
+    {
+      stdio: ['pipe', 'pipe', 'pipe'],
+    },
+  );
+  children.push(child);
+  let output = '';
+  let markReady: () => void = () => undefined;
+  const ready = new Promise<void>((resolve) => {
+    markReady = resolve;
+  });
+  child.stdout?.on('data', (d) => {
+    output += d;
+    if (output.includes('ready\n')) markReady();
+  });
+  child.stderr?.on('data', (d) => {
+    output += d;
+  });
+  const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
+  const early = await Promise.race([ready.then(() => null), exited]);
+  if (early) throw new Error(`saver exited before it was ready: ${output}`);
+  return { child, exited, output: () => output };
+}
+
+it('keeps a session loadable, and every acknowledged save in it, when processes save it at once', async () => {
+  const processes = 3;
+  const saves = 25;
+  const store = new FileSessionStore(dir);
+  const start = AgentState.empty().withUserMessage('go').withExecutionStarted();
+  await store.save('shared', start, null);
+  const savers = await Promise.all(
+    Array.from({ length: processes }, (_, i) => startSaver([dir, 'shared', String(i * 1000), String(saves)])),
+  );
+  for (const saver of savers) saver.child.stdin?.end('go\n');
+  for (const saver of savers) {
+    const [code] = await saver.exited;
+    expect(code, saver.output()).toBe(0);
+  }
+
+  const loaded = await store.load('shared');
+  expect(loaded?.version).toBe(1 + processes * saves);
+  const acknowledged = savers.flatMap((saver) =>
+    [...saver.output().matchAll(/^saved (\d+) (\d+)$/gm)].map((m) => ({
+      version: Number(m[1]),
+      marker: Number(m[2]),
+    })),
+  );
+  expect(acknowledged).toHaveLength(processes * saves);
+  expect(new Set(acknowledged.map((a) => a.version)).size).toBe(processes * saves);
+  // Each acknowledged save is the checkpoint at its version: its step is the last one there.
+  for (const { version, marker } of acknowledged) {
+    const checkpoint = await store.loadCheckpoint('shared', version);
+    expect(checkpoint?.state.steps().at(-1)?.toolExecutions()[0]?.toolCallId()).toBe(`call-${marker}`);
+  }
+  await store.close();
+}, 120_000);
+
+describe('the lock file of a session (<dir>/<id>.journal.lock)', () => {
+  const lockOf = (id: string) => join(dir, `${id}.journal.lock`);
+  const bootId = () => {
+    try {
+      return readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+    } catch {
+      return '';
+    }
+  };
+
+  it('is there only while a save runs', async () => {
+    const store = new FileSessionStore(dir);
+    await store.save('s', AgentState.empty(), null);
+    expect(await readdir(dir)).toEqual(['s.journal']);
+    await store.close();
+  });
+
+  it.each([
+    [
+      'a process that is gone',
+      async () => {
+        const child = spawn(process.execPath, ['-e', '']);
+        await once(child, 'exit');
+        return JSON.stringify({ pid: child.pid, host: hostname(), boot: bootId(), token: 'gone' });
+      },
+    ],
+    ['no holder (damaged text)', async () => 'not a holder'],
+  ])('held by %s is taken over: the save goes on and removes it', async (_, text) => {
+    const store = new FileSessionStore(dir);
+    await store.save('s', AgentState.empty(), null);
+    await writeFile(lockOf('s'), await text());
+    expect(await store.save('s', AgentState.empty().withUserMessage('again'), 1)).toBe(2);
+    expect(await readdir(dir)).toEqual(['s.journal']);
+    await store.close();
+  });
+
+  it('held by a process of another machine makes the save wait, then raise SessionFileLockedError', async () => {
+    const store = new FileSessionStore(dir, { lockTimeoutMs: 50 });
+    await store.save('s', AgentState.empty(), null);
+    const holder = { pid: 4242, host: 'another-machine', boot: '', token: 'theirs' };
+    await writeFile(lockOf('s'), JSON.stringify(holder));
+    const error = await store.save('s', AgentState.empty(), 1).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(SessionFileLockedError);
+    expect(error).toMatchObject({
+      code: 'SESSION_FILE_LOCKED',
+      lockFile: lockOf('s'),
+      holder: { pid: 4242, host: 'another-machine' },
+    });
+    expect((error as Error).message).toContain('remove the lock file');
+    expect((await store.load('s'))?.version).toBe(1);
+    await store.close();
+  });
+});

@@ -247,7 +247,7 @@ const PAGE = `<!doctype html>
 <main>
   <header><h1>agent-machine chat</h1><span id="status" data-status="ready">loading…</span></header>
   <ol id="messages"></ol>
-  <form id="composer"><input id="text" autocomplete="off" placeholder="Ask about Lisbon, or pay the hotel deposit"><button id="send">Send</button></form>
+  <form id="composer"><input id="text" autocomplete="off" placeholder="Ask about Lisbon, or pay the hotel deposit"><button id="send">Send</button><button id="stop" type="button" hidden>Stop</button></form>
 </main>
 <script type="module" src="/chat.js"></script>
 </body>

@@ -140,7 +140,10 @@ function render(chat: PageChat): void {
   const status = $('#status');
   status.textContent = chat.error ? `error: ${chat.error.message}` : chat.status;
   status.dataset.status = chat.status;
-  $<HTMLButtonElement>('#send').disabled = chat.status === 'submitted' || chat.status === 'streaming';
+  const answering = chat.status === 'submitted' || chat.status === 'streaming';
+  $<HTMLButtonElement>('#send').disabled = answering;
+  // Stop asks the server to stop the run (in whichever process runs it); the answer then ends.
+  $<HTMLButtonElement>('#stop').hidden = !answering;
   list.lastElementChild?.scrollIntoView({ block: 'end' });
 }
 
@@ -170,6 +173,13 @@ async function main(): Promise<void> {
     transport: new DefaultChatTransport({ api: API }),
     // Once every approval asked for is answered, the answers go to the server by themselves.
     sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
+  });
+  $('#stop').addEventListener('click', () => {
+    void fetch(`${API}/${encodeURIComponent(id)}/stop`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    });
   });
   $('#composer').addEventListener('submit', (event) => {
     event.preventDefault();

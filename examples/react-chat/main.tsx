@@ -51,6 +51,14 @@ function ToolView({ part, decide }: { part: ToolPart; decide: (approved: boolean
   );
 }
 
+function stopRun(id: string): Promise<Response> {
+  return fetch(`${API}/${encodeURIComponent(id)}/stop`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: '{}',
+  });
+}
+
 function format(value: unknown): string {
   return typeof value === 'string' ? value : JSON.stringify(value, null, 1);
 }
@@ -136,6 +144,12 @@ function Chat({ id, stored }: { id: string; stored: UIMessage[] }) {
         <button id="send" type="submit" disabled={busy || waiting}>
           Send
         </button>
+        {busy && (
+          // Asks the server to stop the run (in whichever process runs it); the answer then ends.
+          <button id="stop" type="button" onClick={() => void stopRun(id)}>
+            Stop
+          </button>
+        )}
       </form>
     </main>
   );

@@ -32,6 +32,7 @@ export {
   RedisSessionStore,
   type RedisSessionStoreOptions,
 } from './redis-session-store';
+export { RedisStreamStore, type RedisStreamStoreOptions } from './redis-stream-store';
 export type {
   JobOptions,
   RedisClient,

@@ -6,9 +6,13 @@ import type { AgentError } from '../state/agent-error';
 import { AgentState } from '../state/agent-state';
 import type { ApprovalDecision, ApprovalInput } from '../state/approval';
 import { AgentMachineError } from '../state/errors';
+import { newId } from '../state/ids';
 import { AgentStream } from './agent-stream';
 import { chatToolCallId, toApprovalInputs } from './chat-approvals';
 import { type ChatDecision, ChatRequestError, parseChatRequest } from './chat-request';
+import { InMemoryStreamStore, type StreamStore } from './stream-store';
+import { StreamWriter } from './stream-writer';
+import { UI_MESSAGE_STREAM_HEADERS, type UIMessageChunk } from './ui-message';
 import { toChatUIMessages, toUIMessageChunks } from './ui-messages';
 
 /**
@@ -17,11 +21,14 @@ import { toChatUIMessages, toUIMessageChunks } from './ui-messages';
  */
 export interface ChatAgent {
   readonly definition: { readonly store?: SessionStore };
-  stream(state: AgentState, options: { readonly sessionId: string }): AgentStream;
+  stream(
+    state: AgentState,
+    options: { readonly sessionId: string; readonly signal?: AbortSignal },
+  ): AgentStream;
   decide(
     sessionId: string,
     decisions: readonly ApprovalInput[],
-    options: { readonly inspect: (event: InspectionEvent) => void },
+    options: { readonly inspect: (event: InspectionEvent) => void; readonly signal?: AbortSignal },
   ): Promise<AgentState>;
 }
 
@@ -49,6 +56,15 @@ export interface ChatHandlerOptions {
   readonly maxBodyBytes?: number;
   /** Gets the errors answered with 500 and the runs that threw. Default: `console.error`. */
   readonly onError?: (error: unknown) => void;
+  /**
+   * Where each chat's current run keeps its UI message stream: every handler sharing it (and the
+   * session store) serves `GET <api>/<id>/stream` from the run's start, stops the run on
+   * `POST <api>/<id>/stop` in whichever process runs it, and refuses a second run of the chat.
+   * Default: an `InMemoryStreamStore` of this handler (one process); `RedisStreamStore` for many.
+   */
+  readonly streams?: StreamStore;
+  /** How often a run renews its stream's lease while it writes nothing (a long tool call), in ms. Default 10,000. */
+  readonly streamRenewMs?: number;
 }
 
 /** A Web-standard request handler: Next.js route handlers, Hono, Bun, Deno, or node:http via `toNodeHandler`. */
@@ -81,8 +97,8 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
   const store: SessionStore = agent.definition.store;
   const maxBodyBytes = options.maxBodyBytes ?? 1024 * 1024;
   const onError = options.onError ?? ((error: unknown) => console.error(error));
-  // Chats with a run streaming; null while a request for it is being checked.
-  const running = new Map<string, AgentStream | null>();
+  const streams = options.streams ?? new InMemoryStreamStore();
+  const renewMs = options.streamRenewMs ?? 10_000;
 
   async function allow(request: Request, chatId: string, action: ChatAction): Promise<void> {
     if (!options.authorize || (await options.authorize(request, { chatId, action })) === true) return;
@@ -94,37 +110,70 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
     const chat = parseChatRequest(await readText(request, maxBodyBytes));
     const chatId = assertSessionId(chat.chatId);
     await allow(request, chatId, chat.kind === 'message' ? 'write' : 'decide');
-    if (running.has(chatId)) {
+    // One run per chat across every handler sharing `streams`: claiming its stream is the lock.
+    const streamId = newId();
+    if (!(await streams.begin(chatId, streamId))) {
       throw new ChatRequestError(
         409,
         'SESSION_BUSY',
-        `Chat "${chatId}" is still answering; wait for it to finish.`,
+        `Chat "${chatId}" is still answering; wait for it to finish (or stop it: POST <api>/${chatId}/stop).`,
       );
     }
-    running.set(chatId, null);
+    const stop = new AbortController();
     let stream: AgentStream;
     try {
       const stored = await store.load(chatId);
       stream =
         chat.kind === 'message'
-          ? startMessage(chatId, stored?.state ?? AgentState.empty(), chat.text)
-          : startDecisions(chatId, stored?.state ?? null, chat.decisions);
+          ? startMessage(chatId, stored?.state ?? AgentState.empty(), chat.text, stop.signal)
+          : startDecisions(chatId, stored?.state ?? null, chat.decisions, stop.signal);
     } catch (error) {
-      running.delete(chatId);
+      await streams.end(chatId, streamId);
       throw error;
     }
-    running.set(chatId, stream);
-    stream.state.then(
-      () => running.delete(chatId),
-      (error: unknown) => {
-        running.delete(chatId);
-        onError(error);
-      },
-    );
+    void publish(stream, chatId, streamId, stop);
     return stream.toUIMessageStreamResponse({ errorText });
   }
 
-  function startMessage(chatId: string, state: AgentState, text: string): AgentStream {
+  /**
+   * Writes the run's UI message stream (as a reader who joins gets it: the whole message, the part
+   * before an approval included) to `streams`, stops the run when a stop is asked for anywhere,
+   * keeps the stream's lease, and ends the stream with the run.
+   */
+  async function publish(stream: AgentStream, chatId: string, streamId: string, stop: AbortController) {
+    const writer = new StreamWriter(streams, chatId, streamId, { onError });
+    const renew = setInterval(
+      () => void streams.renew(chatId, streamId).catch((error: unknown) => onError(error)),
+      renewMs,
+    );
+    renew.unref?.();
+    let unlisten = () => {};
+    try {
+      unlisten = await streams.onStop(chatId, streamId, () => stop.abort());
+      const reader = stream.toUIMessageStream({ errorText, replay: true }).getReader();
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        writer.write(value);
+      }
+    } catch (error) {
+      onError(error);
+    } finally {
+      clearInterval(renew);
+      unlisten();
+      await writer.end().catch((error: unknown) => onError(error));
+    }
+    await stream.state.catch((error: unknown) => onError(error));
+  }
+
+  async function stopRun(request: Request, chatId: string): Promise<Response> {
+    requireJson(request);
+    await allow(request, chatId, 'stop');
+    const running = await streams.requestStop(chatId);
+    return Response.json({ id: chatId, stopping: running }, { status: 202 });
+  }
+
+  function startMessage(chatId: string, state: AgentState, text: string, signal: AbortSignal): AgentStream {
     if (state.approval()) {
       const pending = state.pendingApprovals().map(chatToolCallId);
       const named = pending.map((id) => `'${id}'`).join(', ') || 'its tool calls';
@@ -137,10 +186,15 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
         { pendingApprovals: pending },
       );
     }
-    return agent.stream(state.withUserMessage(text), { sessionId: chatId });
+    return agent.stream(state.withUserMessage(text), { sessionId: chatId, signal });
   }
 
-  function startDecisions(chatId: string, state: AgentState | null, decisions: readonly ChatDecision[]) {
+  function startDecisions(
+    chatId: string,
+    state: AgentState | null,
+    decisions: readonly ChatDecision[],
+    signal: AbortSignal,
+  ) {
     if (!state)
       throw new ChatRequestError(404, 'SESSION_NOT_FOUND', `No chat "${chatId}" to approve calls in.`);
     const inputs = toApprovalInputs(state, decisions);
@@ -166,7 +220,10 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
       denied: new Set(decisions.filter((d) => !d.approved).map((d) => d.toolCallId)),
       prefix: message ? toUIMessageChunks(message) : [],
     };
-    return new AgentStream((listen) => agent.decide(chatId, inputs, { inspect: listen }), continuation);
+    return new AgentStream(
+      (listen) => agent.decide(chatId, inputs, { inspect: listen, signal }),
+      continuation,
+    );
   }
 
   async function get(request: Request): Promise<Response> {
@@ -185,14 +242,22 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
       const stored = await store.load(chatId);
       return Response.json({ id: chatId, messages: stored ? toChatUIMessages(stored.state) : [] });
     }
-    const stream = running.get(chatId);
-    if (!stream || stream.done) return new Response(null, { status: 204 });
-    return stream.toUIMessageStreamResponse({ errorText, replay: true });
+    const read = new AbortController();
+    const chunks = await streams.read(chatId, { signal: read.signal });
+    if (!chunks) return new Response(null, { status: 204 });
+    return new Response(
+      sse(chunks, () => read.abort()),
+      { headers: UI_MESSAGE_STREAM_HEADERS },
+    );
   }
 
   return async (request) => {
     try {
-      if (request.method === 'POST') return await post(request);
+      if (request.method === 'POST') {
+        const [id, resource] = new URL(request.url).pathname.split('/').slice(-2);
+        if (resource === 'stop') return await stopRun(request, assertSessionId(decodeSegment(id ?? '')));
+        return await post(request);
+      }
       if (request.method === 'GET') return await get(request);
       const refused = new ChatRequestError(
         405,
@@ -209,6 +274,25 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
       return errorResponse(new ChatRequestError(500, 'INTERNAL', 'The chat could not be answered.'));
     }
   };
+}
+
+/** A chunk stream as Server-Sent Events (the UI message stream protocol); `cancel` runs when the client leaves. */
+function sse(chunks: AsyncIterable<UIMessageChunk>, cancel: () => void): ReadableStream<Uint8Array> {
+  const encoder = new TextEncoder();
+  const iterator = chunks[Symbol.asyncIterator]();
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const { done, value } = await iterator.next();
+      if (done) {
+        controller.enqueue(encoder.encode('data: [DONE]\n\n'));
+        controller.close();
+      } else controller.enqueue(encoder.encode(`data: ${JSON.stringify(value)}\n\n`));
+    },
+    cancel() {
+      cancel();
+      void iterator.return?.();
+    },
+  });
 }
 
 /**

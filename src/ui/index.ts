@@ -8,6 +8,13 @@ export {
 } from './chat-handler';
 export { type ChatDecision, type ChatRequest, ChatRequestError, parseChatRequest } from './chat-request';
 export { toNodeHandler } from './node-handler';
+export {
+  InMemoryStreamStore,
+  StreamNotOpenError,
+  type StreamStore,
+  type StreamStoreOptions,
+} from './stream-store';
+export { StreamWriter, type StreamWriterOptions } from './stream-writer';
 export type {
   RunEntry,
   RunOutcome,

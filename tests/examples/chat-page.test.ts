@@ -180,3 +180,39 @@ it('in Chromium: a chat id the server refuses starts a new chat under an id of t
   ]);
   await page.close();
 }, 90_000);
+
+it('in Chromium: Stop ends an answer mid-way; the run is stopped on the server', async () => {
+  // A model that starts typing and then waits until the run is stopped.
+  const driver: Driver = {
+    name: 'endless',
+    infer: async (state, context) => {
+      context.report({
+        type: 'text.delta',
+        agentId: state.agentId(),
+        parentAgentId: state.parentAgentId(),
+        executionId: state.executionId() ?? '',
+        stepNumber: state.stepCount() + 1,
+        delta: 'Thinking about it',
+      });
+      return new Promise((_resolve, reject) => {
+        context.signal.addEventListener('abort', () => reject(context.signal.reason), { once: true });
+      });
+    },
+  };
+  const { url, store } = await startApp({ driver });
+  const page = await browser.newPage();
+  const problems = watch(page);
+  await page.goto(`${url}/?chat=stop-1`);
+  await page.waitForSelector('body[data-ready="true"]');
+  await ask(page, 'Think hard.');
+  await expect.poll(() => assistant(page).locator('p.text').textContent(), SLOW).toBe('Thinking about it');
+  expect(await page.locator('#stop').isVisible()).toBe(true);
+  await page.click('#stop');
+  await expect.poll(() => page.locator('#status').getAttribute('data-status'), SLOW).toBe('ready');
+  expect(await page.locator('#stop').isVisible()).toBe(false);
+  const saved = await store.load('stop-1');
+  expect(saved?.state.status()).toBe('stopped');
+  expect(saved?.state.stopReason()).toBe('user_requested');
+  expect(problems).toEqual([]);
+  await page.close();
+}, 90_000);

@@ -123,3 +123,35 @@ it("in Chromium, React's useChat: stored messages on load, input disabled while 
   expect(problems).toEqual([]);
   await page.close();
 }, 120_000);
+
+it("in Chromium, React's useChat: Stop ends an answer mid-way; the run is stopped on the server", async () => {
+  const driver: Driver = {
+    name: 'endless',
+    infer: async (state, context) => {
+      context.report({
+        type: 'text.delta',
+        agentId: state.agentId(),
+        parentAgentId: state.parentAgentId(),
+        executionId: state.executionId() ?? '',
+        stepNumber: state.stepCount() + 1,
+        delta: 'Thinking about it',
+      });
+      return new Promise((_resolve, reject) => {
+        context.signal.addEventListener('abort', () => reject(context.signal.reason), { once: true });
+      });
+    },
+  };
+  const { url, store } = await startApp({ driver, client: 'react' });
+  const page = await browser.newPage();
+  const problems = watch(page);
+  await page.goto(`${url}/?chat=react-stop`);
+  await page.waitForSelector('body[data-ready="true"]');
+  await ask(page, 'Think hard.');
+  await expect.poll(() => assistant(page).locator('p.text').textContent(), SLOW).toBe('Thinking about it');
+  await page.click('#stop');
+  await expect.poll(() => page.locator('#status').getAttribute('data-status'), SLOW).toBe('ready');
+  expect(await page.locator('#stop').count()).toBe(0);
+  expect((await store.load('react-stop'))?.state.stopReason()).toBe('user_requested');
+  expect(problems).toEqual([]);
+  await page.close();
+}, 90_000);

@@ -1,0 +1,215 @@
+import { AgentMachineError } from '../state/errors';
+import type { UIMessageChunk } from './ui-message';
+
+/**
+ * Where a chat's current run keeps its UI message stream, so that any process sharing the store
+ * can read it from its start and follow it live (a reload served by another replica), tell whether
+ * a run goes on (one run per chat across processes), and ask the run to stop.
+ *
+ * One stream per chat at a time: `begin` claims it (false while another is open), the writer
+ * `append`s chunks in order and `end`s it; an ended stream stays readable `ttlSeconds`. An open
+ * stream whose writer died without ending it is given up after `leaseMs` without an append or a
+ * `renew` (the next `begin` may claim the chat). `InMemoryStreamStore` serves one process;
+ * `RedisStreamStore` (agent-machine/distributed) serves many.
+ */
+export interface StreamStore {
+  /** Opens stream `streamId` for the chat; false (and nothing changes) while another is open. */
+  begin(chatId: string, streamId: string): Promise<boolean>;
+  /** Adds chunks to the open stream, in order; throws StreamNotOpenError when it is not the open one. */
+  append(chatId: string, streamId: string, chunks: readonly UIMessageChunk[]): Promise<void>;
+  /** Keeps the open stream's lease while its run works without writing (a long tool call). */
+  renew(chatId: string, streamId: string): Promise<void>;
+  /** Ends the stream: its readers get what is left and finish. Ending a stream that is not open does nothing. */
+  end(chatId: string, streamId: string): Promise<void>;
+  /** The id of the chat's open stream, or null when no run goes on. */
+  active(chatId: string): Promise<string | null>;
+  /**
+   * The chat's open stream, from its first chunk, following it until it ends (or `signal` aborts);
+   * null when no stream is open. Every chunk once, in order.
+   */
+  read(
+    chatId: string,
+    options?: { readonly signal?: AbortSignal },
+  ): Promise<AsyncIterable<UIMessageChunk> | null>;
+  /** Asks the run of the chat's open stream to stop, in whichever process it runs; false when none is open. */
+  requestStop(chatId: string): Promise<boolean>;
+  /**
+   * Calls `listener` when a stop of stream `streamId` is asked for (also when it was asked for
+   * before this call). Resolves with the function that stops listening.
+   */
+  onStop(chatId: string, streamId: string, listener: () => void): Promise<() => void>;
+  /** Releases the store's connections and timers. */
+  close(): Promise<void>;
+}
+
+/** An append to a stream that is not the chat's open one (it ended, or its lease ran out and another run took the chat). */
+export class StreamNotOpenError extends AgentMachineError {
+  constructor(
+    readonly chatId: string,
+    readonly streamId: string,
+  ) {
+    super(
+      'STREAM_NOT_OPEN',
+      `Stream "${streamId}" of chat "${chatId}" is not open: it ended, or its lease ran out (leaseMs) and another run took the chat.`,
+    );
+  }
+}
+
+export interface StreamStoreOptions {
+  /** How long an ended stream stays readable, in seconds. Default 3600. */
+  readonly ttlSeconds?: number;
+  /** How long an open stream lives without an append or a renew, in ms. Default 30,000. */
+  readonly leaseMs?: number;
+}
+
+interface MemoryStream {
+  readonly id: string;
+  readonly chunks: UIMessageChunk[];
+  ended: boolean;
+  stopAsked: boolean;
+  leaseUntil: number;
+  waiters: Set<() => void>;
+  stopListeners: Set<() => void>;
+}
+
+/**
+ * The default StreamStore: streams in this process's memory, for a chat handler that runs its
+ * agents itself in one process.
+ *
+ * @example
+ * const streams = new InMemoryStreamStore();
+ * const handler = createChatHandler({ agent, streams });
+ */
+export class InMemoryStreamStore implements StreamStore {
+  private readonly streams = new Map<string, MemoryStream>();
+  private readonly expiries = new Map<string, ReturnType<typeof setTimeout>>();
+  private readonly ttlMs: number;
+  private readonly leaseMs: number;
+
+  constructor(
+    options: StreamStoreOptions = {},
+    private readonly now: () => number = Date.now,
+  ) {
+    this.ttlMs = (options.ttlSeconds ?? 3600) * 1000;
+    this.leaseMs = options.leaseMs ?? 30_000;
+  }
+
+  private open(chatId: string): MemoryStream | null {
+    const stream = this.streams.get(chatId);
+    return stream && !stream.ended && stream.leaseUntil > this.now() ? stream : null;
+  }
+
+  async begin(chatId: string, streamId: string): Promise<boolean> {
+    if (this.open(chatId)) return false;
+    this.forget(chatId);
+    this.streams.set(chatId, {
+      id: streamId,
+      chunks: [],
+      ended: false,
+      stopAsked: false,
+      leaseUntil: this.now() + this.leaseMs,
+      waiters: new Set(),
+      stopListeners: new Set(),
+    });
+    return true;
+  }
+
+  private owned(chatId: string, streamId: string): MemoryStream {
+    const stream = this.open(chatId);
+    if (!stream || stream.id !== streamId) throw new StreamNotOpenError(chatId, streamId);
+    stream.leaseUntil = this.now() + this.leaseMs;
+    return stream;
+  }
+
+  async append(chatId: string, streamId: string, chunks: readonly UIMessageChunk[]): Promise<void> {
+    const stream = this.owned(chatId, streamId);
+    stream.chunks.push(...chunks);
+    wake(stream);
+  }
+
+  async renew(chatId: string, streamId: string): Promise<void> {
+    this.owned(chatId, streamId);
+  }
+
+  async end(chatId: string, streamId: string): Promise<void> {
+    const stream = this.streams.get(chatId);
+    if (!stream || stream.id !== streamId || stream.ended) return;
+    stream.ended = true;
+    stream.stopListeners.clear();
+    wake(stream);
+    const expiry = setTimeout(() => {
+      if (this.streams.get(chatId) === stream) this.forget(chatId);
+    }, this.ttlMs);
+    expiry.unref?.();
+    this.expiries.set(chatId, expiry);
+  }
+
+  async active(chatId: string): Promise<string | null> {
+    return this.open(chatId)?.id ?? null;
+  }
+
+  async read(
+    chatId: string,
+    options: { readonly signal?: AbortSignal } = {},
+  ): Promise<AsyncIterable<UIMessageChunk> | null> {
+    const stream = this.open(chatId);
+    if (!stream) return null;
+    const { signal } = options;
+    return {
+      async *[Symbol.asyncIterator]() {
+        for (let i = 0; ; ) {
+          if (i < stream.chunks.length) {
+            yield stream.chunks[i++] as UIMessageChunk;
+            continue;
+          }
+          if (stream.ended || signal?.aborted) return;
+          await new Promise<void>((resolve) => {
+            const done = () => {
+              stream.waiters.delete(done);
+              signal?.removeEventListener('abort', done);
+              resolve();
+            };
+            stream.waiters.add(done);
+            signal?.addEventListener('abort', done, { once: true });
+          });
+        }
+      },
+    };
+  }
+
+  async requestStop(chatId: string): Promise<boolean> {
+    const stream = this.open(chatId);
+    if (!stream) return false;
+    stream.stopAsked = true;
+    for (const listener of [...stream.stopListeners]) listener();
+    return true;
+  }
+
+  async onStop(chatId: string, streamId: string, listener: () => void): Promise<() => void> {
+    const stream = this.streams.get(chatId);
+    if (!stream || stream.id !== streamId || stream.ended) return () => {};
+    if (stream.stopAsked) listener();
+    stream.stopListeners.add(listener);
+    return () => stream.stopListeners.delete(listener);
+  }
+
+  async close(): Promise<void> {
+    for (const chatId of [...this.streams.keys()]) this.forget(chatId);
+  }
+
+  private forget(chatId: string): void {
+    const expiry = this.expiries.get(chatId);
+    if (expiry) clearTimeout(expiry);
+    this.expiries.delete(chatId);
+    const stream = this.streams.get(chatId);
+    if (stream) {
+      stream.ended = true;
+      wake(stream);
+    }
+    this.streams.delete(chatId);
+  }
+}
+
+function wake(stream: MemoryStream): void {
+  for (const waiter of [...stream.waiters]) waiter();
+}

@@ -1,0 +1,160 @@
+/**
+ * The StreamStore contract, for the in-memory store and for Redis (a real redis-server; two store
+ * instances on one server stand for two processes): one open stream per chat, readers from the
+ * start that follow it live and get every chunk once in order, an end that finishes them, stops
+ * heard by the process that runs the chat, and a dead writer's stream given up after its lease.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RedisStreamStore } from '../../src/distributed/index';
+import {
+  InMemoryStreamStore,
+  StreamNotOpenError,
+  type StreamStore,
+  StreamWriter,
+  type UIMessageChunk,
+} from '../../src/index';
+import { type RedisServer, startRedisServer } from '../distributed/support/redis-server';
+
+let server: RedisServer;
+beforeAll(async () => {
+  server = await startRedisServer();
+});
+afterAll(async () => {
+  await server?.stop();
+});
+
+const delta = (n: number): UIMessageChunk => ({ type: 'text-delta', id: 't', delta: `${n} ` });
+
+async function collect(stream: AsyncIterable<UIMessageChunk> | null): Promise<UIMessageChunk[]> {
+  if (!stream) throw new Error('no stream was open');
+  const chunks: UIMessageChunk[] = [];
+  for await (const chunk of stream) chunks.push(chunk);
+  return chunks;
+}
+
+/** Resolves once `condition` holds, checking every few ms (a safety net, not a timing assertion). */
+async function until(condition: () => Promise<boolean>): Promise<void> {
+  for (;;) {
+    if (await condition()) return;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+interface Fixture {
+  /** Two stores over the same data: the writer's process and a reader's. */
+  pair(options?: { leaseMs?: number }): { writer: StreamStore; reader: StreamStore };
+}
+
+const kinds: [string, Fixture][] = [
+  [
+    'InMemoryStreamStore',
+    {
+      pair: (options) => {
+        const store = new InMemoryStreamStore(options);
+        return { writer: store, reader: store };
+      },
+    },
+  ],
+  [
+    'RedisStreamStore',
+    {
+      pair: (options) => {
+        const prefix = `test-${Math.random().toString(36).slice(2)}:`;
+        const make = () =>
+          new RedisStreamStore({ connection: server.connection, prefix, blockMs: 50, ...options });
+        return { writer: make(), reader: make() };
+      },
+    },
+  ],
+];
+
+describe.each(kinds)('%s', (_kind, fixture) => {
+  it('opens one stream per chat at a time: a second begin is refused until the first ends', async () => {
+    const { writer, reader } = fixture.pair();
+    expect(await writer.begin('c1', 's1')).toBe(true);
+    expect(await reader.begin('c1', 's2')).toBe(false);
+    expect(await reader.active('c1')).toBe('s1');
+    expect(await reader.active('c2')).toBeNull();
+    await writer.end('c1', 's1');
+    expect(await reader.active('c1')).toBeNull();
+    expect(await reader.begin('c1', 's2')).toBe(true);
+    await Promise.all([writer.close(), reader.close()]);
+  });
+
+  it('a reader gets every chunk once, in order, from the start, live, and finishes at the end', async () => {
+    const { writer, reader } = fixture.pair();
+    await writer.begin('c1', 's1');
+    await writer.append('c1', 's1', [{ type: 'start', messageId: 'm1' }, delta(0)]);
+    const early = collect(await reader.read('c1'));
+    for (let n = 1; n < 200; n++) await writer.append('c1', 's1', [delta(n)]);
+    const late = collect(await reader.read('c1')); // joins mid-stream: still from the start
+    await writer.append('c1', 's1', [{ type: 'finish' }]);
+    await writer.end('c1', 's1');
+    const expected = [
+      { type: 'start', messageId: 'm1' },
+      ...Array.from({ length: 200 }, (_, n) => delta(n)),
+      { type: 'finish' },
+    ];
+    expect(await early).toEqual(expected);
+    expect(await late).toEqual(expected);
+    expect(await reader.read('c1')).toBeNull(); // nothing goes on now
+    await Promise.all([writer.close(), reader.close()]);
+  });
+
+  it('refuses appends to a stream that is not the open one', async () => {
+    const { writer } = fixture.pair();
+    await expect(writer.append('c1', 's1', [delta(1)])).rejects.toBeInstanceOf(StreamNotOpenError);
+    await writer.begin('c1', 's1');
+    await expect(writer.append('c1', 'other', [delta(1)])).rejects.toMatchObject({ code: 'STREAM_NOT_OPEN' });
+    await writer.end('c1', 's1');
+    await expect(writer.renew('c1', 's1')).rejects.toBeInstanceOf(StreamNotOpenError);
+    await writer.close();
+  });
+
+  it('a stop asked anywhere reaches the listener of the running stream, before or after it listens', async () => {
+    const { writer, reader } = fixture.pair();
+    expect(await reader.requestStop('c1')).toBe(false); // nothing runs
+    await writer.begin('c1', 's1');
+    let heard = 0;
+    const stopListening = await writer.onStop('c1', 's1', () => heard++);
+    expect(await reader.requestStop('c1')).toBe(true);
+    await until(async () => heard === 1);
+    stopListening();
+    // Asked before the run listens: the listener hears it when it starts listening.
+    await writer.end('c1', 's1');
+    await writer.begin('c1', 's2');
+    await reader.requestStop('c1');
+    let late = 0;
+    await writer.onStop('c1', 's2', () => late++);
+    await until(async () => late >= 1);
+    await writer.end('c1', 's2');
+    await Promise.all([writer.close(), reader.close()]);
+  });
+
+  it('a writer that died is given up after its lease: its readers finish, and the chat can run again', async () => {
+    const { writer, reader } = fixture.pair({ leaseMs: 200 });
+    await writer.begin('c1', 's1');
+    await writer.append('c1', 's1', [delta(1)]);
+    const read = collect(await reader.read('c1'));
+    // No end, no renew: the writer is gone.
+    await until(async () => (await reader.active('c1')) === null);
+    expect(await reader.begin('c1', 's2')).toBe(true);
+    expect(await read).toEqual([delta(1)]);
+    await Promise.all([writer.close(), reader.close()]);
+  });
+
+  it('StreamWriter writes chunks in batches, in order, and ends the stream', async () => {
+    const { writer, reader } = fixture.pair();
+    await writer.begin('c1', 's1');
+    const read = collect(await reader.read('c1'));
+    const out = new StreamWriter(writer, 'c1', 's1', { flushMs: 5 });
+    for (let n = 0; n < 1000; n++) {
+      out.write(delta(n));
+      if (n % 100 === 99) await new Promise((resolve) => setImmediate(resolve));
+    }
+    await out.end();
+    expect(await read).toEqual(Array.from({ length: 1000 }, (_, n) => delta(n)));
+    expect(out.appends).toBeLessThanOrEqual(100); // deltas written together go in one append
+    await Promise.all([writer.close(), reader.close()]);
+  });
+});

@@ -1,0 +1,70 @@
+/**
+ * A chat server process for the cross-process tests: createChatHandler over a SQLite session store
+ * (CHAT_DB) and a RedisStreamStore (REDIS_PORT, STREAM_PREFIX) on 127.0.0.1 and a free port, which
+ * it prints as `{"port":N}`. The model searches, then types WORDS words, one every WORD_DELAY_MS
+ * (aborted by a stop). Runs until killed.
+ */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { z } from 'zod';
+import { RedisStreamStore } from '../../../src/distributed/index';
+import { abortableDelay } from '../../../src/drivers/abortable-delay';
+import {
+  createAgent,
+  createChatHandler,
+  type Driver,
+  defineTool,
+  SqliteSessionStore,
+  scriptedDriver,
+  toNodeHandler,
+} from '../../../src/index';
+
+const words = Number(process.env.WORDS ?? 40);
+const wordDelayMs = Number(process.env.WORD_DELAY_MS ?? 5);
+export const answerText = (n: number) => Array.from({ length: n }, (_, i) => `word${i}`).join(' ');
+
+const search = defineTool({
+  description: 'Search',
+  inputSchema: z.object({ query: z.string() }),
+  execute: async ({ query }) => `found ${query}`,
+});
+const script = scriptedDriver([
+  (state) =>
+    state.messages().at(-1)?.role === 'tool'
+      ? { text: answerText(words) }
+      : { toolCalls: [{ name: 'search', args: { query: 'lisbon' } }] },
+]);
+/** The scripted answer, its text reported word by word with a delay, as a streaming model sends it. */
+const typing: Driver = {
+  name: 'typing',
+  async infer(state, context) {
+    const answered = await script.infer(state, context);
+    const text = answered.currentStep()?.outputText() ?? '';
+    const ids = {
+      agentId: state.agentId(),
+      parentAgentId: state.parentAgentId(),
+      executionId: state.executionId() ?? '',
+      stepNumber: state.stepCount() + 1,
+    };
+    for (const [i, word] of (text.match(/\S+\s*/g) ?? []).entries()) {
+      if (i > 0) await abortableDelay(wordDelayMs, context.signal);
+      context.report({ type: 'text.delta', ...ids, delta: word });
+    }
+    return answered;
+  },
+};
+
+const agent = createAgent({
+  driver: typing,
+  tools: { search },
+  store: new SqliteSessionStore(process.env.CHAT_DB as string),
+});
+const streams = new RedisStreamStore({
+  connection: { host: '127.0.0.1', port: Number(process.env.REDIS_PORT) },
+  prefix: process.env.STREAM_PREFIX,
+});
+const handler = createChatHandler({ agent, streams });
+const server = createServer(toNodeHandler(handler));
+server.listen(0, '127.0.0.1', () => {
+  console.log(JSON.stringify({ port: (server.address() as AddressInfo).port }));
+});

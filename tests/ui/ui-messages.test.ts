@@ -2,12 +2,14 @@ import type { UIMessage as SdkUIMessage } from 'ai';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
+  AgentState,
   createAgent,
   defineTool,
   InMemorySessionStore,
   scriptedDriver,
   toChatUIMessages,
   toUIMessageChunks,
+  toUIMessages,
 } from '../../src/index';
 
 const transfer = defineTool({
@@ -127,5 +129,30 @@ describe('toChatUIMessages', () => {
       'tool-input-available',
       'tool-approval-request',
     ]);
+  });
+
+  it("keeps the user's images and files, and is the one toUIMessages", async () => {
+    const agent = createAgent({ driver: scriptedDriver([{ text: 'A cat.' }]) });
+    const state = await agent.execute(
+      AgentState.empty().withUserMessage([
+        { type: 'text', text: 'What is in these?' },
+        { type: 'file', mediaType: 'image/png', data: 'iVBORw==' },
+        { type: 'file', mediaType: 'application/pdf', data: 'https://example.com/a.pdf', filename: 'a.pdf' },
+      ]),
+    );
+    const shown = toChatUIMessages(state);
+    expect(shown[0]).toEqual({
+      id: 'user-0',
+      role: 'user',
+      parts: [
+        { type: 'text', text: 'What is in these?', state: 'done' },
+        { type: 'file', mediaType: 'image/png', url: 'data:image/png;base64,iVBORw==' },
+        { type: 'file', mediaType: 'application/pdf', url: 'https://example.com/a.pdf', filename: 'a.pdf' },
+      ],
+    });
+    expect(shown[1]?.id).toBe(state.executionId());
+    expect(toUIMessages(state)).toEqual(shown);
+    const sdk: SdkUIMessage[] = shown;
+    expect(sdk).toHaveLength(2);
   });
 });

@@ -229,7 +229,7 @@ describe('AgentState from and to the AI SDK messages', () => {
       { type: 'file', mediaType: 'image/png', data: 'iVBORw==' },
     ]);
     const [user] = toModelMessages(state);
-    const data = (user?.content as Array<{ data: unknown }>).map((part) => part.data);
+    const data = ((user?.content ?? []) as Array<{ data: unknown }>).map((part) => part.data);
     expect(data).toEqual([
       'iVBORw==',
       Buffer.from('hi!').toString('base64'),
@@ -241,7 +241,7 @@ describe('AgentState from and to the AI SDK messages', () => {
     const model = new MockLanguageModelV4({ doGenerate: async () => done('ok') });
     await createAgent({ driver: modelDriver(model) }).execute(state);
     const prompt = model.doGenerateCalls[0]?.prompt.find((m) => m.role === 'user');
-    const sent = (prompt?.content as Array<{ data: unknown }>).map((part) => part.data);
+    const sent = ((prompt?.content ?? []) as Array<{ data: unknown }>).map((part) => part.data);
     expect(sent).toEqual(
       data.map((d) => (d instanceof URL ? { type: 'url', url: d } : { type: 'data', data: d })),
     );

@@ -6,6 +6,7 @@ import {
   createAgent,
   defineTool,
   InMemorySessionStore,
+  Message,
   scriptedDriver,
   toChatUIMessages,
   toUIMessageChunks,
@@ -154,5 +155,51 @@ describe('toChatUIMessages', () => {
     expect(toUIMessages(state)).toEqual(shown);
     const sdk: SdkUIMessage[] = shown;
     expect(sdk).toHaveLength(2);
+  });
+
+  it('shows reasoning, provider-executed calls with their results, and messages no agent ran', () => {
+    const meta = { openai: { itemId: 'i1' } };
+    const ui = toUIMessages([
+      Message.user('Search'),
+      Message.of({
+        role: 'assistant',
+        content: 'Found.',
+        parts: [
+          { type: 'reasoning', text: 'Look it up.', providerMetadata: meta },
+          {
+            type: 'tool-call',
+            toolCallId: 'w1',
+            toolName: 'web_search',
+            input: { q: 'x' },
+            providerExecuted: true,
+          },
+          { type: 'tool-result', toolCallId: 'w1', toolName: 'web_search', output: { hits: 1 } },
+          { type: 'text', text: 'Found.' },
+        ],
+        toolCalls: [{ id: 'c1', name: 'add', args: { a: 1 } }],
+      }),
+      Message.toolResult({ id: 'c1', name: 'add' }, '2'),
+      Message.assistant('Done.'),
+    ]);
+    expect(ui.map((m) => [m.id, m.role])).toEqual([
+      ['user-0', 'user'],
+      ['assistant-1', 'assistant'],
+    ]);
+    expect(ui[1]?.parts).toEqual([
+      { type: 'step-start' },
+      { type: 'reasoning', text: 'Look it up.', state: 'done', providerMetadata: meta },
+      {
+        type: 'tool-web_search',
+        toolCallId: 'w1',
+        input: { q: 'x' },
+        providerExecuted: true,
+        state: 'output-available',
+        output: { hits: 1 },
+      },
+      { type: 'text', text: 'Found.', state: 'done' },
+      { type: 'tool-add', toolCallId: 'c1', input: { a: 1 }, state: 'output-available', output: '2' },
+      { type: 'step-start' },
+      { type: 'text', text: 'Done.', state: 'done' },
+    ]);
   });
 });

@@ -32,7 +32,7 @@ interface Form<D> {
 }
 
 /** The ModelMessage form: file data as base64 text or a URL; a plain message as its text. */
-export const MODEL_MESSAGE_FORM: Form<string | URL> = { fileData: modelFileData, plainText: true };
+const MODEL_MESSAGE_FORM: Form<string | URL> = { fileData: modelFileData, plainText: true };
 
 /**
  * A message in the prompt format of a model of specification `version`: its parts when it has
@@ -57,7 +57,7 @@ export function toPromptMessage(m: Message, version: SpecificationVersion): Prom
  * its own tool calls, a tool message is its one tool result; provider metadata goes back as
  * provider options.
  */
-export function toAiSdkMessage<D>(m: Message, form: Form<D>): MessageAs<D> {
+function toAiSdkMessage<D>(m: Message, form: Form<D>): MessageAs<D> {
   const options = optionsOf(m.providerMetadata);
   const plain = (text: string) => (form.plainText ? text : text ? [{ type: 'text' as const, text }] : []);
   switch (m.role) {

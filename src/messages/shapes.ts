@@ -72,11 +72,7 @@ export type PromptFileData =
   | { type: 'data'; data: Uint8Array | string }
   | { type: 'url'; url: URL };
 
-export type PromptTextPart = TextPart;
-export type PromptFilePart = FilePart<PromptFileData>;
-export type PromptReasoningPart = ReasoningPart;
-export type PromptToolCallPart = ToolCallPart;
-export type PromptToolResultPart = ToolResultPart;
+type PromptFilePart = FilePart<PromptFileData>;
 
 /** A prompt message in the shape both specifications share (file data is converted per call). */
 export type PromptMessage = (

@@ -74,7 +74,7 @@ export function contentHash(text: string): string {
 
 type NodeCrypto = {
   createHash(algorithm: string): {
-    update(data: string, encoding: 'utf8'): { digest(encoding: 'hex' | 'base64' | 'base64url'): string };
+    update(data: string, encoding: 'utf8'): { digest(encoding: 'base64' | 'base64url'): string };
   };
 };
 
@@ -84,17 +84,6 @@ const nodeCrypto: NodeCrypto | undefined = (() => {
     ? (proc.getBuiltinModule('node:crypto') as NodeCrypto | undefined)
     : undefined;
 })();
-
-/**
- * SHA-256 of the UTF-8 encoding of `text`, as lowercase hex.
- *
- * @example
- * sha256Hex('abc'); // 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad'
- */
-export function sha256Hex(text: string): string {
-  if (nodeCrypto) return nodeCrypto.createHash('sha256').update(text, 'utf8').digest('hex');
-  return toHex(sha256Bytes(new TextEncoder().encode(text)));
-}
 
 /** SHA-256 of `text` as base64 (the form a Content-Security-Policy `'sha256-...'` source takes). */
 export function sha256Base64(text: string): string {

@@ -18,11 +18,8 @@ export { estimateMessageTokens, estimateTextTokens } from './context/token-estim
 export * from './distributed/index';
 export type { Driver, DriverContext } from './drivers/driver';
 export {
-  type FileData,
-  type JSONValue,
   type LanguageModel,
   type ModelCallSettings,
-  type PromptMessage,
   type ProviderTool,
   type ToolChoice,
   UnsupportedModelError,
@@ -63,6 +60,7 @@ export type {
 export { type ResponseSchema, structuredOutputGuard } from './hooks/structured-output-guard';
 export * from './inspect/index';
 export * from './mcp/index';
+export * from './messages/index';
 export * from './persistence/index';
 export type { SubagentDefinition } from './runtime/agent-definition';
 export { type AgentDefinition, InvalidDefinitionError } from './runtime/agent-definition';

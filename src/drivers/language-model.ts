@@ -3,9 +3,10 @@
  * `@ai-sdk/provider`: AI SDK 6 models are specification v3 (`@ai-sdk/provider` 3, Node 20), AI SDK 7
  * models are v4 (`@ai-sdk/provider` 4, which needs Node 22), and the library takes both without a
  * runtime dependency on either. The two specifications agree on everything the drivers use except
- * how file data is written (see `promptFileData`).
+ * how file data is written (see `promptFileData` in src/messages).
  */
 
+import type { ModelContent, PromptMessage } from '../messages/shapes';
 import { AgentMachineError } from '../state/errors';
 import type { ProviderMetadata } from '../state/message';
 
@@ -24,14 +25,6 @@ export interface LanguageModel {
   doGenerate(options: never): PromiseLike<unknown>;
   doStream(options: never): PromiseLike<unknown>;
 }
-
-export type JSONValue =
-  | null
-  | string
-  | number
-  | boolean
-  | { [key: string]: JSONValue | undefined }
-  | JSONValue[];
 
 /** How the model may use the tools: any (`auto`), none, at least one (`required`), or one named tool. */
 export type ToolChoice =
@@ -57,51 +50,6 @@ export interface ModelCallSettings {
   readonly reasoning?: 'provider-default' | 'none' | 'minimal' | 'low' | 'medium' | 'high' | 'xhigh' | 'max';
 }
 
-/** File data as the drivers hold it: bytes, base64 text, or a URL. */
-export type FileData = Uint8Array | string | URL;
-
-type WithOptions = { providerOptions?: ProviderMetadata };
-export type PromptTextPart = { type: 'text'; text: string } & WithOptions;
-/** v3 file data is the bytes, base64 text or URL; v4 wraps it. */
-export type PromptFileData =
-  | FileData
-  | { type: 'data'; data: Uint8Array | string }
-  | { type: 'url'; url: URL };
-export type PromptFilePart = {
-  type: 'file';
-  data: PromptFileData;
-  mediaType: string;
-  filename?: string;
-} & WithOptions;
-export type PromptReasoningPart = { type: 'reasoning'; text: string } & WithOptions;
-export type PromptToolCallPart = {
-  type: 'tool-call';
-  toolCallId: string;
-  toolName: string;
-  input: unknown;
-  providerExecuted?: boolean;
-} & WithOptions;
-export type PromptToolResultPart = {
-  type: 'tool-result';
-  toolCallId: string;
-  toolName: string;
-  output: { type: 'text' | 'error-text'; value: string } | { type: 'json' | 'error-json'; value: JSONValue };
-} & WithOptions;
-
-/** A prompt message in the shape both specifications share (file data is converted per call). */
-export type PromptMessage = (
-  | { role: 'system'; content: string }
-  | { role: 'user'; content: Array<PromptTextPart | PromptFilePart> }
-  | {
-      role: 'assistant';
-      content: Array<
-        PromptTextPart | PromptFilePart | PromptReasoningPart | PromptToolCallPart | PromptToolResultPart
-      >;
-    }
-  | { role: 'tool'; content: PromptToolResultPart[] }
-) &
-  WithOptions;
-
 export interface FunctionTool {
   type: 'function';
   name: string;
@@ -124,34 +72,6 @@ export type CallOptions = { -readonly [K in keyof ModelCallSettings]: ModelCallS
 };
 
 type WithMetadata = { providerMetadata?: ProviderMetadata };
-/** v3 writes file data as bytes/base64; v4 as `{ type: 'data', data }` or `{ type: 'url', url }`. */
-type ResultFileData =
-  | Uint8Array
-  | string
-  | { type: 'data'; data: Uint8Array | string }
-  | { type: 'url'; url: URL };
-
-/** The content parts the drivers read; others (sources, approvals, custom parts) are passed over. */
-export type ModelContent =
-  | ({ type: 'text'; text: string } & WithMetadata)
-  | ({ type: 'reasoning'; text: string } & WithMetadata)
-  | ({ type: 'file'; mediaType: string; data: ResultFileData } & WithMetadata)
-  | ({
-      type: 'tool-call';
-      toolCallId: string;
-      toolName: string;
-      input: string;
-      providerExecuted?: boolean;
-    } & WithMetadata)
-  | ({
-      type: 'tool-result';
-      toolCallId: string;
-      toolName: string;
-      result: unknown;
-      isError?: boolean;
-      preliminary?: boolean;
-    } & WithMetadata)
-  | ({ type: 'source' | 'tool-approval-request' | 'custom' | 'reasoning-file' } & WithMetadata);
 
 export interface ModelUsage {
   inputTokens: { total: number | undefined };
@@ -199,30 +119,12 @@ export interface CallableModel {
 /**
  * The model with the call surface the drivers use. Both specifications take the same options and
  * return the same result shapes for what the drivers read; only file data differs, handled by
- * `promptFileData` on the way in and `fileData` on the way out.
+ * `promptFileData` on the way in and `fileData` on the way out (src/messages).
  */
 export function callable(model: LanguageModel): CallableModel {
   const version = (model as { specificationVersion?: unknown }).specificationVersion;
   if (version !== 'v3' && version !== 'v4') throw new UnsupportedModelError(model, version);
   return model as unknown as CallableModel;
-}
-
-/**
- * File data of a prompt part in the form of the model's specification: v4 writes it as
- * `{ type: 'data', data }` or `{ type: 'url', url }`, v3 as the bytes, base64 text or URL itself.
- */
-export function promptFileData(
-  version: CallableModel['specificationVersion'],
-  data: FileData,
-): PromptFileData {
-  if (version === 'v3') return data;
-  return data instanceof URL ? { type: 'url', url: data } : { type: 'data', data };
-}
-
-/** A file part's data from either specification, as bytes, base64 text or a URL. */
-export function fileData(data: ResultFileData): FileData {
-  if (typeof data === 'string' || data instanceof Uint8Array) return data;
-  return data.type === 'url' ? data.url : data.data;
 }
 
 /** An object that is not an AI SDK language model of specification v3 or v4. */

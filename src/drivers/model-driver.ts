@@ -1,9 +1,11 @@
 import { type ContextOptions, ContextWindow } from '../context/context-window';
+import { assistantOutput } from '../messages/assistant-output';
+import { toPromptMessage } from '../messages/prompt-message';
+import type { PromptMessage } from '../messages/shapes';
 import { AgentStep, InferenceResponse } from '../state/agent-step';
 import { AppendOnlyList } from '../state/append-only-list';
 import type { Message, ProviderMetadata } from '../state/message';
 import { Usage } from '../state/usage';
-import { assistantOutput } from './assistant-output';
 import type { Driver } from './driver';
 import {
   type CallableModel,
@@ -11,7 +13,6 @@ import {
   callable,
   type LanguageModel,
   type ModelCallSettings,
-  type PromptMessage,
 } from './language-model';
 import {
   conversationWithCurrentToolTrace,
@@ -22,12 +23,11 @@ import { callUsage, llmConfigOptions, type ModelCallOptions, type PricingTable }
 import { callModels } from './model-fallback';
 import type { CollectedResult } from './model-stream';
 import { modelSummarizer } from './model-summarizer';
-import { toPromptMessage } from './prompt-message';
 import { describedTools, requestOf } from './request-digest';
 import { activeTools, type PrepareStep, stepModel } from './step-settings';
 import { callWithinWindow } from './windowed-model-call';
 
-export { parseArgs } from './assistant-output';
+export { parseArgs } from '../messages/assistant-output';
 export type { ModelPrice, PricingTable } from './model-call';
 
 /** Options of the model and ReAct drivers: retries and `stream` (ModelCallOptions), and these. */

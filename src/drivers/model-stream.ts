@@ -1,6 +1,7 @@
+import type { ModelContent } from '../messages/shapes';
 import { AgentMachineError } from '../state/errors';
 import type { ProviderMetadata } from '../state/message';
-import type { GenerateResult, ModelContent, StreamPart, StreamResult } from './language-model';
+import type { GenerateResult, StreamPart, StreamResult } from './language-model';
 
 /**
  * A model stream that failed part-way: an `error` part carrying plain data (an OpenAI-compatible

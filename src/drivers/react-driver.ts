@@ -1,3 +1,5 @@
+import { toPromptMessage } from '../messages/prompt-message';
+import type { PromptMessage } from '../messages/shapes';
 import { AgentError } from '../state/agent-error';
 import type { AgentState } from '../state/agent-state';
 import { AgentStep, InferenceResponse } from '../state/agent-step';
@@ -5,17 +7,10 @@ import { newId } from '../state/ids';
 import { Message, type ToolCall } from '../state/message';
 import { inputJsonSchema, type ToolSet, toolDescription } from '../tools/define-tool';
 import type { Driver } from './driver';
-import {
-  type CallableModel,
-  type CallOptions,
-  callable,
-  type LanguageModel,
-  type PromptMessage,
-} from './language-model';
+import { type CallableModel, type CallOptions, callable, type LanguageModel } from './language-model';
 import { conversationWithCurrentToolTrace } from './message-compiler';
 import { callModel, callUsage, llmConfigOptions } from './model-call';
 import type { ModelDriverOptions } from './model-driver';
-import { toPromptMessage } from './prompt-message';
 import {
   OBSERVATION_STOP,
   parseReActReply,

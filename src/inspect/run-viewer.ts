@@ -1,5 +1,5 @@
 import { StateId, statePath } from '../../machines/state-ids';
-import { sha256Base64 } from './content-hash';
+import { sha256Base64 } from '../state/content-hash';
 import {
   type ActorView,
   type AgentView,

@@ -7,7 +7,7 @@
  * unpacking gives back exactly the state's `toJSON()`; states recorded at several points of a run
  * (or several turns of a session) share their messages and steps.
  */
-import { contentHash } from './content-hash';
+import { canonicalJson, contentHash } from '../state/content-hash';
 import { InvalidTraceError } from './trace-schema';
 
 type Json = unknown;
@@ -40,7 +40,7 @@ export class BlobTable {
       const cached = this.known.get(value);
       if (cached !== undefined) return cached;
     }
-    const hash = contentHash(value);
+    const hash = contentHash(canonicalJson(value));
     if (!this.blobs.has(hash)) this.blobs.set(hash, value);
     if (typeof value === 'object' && value !== null) this.known.set(value, hash);
     return hash;

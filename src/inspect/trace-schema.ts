@@ -6,7 +6,6 @@
 import { z } from 'zod';
 import { AgentMachineError } from '../state/errors';
 import { jsonValueSchema } from '../state/schemas';
-import { BLOB_HASH_LENGTH } from './content-hash';
 
 /** The value of a trace's `format` field. */
 export const TRACE_FORMAT = 'agent-machine/trace';
@@ -31,9 +30,10 @@ const count = z.number().int().nonnegative();
 const elapsed = z.number().finite().nonnegative();
 /** An actor's XState session id (`x:0`, `x:1`, ...), unique within the recording. */
 const actorKey = z.string().min(1);
+/** A blob's key: 22 base64url characters (`contentHash`), or 32 hex digits in traces of earlier versions. */
 export const blobHashSchema = z
   .string()
-  .regex(new RegExp(`^[0-9a-f]{${BLOB_HASH_LENGTH}}$`), `expected a ${BLOB_HASH_LENGTH}-digit hex hash`);
+  .regex(/^(?:[A-Za-z0-9_-]{22}|[0-9a-f]{32})$/, 'expected a content hash (22 base64url characters)');
 
 export const traceErrorSchema = z.strictObject({ name: z.string(), message: z.string() });
 

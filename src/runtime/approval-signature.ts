@@ -14,6 +14,7 @@ import {
   type PendingApproval,
   pendingMatches,
 } from '../state/approval';
+import { canonicalJson } from '../state/content-hash';
 
 /** The signature of one pending call of the root `state`; `sessionId` is the run's session (null without one). */
 export function approvalSignature(
@@ -84,22 +85,5 @@ export function checkSignature(
       input.signature === undefined ? 'carries no signature' : 'carries a signature that does not match'
     }: pass the 'signature' of the pending call as listed by pendingApprovals() for ${where}, unaltered. Nothing was changed.`,
     input.toolCallId,
-  );
-}
-
-/** JSON with object keys sorted at every level, so equal values always sign alike. */
-export function canonicalJson(value: unknown): string {
-  return JSON.stringify(sortKeys(value));
-}
-
-function sortKeys(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(sortKeys);
-  if (value === null || typeof value !== 'object') return value;
-  const source = value as Record<string, unknown>;
-  return Object.fromEntries(
-    Object.keys(source)
-      .filter((key) => source[key] !== undefined)
-      .sort()
-      .map((key) => [key, sortKeys(source[key])]),
   );
 }

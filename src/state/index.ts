@@ -29,17 +29,9 @@ export {
   type ToolCall,
   textOf,
 } from './message';
-export {
-  fromModelMessages,
-  type ModelMessage,
-  type ModelMessageInput,
-  messagesFromModelMessages,
-  toModelMessages,
-} from './model-messages';
 export { type AgentStateJSON, agentStateSchema, FORMAT_VERSION } from './schemas';
 export { StepExecution } from './step-execution';
 export { failsTheRun, StopReason, stopReasonPriority, wasForceStopped } from './stop-reason';
 export { StopSignal } from './stop-signal';
 export { ToolExecution } from './tool-execution';
-export { toUIMessages, type UIMessage, type UIMessagePart } from './ui-messages';
 export { Usage } from './usage';

@@ -5,19 +5,17 @@
  * calls leading to it, then its own), so that two subagent calls waiting on the same id are two
  * parts. The approval id is that tool call id; with an `approvalSecret`, the approval carries the
  * call's signature (the protocol's `signature` field, which the client sends back unchanged).
+ * The parts that show them in the chat's messages are in src/messages/approval-parts.ts.
  */
 import type { AgentState } from '../state/agent-state';
 import {
   type ApprovalDecision,
   type ApprovalInput,
-  type ApprovalRequest,
-  approvalKey,
   describePending,
   type PendingApproval,
 } from '../state/approval';
-import type { ToolCall } from '../state/message';
 import { type ChatDecision, ChatRequestError } from './chat-request';
-import type { UIMessageChunk, UIToolPart } from './ui-message';
+import type { UIMessageChunk } from './ui-message';
 
 /** The tool call id (and approval id) of a pending call in the chat: `t1`, or `p1/t1` inside subagent call p1. */
 export const chatToolCallId = (pending: PendingApproval): string => describePending(pending);
@@ -39,67 +37,6 @@ export function approvalRequestChunks(pending: PendingApproval): UIMessageChunk[
     input: pending.args,
   };
   return [input, request];
-}
-
-/**
- * The tool parts of the calls waiting (or decided and still waiting for the others) inside the
- * subagent call `call` of the root state's waiting step, at any depth.
- */
-export function nestedApprovalParts(root: AgentState, call: ToolCall): UIToolPart[] {
-  const approval = root.approval();
-  const child = approval?.children[call.id];
-  if (!approval || !child) return [];
-  const parts: UIToolPart[] = [];
-  collect(child, [call.id], approval.signatures, parts);
-  return parts;
-}
-
-function collect(
-  state: AgentState,
-  callPath: readonly string[],
-  signatures: ApprovalRequest['signatures'],
-  out: UIToolPart[],
-): void {
-  const approval = state.approval();
-  for (const call of state.currentStep()?.requestedToolCalls() ?? []) {
-    if (!approval) return;
-    if (approval.toolCallIds.includes(call.id)) {
-      const signature = signatures[approvalKey(callPath, call.id)];
-      out.push(
-        approvalPart(
-          { type: `tool-${call.name}`, toolCallId: [...callPath, call.id].join('/'), input: call.args },
-          approval.decisions[call.id],
-          signature,
-        ),
-      );
-    }
-    const child = approval.children[call.id];
-    if (child) collect(child, [...callPath, call.id], signatures, out);
-  }
-}
-
-/** A call's part awaiting approval, or answered when a decision on it was taken. */
-export function approvalPart(
-  tool: { type: `tool-${string}`; toolCallId: string; input: unknown },
-  decision: ApprovalDecision | undefined,
-  signature: string | undefined,
-): UIToolPart {
-  const signed = signature === undefined ? {} : { signature };
-  if (!decision) {
-    return Object.assign(tool, {
-      state: 'approval-requested' as const,
-      approval: Object.assign({ id: tool.toolCallId }, signed),
-    });
-  }
-  const reason = decision.type === 'reject' ? decision.reason : undefined;
-  return Object.assign(tool, {
-    state: 'approval-responded' as const,
-    approval: Object.assign(
-      { id: tool.toolCallId, approved: decision.type !== 'reject' },
-      reason ? { reason } : {},
-      signed,
-    ),
-  });
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { InspectionEvent } from 'xstate';
+import { toUIMessages } from '../messages/ui-messages';
 import { NoSessionStoreError } from '../persistence/errors';
 import { assertSessionId } from '../persistence/session-id';
 import type { SessionStore } from '../persistence/session-store';
@@ -13,7 +14,7 @@ import { type ChatDecision, ChatRequestError, parseChatRequest } from './chat-re
 import { InMemoryStreamStore, type StreamStore } from './stream-store';
 import { StreamWriter } from './stream-writer';
 import { UI_MESSAGE_STREAM_HEADERS, type UIMessageChunk } from './ui-message';
-import { toChatUIMessages, toUIMessageChunks } from './ui-messages';
+import { toUIMessageChunks } from './ui-message-chunks';
 
 /**
  * What the chat handler needs of an agent: an `Agent` from `createAgent` is one. Declared here so
@@ -207,7 +208,7 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
       throw new ChatRequestError(409, error.code, error.message);
     }
     const messageId = state.executionId() ?? '';
-    const message = toChatUIMessages(decided).find((m) => m.id === messageId);
+    const message = toUIMessages(decided).find((m) => m.id === messageId);
     const continuation = {
       messageId,
       toolCallIds: [
@@ -240,7 +241,7 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
     await allow(request, chatId, 'read');
     if (resource === 'messages') {
       const stored = await store.load(chatId);
-      return Response.json({ id: chatId, messages: stored ? toChatUIMessages(stored.state) : [] });
+      return Response.json({ id: chatId, messages: stored ? toUIMessages(stored.state) : [] });
     }
     const read = new AbortController();
     const chunks = await streams.read(chatId, { signal: read.signal });

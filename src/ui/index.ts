@@ -1,3 +1,5 @@
+export { toChatUIMessages, toUIMessages } from '../messages/ui-messages';
+export type { UIMessage, UIMessagePart } from '../messages/ui-parts';
 export { AgentStream, type RunStarter, type UIStreamReadOptions } from './agent-stream';
 export {
   type ChatAccess,
@@ -31,4 +33,4 @@ export {
   type UIMessageChunk,
   type UIToolPart,
 } from './ui-message';
-export { toChatUIMessages, toUIMessageChunks } from './ui-messages';
+export { toUIMessageChunks } from './ui-message-chunks';

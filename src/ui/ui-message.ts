@@ -51,41 +51,4 @@ export const UI_MESSAGE_STREAM_HEADERS: Readonly<Record<string, string>> = Objec
   'x-accel-buffering': 'no',
 });
 
-interface UIToolCall {
-  readonly type: `tool-${string}`;
-  readonly toolCallId: string;
-  readonly input: unknown;
-}
-
-/** A tool call as a part of an assistant message, in the state the chat client shows it. */
-export type UIToolPart = UIToolCall &
-  (
-    | { readonly state: 'input-available' }
-    | {
-        readonly state: 'approval-requested';
-        readonly approval: { readonly id: string; readonly signature?: string };
-      }
-    | {
-        readonly state: 'approval-responded';
-        readonly approval: {
-          readonly id: string;
-          readonly approved: boolean;
-          readonly reason?: string;
-          readonly signature?: string;
-        };
-      }
-    | { readonly state: 'output-available'; readonly output: unknown }
-    | { readonly state: 'output-error'; readonly errorText: string }
-  );
-
-export type ChatUIMessagePart =
-  | { readonly type: 'text'; readonly text: string; readonly state?: 'done' }
-  | { readonly type: 'step-start' }
-  | UIToolPart;
-
-/** A message as the chat client holds it: the user's text, or an assistant turn of one execution. */
-export interface ChatUIMessage {
-  readonly id: string;
-  readonly role: 'user' | 'assistant';
-  parts: ChatUIMessagePart[];
-}
+export type { ChatUIMessage, ChatUIMessagePart, UIToolPart } from '../messages/ui-parts';

@@ -1,7 +1,7 @@
 /**
  * The house rules of DESIGN.md's layout, checked on the source: folders depend one way
- * (state <- machines, hooks, context <- tools <- drivers <- subagents, persistence, telemetry, mcp
- * <- runtime <- the rest),
+ * (state <- messages, machines, hooks, context <- tools <- drivers <- subagents, persistence,
+ * telemetry, mcp <- ui <- runtime <- the rest),
  * the chart depends on src/state alone, and no file reaches itself through its imports.
  * Type-only imports count: they are dependencies a reader follows too.
  */
@@ -15,6 +15,7 @@ const root = resolve(__dirname, '../..');
 /** A folder may import folders of a lower rank only (and itself). */
 const RANK: Record<string, number> = {
   state: 0,
+  messages: 0.5,
   machines: 1,
   hooks: 1,
   tools: 2,

@@ -11,7 +11,6 @@ import {
   StopReason,
   scriptedDriver,
 } from '../../src/index';
-import { canonicalJson, contentHash, sha256Base64, sha256Portable } from '../../src/inspect/content-hash';
 import { buildRunView } from '../../src/inspect/run-model';
 import { unpackState } from '../../src/inspect/trace-blobs';
 import { decodeTracedState, readTrace, traceStates } from '../../src/inspect/trace-reader';
@@ -24,6 +23,7 @@ import {
   type TraceEntryOf,
   traceSchema,
 } from '../../src/inspect/trace-schema';
+import { canonicalJson, contentHash, sha256Base64, sha256Portable } from '../../src/state/content-hash';
 import { waitForState } from '../support/agents';
 import { question, recordedRun, TOOL_ERROR, weatherAgent } from './support';
 
@@ -241,7 +241,7 @@ describe('recordTrace', () => {
     ]);
     const userMessage = state.messages()[0];
     expect(userMessage?.content).toBe('Which is warmer, Paris or Oslo?');
-    const hash = contentHash(userMessage);
+    const hash = contentHash(canonicalJson(userMessage));
     // Every checkpoint holds the question ...
     for (const checkpoint of checkpoints) {
       const packed = trace.blobs[checkpoint.state] as { context: { messages: { messages: unknown[] } } };
@@ -410,7 +410,7 @@ describe('readTrace', () => {
     const messageHash = packed.context.messages.messages[0]?.$blob as string;
     delete trace.blobs[messageHash];
     const error = failure(trace);
-    expect(error.path).toMatch(/^blobs\.[0-9a-f]{32}\.context\.messages\.messages\[0\]\.\$blob$/);
+    expect(error.path).toMatch(/^blobs\.[A-Za-z0-9_-]{22}\.context\.messages\.messages\[0\]\.\$blob$/);
     expect(error.detail).toBe(`refers to blob ${messageHash}, which is not in blobs`);
 
     const other = await base();
@@ -439,9 +439,15 @@ describe('content hashes', () => {
     expect(canonicalJson({ b: 1, a: [true, null, undefined], c: undefined })).toBe(
       '{"a":[true,null,null],"b":1}',
     );
-    expect(contentHash({ a: 1, b: 2 })).toBe(contentHash({ b: 2, a: 1 }));
-    expect(contentHash({ a: 1 })).not.toBe(contentHash({ a: 2 }));
-    expect(contentHash('x')).toMatch(/^[0-9a-f]{32}$/);
+    expect(canonicalJson({ 10: 'a', 2: 'b', $: 'c' })).toBe('{"$":"c","10":"a","2":"b"}');
+    expect(contentHash(canonicalJson({ a: 1, b: 2 }))).toBe(contentHash(canonicalJson({ b: 2, a: 1 })));
+    expect(contentHash(canonicalJson({ a: 1 }))).not.toBe(contentHash(canonicalJson({ a: 2 })));
+    expect(contentHash('x')).toMatch(/^[A-Za-z0-9_-]{22}$/);
+  });
+
+  it("is the journal's key for stored content, unchanged: 22 characters of the base64url SHA-256", () => {
+    for (const text of ['', 'x'.repeat(300), 'é ∑ 😀 <script>'])
+      expect(contentHash(text)).toBe(createHash('sha256').update(text).digest('base64url').slice(0, 22));
   });
 
   it('the portable SHA-256 agrees with Node crypto', () => {

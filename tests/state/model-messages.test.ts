@@ -9,6 +9,7 @@ import {
   fromModelMessages,
   InvalidArgumentError,
   Message,
+  modelDriver,
   scriptedDriver,
   toModelMessages,
   toUIMessages,
@@ -174,9 +175,10 @@ describe('AgentState from and to the AI SDK messages', () => {
       ]),
     );
     const ui = toUIMessages(state);
+    // the chat's grouping: one assistant message per execution, its id the execution's
     expect(ui).toEqual([
       {
-        id: 'm0',
+        id: 'user-0',
         role: 'user',
         parts: [
           { type: 'text', text: 'Add these.', state: 'done' },
@@ -184,7 +186,7 @@ describe('AgentState from and to the AI SDK messages', () => {
         ],
       },
       {
-        id: 'm1',
+        id: state.executionId(),
         role: 'assistant',
         parts: [
           { type: 'step-start' },
@@ -193,7 +195,7 @@ describe('AgentState from and to the AI SDK messages', () => {
             toolCallId: 'c1',
             state: 'output-available',
             input: { a: 2, b: 3 },
-            output: '5',
+            output: 5,
           },
           { type: 'step-start' },
           { type: 'text', text: 'It is 5.', state: 'done' },
@@ -216,6 +218,33 @@ describe('AgentState from and to the AI SDK messages', () => {
       state: 'output-error',
       errorText: 'a is required',
     });
+  });
+
+  it('writes file data as a model takes it: a data: URL as its base64 text, an http(s) URL as a URL', async () => {
+    const state = AgentState.empty().withUserMessage([
+      { type: 'file', mediaType: 'image/png', data: 'data:image/png;base64,iVBORw==' },
+      { type: 'file', mediaType: 'text/plain', data: 'data:text/plain,hi%21' },
+      { type: 'file', mediaType: 'image/png', data: 'https://example.com/a.png' },
+      { type: 'file', mediaType: 'image/png', data: 'https://exa mple.com/[' },
+      { type: 'file', mediaType: 'image/png', data: 'iVBORw==' },
+    ]);
+    const [user] = toModelMessages(state);
+    const data = ((user?.content ?? []) as Array<{ data: unknown }>).map((part) => part.data);
+    expect(data).toEqual([
+      'iVBORw==',
+      Buffer.from('hi!').toString('base64'),
+      new URL('https://example.com/a.png'),
+      'https://exa mple.com/[',
+      'iVBORw==',
+    ]);
+    // the model's prompt gets the same data (the model driver's rule is this one)
+    const model = new MockLanguageModelV4({ doGenerate: async () => done('ok') });
+    await createAgent({ driver: modelDriver(model) }).execute(state);
+    const prompt = model.doGenerateCalls[0]?.prompt.find((m) => m.role === 'user');
+    const sent = ((prompt?.content ?? []) as Array<{ data: unknown }>).map((part) => part.data);
+    expect(sent).toEqual(
+      data.map((d) => (d instanceof URL ? { type: 'url', url: d } : { type: 'data', data: d })),
+    );
   });
 
   it('withMessages refuses ModelMessages, pointing to fromModelMessages', () => {

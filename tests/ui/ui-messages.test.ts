@@ -2,12 +2,15 @@ import type { UIMessage as SdkUIMessage } from 'ai';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
+  AgentState,
   createAgent,
   defineTool,
   InMemorySessionStore,
+  Message,
   scriptedDriver,
   toChatUIMessages,
   toUIMessageChunks,
+  toUIMessages,
 } from '../../src/index';
 
 const transfer = defineTool({
@@ -126,6 +129,77 @@ describe('toChatUIMessages', () => {
       'tool-approval-request',
       'tool-input-available',
       'tool-approval-request',
+    ]);
+  });
+
+  it("keeps the user's images and files, and is the one toUIMessages", async () => {
+    const agent = createAgent({ driver: scriptedDriver([{ text: 'A cat.' }]) });
+    const state = await agent.execute(
+      AgentState.empty().withUserMessage([
+        { type: 'text', text: 'What is in these?' },
+        { type: 'file', mediaType: 'image/png', data: 'iVBORw==' },
+        { type: 'file', mediaType: 'application/pdf', data: 'https://example.com/a.pdf', filename: 'a.pdf' },
+      ]),
+    );
+    const shown = toChatUIMessages(state);
+    expect(shown[0]).toEqual({
+      id: 'user-0',
+      role: 'user',
+      parts: [
+        { type: 'text', text: 'What is in these?', state: 'done' },
+        { type: 'file', mediaType: 'image/png', url: 'data:image/png;base64,iVBORw==' },
+        { type: 'file', mediaType: 'application/pdf', url: 'https://example.com/a.pdf', filename: 'a.pdf' },
+      ],
+    });
+    expect(shown[1]?.id).toBe(state.executionId());
+    expect(toUIMessages(state)).toEqual(shown);
+    const sdk: SdkUIMessage[] = shown;
+    expect(sdk).toHaveLength(2);
+  });
+
+  it('shows reasoning, provider-executed calls with their results, and messages no agent ran', () => {
+    const meta = { openai: { itemId: 'i1' } };
+    const ui = toUIMessages([
+      Message.user('Search'),
+      Message.of({
+        role: 'assistant',
+        content: 'Found.',
+        parts: [
+          { type: 'reasoning', text: 'Look it up.', providerMetadata: meta },
+          {
+            type: 'tool-call',
+            toolCallId: 'w1',
+            toolName: 'web_search',
+            input: { q: 'x' },
+            providerExecuted: true,
+          },
+          { type: 'tool-result', toolCallId: 'w1', toolName: 'web_search', output: { hits: 1 } },
+          { type: 'text', text: 'Found.' },
+        ],
+        toolCalls: [{ id: 'c1', name: 'add', args: { a: 1 } }],
+      }),
+      Message.toolResult({ id: 'c1', name: 'add' }, '2'),
+      Message.assistant('Done.'),
+    ]);
+    expect(ui.map((m) => [m.id, m.role])).toEqual([
+      ['user-0', 'user'],
+      ['assistant-1', 'assistant'],
+    ]);
+    expect(ui[1]?.parts).toEqual([
+      { type: 'step-start' },
+      { type: 'reasoning', text: 'Look it up.', state: 'done', providerMetadata: meta },
+      {
+        type: 'tool-web_search',
+        toolCallId: 'w1',
+        input: { q: 'x' },
+        providerExecuted: true,
+        state: 'output-available',
+        output: { hits: 1 },
+      },
+      { type: 'text', text: 'Found.', state: 'done' },
+      { type: 'tool-add', toolCallId: 'c1', input: { a: 1 }, state: 'output-available', output: '2' },
+      { type: 'step-start' },
+      { type: 'text', text: 'Done.', state: 'done' },
     ]);
   });
 });

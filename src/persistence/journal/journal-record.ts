@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { isRecord } from '../../state/json-value';
 import { CorruptSessionError } from '../errors';
 import type { StoredAt } from '../session-document';
@@ -181,9 +180,4 @@ export function readRecordHead(
     step: Number(match[4]),
     kind: match[5] as 'snapshot' | 'delta',
   };
-}
-
-/** The key content is stored under: 132 bits of its SHA-256, base64url. */
-export function contentHash(text: string): string {
-  return createHash('sha256').update(text).digest('base64url').slice(0, 22);
 }

@@ -4,13 +4,13 @@ import type { AgentState } from '../../state/agent-state';
 import type { AgentStep } from '../../state/agent-step';
 import type { AppendOnlyList } from '../../state/append-only-list';
 import { encodeApprovalFields } from '../../state/approval';
+import { contentHash } from '../../state/content-hash';
 import type { Message } from '../../state/message';
 import type { StepExecution } from '../../state/step-execution';
 import type { ToolExecution } from '../../state/tool-execution';
 import {
   type Accounting,
   CONTENT_MIN_LENGTH,
-  contentHash,
   encodeRecord,
   JOURNAL_FORMAT_VERSION,
   type JournalRecord,

@@ -1,6 +1,6 @@
-import { InvalidArgumentError } from './errors';
-import { asJsonValue, isRecord, UnsavableValueError, ValueTooDeepError } from './json-value';
-import type { ProviderMetadata } from './message';
+import { InvalidArgumentError } from '../state/errors';
+import { asJsonValue, isRecord, UnsavableValueError, ValueTooDeepError } from '../state/json-value';
+import type { ProviderMetadata } from '../state/message';
 
 // The values an AI SDK message brings in (tool inputs, JSON results, provider options) are kept as
 // every other value entering a state is (`asJsonValue`), so what `fromModelMessages` accepts saves

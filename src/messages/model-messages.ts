@@ -1,48 +1,9 @@
-import { AgentState } from './agent-state';
-import { InvalidArgumentError } from './errors';
-import { type ContentPart, Message, type ProviderMetadata, type ToolCall, textOf } from './message';
+import { AgentState } from '../state/agent-state';
+import { InvalidArgumentError } from '../state/errors';
+import { type ContentPart, Message, type ToolCall, textOf } from '../state/message';
 import { jsonValueAt, providerMetadataAt } from './model-message-values';
-
-/**
- * The AI SDK's `ModelMessage` (AI SDK 6 and 7), as far as a conversation holds it: what
- * `toModelMessages` returns is assignable to the AI SDK's own type, and `fromModelMessages` takes it.
- */
-export type ModelMessage =
-  | { role: 'system'; content: string; providerOptions?: ProviderOptions }
-  | { role: 'user'; content: string | Array<TextPart | FilePart>; providerOptions?: ProviderOptions }
-  | {
-      role: 'assistant';
-      content: string | Array<TextPart | FilePart | ReasoningPart | ToolCallPart | ToolResultPart>;
-      providerOptions?: ProviderOptions;
-    }
-  | { role: 'tool'; content: ToolResultPart[]; providerOptions?: ProviderOptions };
-
-type JSON = null | string | number | boolean | { [key: string]: JSON | undefined } | JSON[];
-type ProviderOptions = Record<string, { [key: string]: JSON | undefined }>;
-type WithOptions = { providerOptions?: ProviderOptions };
-type TextPart = { type: 'text'; text: string } & WithOptions;
-type ReasoningPart = { type: 'reasoning'; text: string } & WithOptions;
-type FilePart = { type: 'file'; data: string | URL; mediaType: string; filename?: string } & WithOptions;
-type ToolCallPart = {
-  type: 'tool-call';
-  toolCallId: string;
-  toolName: string;
-  input: unknown;
-  providerExecuted?: boolean;
-} & WithOptions;
-type ToolResultPart = {
-  type: 'tool-result';
-  toolCallId: string;
-  toolName: string;
-  output: { type: 'text' | 'error-text'; value: string } | { type: 'json' | 'error-json'; value: JSON };
-} & WithOptions;
-
-/** A message in any AI SDK ModelMessage form (either major, any part), as `fromModelMessages` reads it. */
-export interface ModelMessageInput {
-  readonly role: string;
-  readonly content: unknown;
-  readonly providerOptions?: unknown;
-}
+import { toModelMessage } from './prompt-message';
+import type { ModelMessage, ModelMessageInput } from './shapes';
 
 /**
  * A state whose conversation is these AI SDK messages: the leading system messages become its
@@ -230,7 +191,9 @@ function storedData(data: unknown, path: string): string {
 /**
  * A conversation in the AI SDK's ModelMessage form, to continue it with `generateText` or
  * `streamText`: a state's messages (traces of earlier executions included); consecutive tool
- * results make one tool message, as the AI SDK writes them. The system prompt is not among them
+ * results make one tool message, as the AI SDK writes them. File data is written as a model's
+ * prompt has it (`modelFileData`): an http(s) URL as a URL, a `data:` URL as its base64 text.
+ * The system prompt is not among them
  * (AI SDK 7 refuses system messages there): pass `state.systemPrompt()` as `instructions`
  * (AI SDK 7) or `system` (AI SDK 6).
  *
@@ -240,110 +203,11 @@ function storedData(data: unknown, path: string): string {
 export function toModelMessages(source: AgentState | readonly Message[]): ModelMessage[] {
   const out: ModelMessage[] = [];
   for (const m of source instanceof AgentState ? source.messages() : source) {
-    const options = optionsOf(m.providerMetadata);
-    if (m.role === 'system') out.push({ role: 'system', content: m.content, ...options });
-    else if (m.role === 'user') {
-      const content = m.parts
-        ? m.parts.flatMap((p) =>
-            p.type === 'text' || p.type === 'file' ? [modelPart(p) as TextPart | FilePart] : [],
-          )
-        : m.content;
-      out.push({ role: 'user', content, ...options });
-    } else if (m.role === 'assistant') {
-      const calls: ToolCallPart[] = (m.toolCalls ?? []).map((c) => ({
-        type: 'tool-call',
-        toolCallId: c.id,
-        toolName: c.name,
-        input: c.args,
-        ...optionsOf(c.providerMetadata),
-      }));
-      if (!m.parts && calls.length === 0) out.push({ role: 'assistant', content: m.content, ...options });
-      else {
-        const parts = m.parts
-          ? m.parts.map(modelPart)
-          : m.content
-            ? [{ type: 'text' as const, text: m.content }]
-            : [];
-        out.push({ role: 'assistant', content: [...parts, ...calls], ...options });
-      }
-    } else {
-      const result: ToolResultPart = {
-        type: 'tool-result',
-        toolCallId: m.toolCallId ?? '',
-        toolName: m.toolName ?? '',
-        output: { type: m.isError ? 'error-text' : 'text', value: m.content },
-      };
-      const last = out[out.length - 1];
-      if (last?.role === 'tool' && !m.providerMetadata) last.content.push(result);
-      else out.push({ role: 'tool', content: [result], ...options });
-    }
+    const message = toModelMessage(m);
+    const last = out[out.length - 1];
+    if (message.role === 'tool' && last?.role === 'tool' && !m.providerMetadata)
+      last.content.push(...message.content);
+    else out.push(message);
   }
   return out;
-}
-
-function modelPart(part: ContentPart): TextPart | FilePart | ReasoningPart | ToolCallPart | ToolResultPart {
-  return contentPartAs(part, modelFileData);
-}
-
-/** A stored part in the AI SDK's part shape with its file data as `fileData` makes it. */
-type PartAs<D> =
-  | TextPart
-  | ReasoningPart
-  | ToolCallPart
-  | ToolResultPart
-  | (Omit<FilePart, 'data'> & { data: D });
-
-/**
- * A stored content part in the AI SDK's part shape, which ModelMessages (`toModelMessages`) and a
- * model's prompt (the model driver) share but for file data: `fileData` converts that. Provider
- * metadata goes back as provider options; a tool result's value as text or JSON, an error as such.
- *
- * @internal
- */
-export function contentPartAs<D>(part: ContentPart, fileData: (data: string) => D): PartAs<D> {
-  const options = optionsOf(part.providerMetadata);
-  switch (part.type) {
-    case 'text':
-    case 'reasoning':
-      return { type: part.type, text: part.text, ...options };
-    case 'file':
-      return {
-        type: 'file',
-        data: fileData(part.data),
-        mediaType: part.mediaType,
-        ...(part.filename !== undefined && { filename: part.filename }),
-        ...options,
-      };
-    case 'tool-call':
-      return {
-        type: 'tool-call',
-        toolCallId: part.toolCallId,
-        toolName: part.toolName,
-        input: part.input,
-        ...(part.providerExecuted !== undefined && { providerExecuted: part.providerExecuted }),
-        ...options,
-      };
-    case 'tool-result': {
-      const value = part.output as JSON;
-      const output =
-        typeof value === 'string'
-          ? { type: part.isError ? ('error-text' as const) : ('text' as const), value }
-          : { type: part.isError ? ('error-json' as const) : ('json' as const), value };
-      return {
-        type: 'tool-result',
-        toolCallId: part.toolCallId,
-        toolName: part.toolName,
-        output,
-        ...options,
-      };
-    }
-  }
-}
-
-function modelFileData(data: string): string | URL {
-  return /^https?:/i.test(data) ? new URL(data) : data;
-}
-
-function optionsOf(metadata: ProviderMetadata | undefined): WithOptions {
-  return metadata ? { providerOptions: metadata as ProviderOptions } : {};
 }

@@ -1,14 +1,16 @@
 /**
- * Content hashes for the trace's blob table: SHA-256 of a value's canonical JSON (object keys
- * sorted), so equal content gives the same key whatever the key order or object identity.
+ * The one content hash and the one canonical JSON: the key content is stored under (the journal's
+ * long strings, the trace's blobs) is `contentHash` of its text, a value's text being its
+ * `canonicalJson` (object keys sorted), so equal content gives the same key whatever the key order
+ * or object identity; approvals are signed over `canonicalJson` too.
  *
  * Node's crypto is used when the runtime offers it synchronously (`process.getBuiltinModule`,
  * Node >= 20.16); elsewhere (a browser, an older Node) a small pure-JS SHA-256 gives the same
  * digest. Nothing here imports a Node module, so the recorder can be bundled for the browser.
  */
 
-/** Hex digits kept from the SHA-256 digest: 128 bits, ample for a table of a run's blobs. */
-export const BLOB_HASH_LENGTH = 32;
+/** Characters kept from the base64url SHA-256 digest: 132 bits. */
+export const CONTENT_HASH_LENGTH = 22;
 
 /**
  * JSON text of `value` with object keys sorted at every level. Like `JSON.stringify`: `toJSON()`
@@ -53,19 +55,26 @@ function write(value: unknown): string | undefined {
 }
 
 /**
- * The blob key of a value: the first 32 hex digits of the SHA-256 of its canonical JSON.
+ * The key `text` is stored under: the first 22 characters of the base64url SHA-256 of its UTF-8
+ * encoding (132 bits). A value's key is the key of its canonical JSON.
  *
  * @example
- * contentHash({ role: 'user', content: 'hi', metadata: {} }) ===
- *   contentHash({ metadata: {}, content: 'hi', role: 'user' }); // true
+ * contentHash(canonicalJson({ role: 'user', content: 'hi' })) ===
+ *   contentHash(canonicalJson({ content: 'hi', role: 'user' })); // true
  */
-export function contentHash(value: unknown): string {
-  return sha256Hex(canonicalJson(value)).slice(0, BLOB_HASH_LENGTH);
+export function contentHash(text: string): string {
+  if (nodeCrypto)
+    return nodeCrypto
+      .createHash('sha256')
+      .update(text, 'utf8')
+      .digest('base64url')
+      .slice(0, CONTENT_HASH_LENGTH);
+  return sha256Base64(text).replace(/\+/g, '-').replace(/\//g, '_').slice(0, CONTENT_HASH_LENGTH);
 }
 
 type NodeCrypto = {
   createHash(algorithm: string): {
-    update(data: string, encoding: 'utf8'): { digest(encoding: 'hex' | 'base64'): string };
+    update(data: string, encoding: 'utf8'): { digest(encoding: 'base64' | 'base64url'): string };
   };
 };
 
@@ -75,17 +84,6 @@ const nodeCrypto: NodeCrypto | undefined = (() => {
     ? (proc.getBuiltinModule('node:crypto') as NodeCrypto | undefined)
     : undefined;
 })();
-
-/**
- * SHA-256 of the UTF-8 encoding of `text`, as lowercase hex.
- *
- * @example
- * sha256Hex('abc'); // 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad'
- */
-export function sha256Hex(text: string): string {
-  if (nodeCrypto) return nodeCrypto.createHash('sha256').update(text, 'utf8').digest('hex');
-  return toHex(sha256Bytes(new TextEncoder().encode(text)));
-}
 
 /** SHA-256 of `text` as base64 (the form a Content-Security-Policy `'sha256-...'` source takes). */
 export function sha256Base64(text: string): string {

@@ -1,5 +1,5 @@
 import { type ContentPart, Message, type ProviderMetadata, type ToolCall } from '../state/message';
-import { type FileData, fileData, type ModelContent } from './language-model';
+import type { FileData, ModelContent, ResultFileData } from './shapes';
 
 /** What a model's answer adds to the conversation: its text, its tool calls, and the message. */
 export interface AssistantOutput {
@@ -89,6 +89,12 @@ export function assistantOutput(content: readonly ModelContent[]): AssistantOutp
       })
     : Message.assistant(text, toolCalls);
   return { text, toolCalls, message };
+}
+
+/** A file part's data from either specification, as bytes, base64 text or a URL. */
+export function fileData(data: ResultFileData): FileData {
+  if (typeof data === 'string' || data instanceof Uint8Array) return data;
+  return data.type === 'url' ? data.url : data.data;
 }
 
 /** File data as a state stores it (JSON): base64 text, or a URL's text. */

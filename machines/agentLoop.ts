@@ -8,11 +8,12 @@
  * `loop-transitions.ts`; state ids in `state-ids.ts`.
  *
  * pending -> inProgress [ beforeExecution -> step [ beforeStep -> checkpoint -> inference
- *   -> (awaitingApproval) -> tools
+ *   -> (awaitingApproval) -> intent -> tools
  *   -> afterStep -> record -> persist -> decide ] -> (failing) -> afterExecution -> finalizing
  *   -> concluding ] -> completed | stopped | failed
  */
 
+import { and } from 'xstate';
 import { ExecutionBudget } from '../src/state/execution-budget';
 import { workerInput } from './loop-actions';
 import { loopImplementations } from './loop-emits';
@@ -28,6 +29,7 @@ import {
   FAILING,
   FINALIZING,
   hookStage,
+  intentInvoke,
   onActorError,
   persistStage,
   RECORD,
@@ -87,6 +89,12 @@ export const agentLoop = loopImplementations.createMachine({
                 'driver.done': [
                   DROP_STALE,
                   { guard: 'asksApproval', target: 'awaitingApproval', actions: 'assignState' },
+                  // with a session, through `intent` (saved first if it starts unsafe calls)
+                  {
+                    guard: and(['hasToolCalls', 'hasSession']),
+                    target: 'intent',
+                    actions: 'assignStateForTools',
+                  },
                   { guard: 'hasToolCalls', target: 'tools', actions: 'assignStateForTools' },
                   ...TO_AFTER_STEP,
                 ],
@@ -98,17 +106,23 @@ export const agentLoop = loopImplementations.createMachine({
               },
             },
             awaitingApproval: {
-              entry: 'emitApprovalRequested',
               initial: 'checkStore',
               states: {
                 ...persistStage(StateId.waitingForDecisions, FAILING).states,
                 waiting: {
+                  // announced once saved: a process that dies while showing it loses nothing
+                  entry: 'emitApprovalRequested',
                   tags: [LoopTag.awaitingDecisions],
                   always: [
                     {
                       guard: 'timeBudgetExhausted',
                       target: AFTER_EXECUTION,
                       actions: 'recordApprovalTimeout',
+                    },
+                    {
+                      guard: and(['allDecided', 'hasSession']),
+                      target: StateId.intent,
+                      actions: 'startToolExecutor',
                     },
                     { guard: 'allDecided', target: StateId.tools, actions: 'startToolExecutor' },
                   ],
@@ -127,6 +141,17 @@ export const agentLoop = loopImplementations.createMachine({
                     'user.message': { actions: 'refuseEvent' },
                   },
                 },
+              },
+            },
+            // With a session, a step about to start unsafe calls is saved first (its intent): a
+            // crash in them leaves them waiting for a person, never run twice unasked.
+            intent: {
+              initial: 'check',
+              states: {
+                check: {
+                  always: [{ guard: 'startsUnsafeCalls', target: 'saving' }, { target: StateId.tools }],
+                },
+                saving: { invoke: intentInvoke(StateId.tools, FAILING) },
               },
             },
             tools: {

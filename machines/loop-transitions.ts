@@ -112,6 +112,15 @@ export function checkpointInvoke(done: string, failed: string) {
   } as const;
 }
 
+/**
+ * The intent save (`intentCheckpoint`, a checkpoint as the others are, under the same actor id): the
+ * step in flight with the unsafe calls about to start; its output is the new version (null when an
+ * MCP tool turned out not unsafe and nothing was saved). A failed save fails the run before any starts.
+ */
+export function intentInvoke(done: string, failed: string) {
+  return { ...checkpointInvoke(done, failed), src: 'intentCheckpoint' } as const;
+}
+
 /** `execute` runs the state as it is; `user.message` appends the message first. */
 export function acceptsWork() {
   return {

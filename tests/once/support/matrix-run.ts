@@ -1,0 +1,80 @@
+/**
+ * The long at-most-once crash matrix (`npm run matrix:once`): ONCE_TRIALS sessions per store and
+ * effect mode (default 40, about 2 kills each: over 300 kills), every count printed, and a failing
+ * count exits non-zero. ONCE_SEED replays a run.
+ */
+import { startRedisServer } from '../../distributed/support/redis-server';
+import { matrixPlan } from './matrix-plan';
+import { type Counts, runTrial } from './once-matrix';
+
+const seed = Number(process.env.ONCE_SEED ?? Date.now() % 100_000);
+const perStore = Number(process.env.ONCE_TRIALS ?? 40);
+const redis = await startRedisServer();
+const totals = {
+  kills: 0,
+  trials: 0,
+  repeatedUnsafeEffects: 0,
+  maxUnsafeEffectsWithoutApprove: 0,
+  lostAcknowledgedSteps: 0,
+  repeatedModelCalls: 0,
+  changedApprovalIds: 0,
+  idempotentOverRuns: 0,
+  changedIdempotencyKeys: 0,
+  unfinished: 0,
+  interrupted: { approve: 0, reject: 0, complete: 0 },
+};
+const killsByStore: Record<string, number> = {};
+const killsByState: Record<string, number> = {};
+console.log(`crash matrix: ONCE_SEED=${seed}, ${perStore} trials per store and effect mode`);
+try {
+  const trials = matrixPlan({
+    seed,
+    redis,
+    trialsPerStore: { unsafe: perStore, idempotent: perStore / 2 },
+    maxKills: 3,
+  });
+  for (const trial of trials) {
+    const { counts, killedIn } = await runTrial(trial);
+    totals.trials++;
+    totals.kills += killedIn.length;
+    killsByStore[trial.kind] = (killsByStore[trial.kind] ?? 0) + killedIn.length;
+    for (const state of killedIn) killsByState[state] = (killsByState[state] ?? 0) + 1;
+    add(counts);
+    if (failed(counts)) console.log(`FAILED trial seed ${trial.seed}`, trial, counts);
+  }
+} finally {
+  await redis.stop();
+}
+console.log(JSON.stringify({ seed, totals, killsByStore, killsByState }, null, 2));
+process.exit(failed(totals) ? 1 : 0);
+
+function add(counts: Counts): void {
+  totals.repeatedUnsafeEffects += counts.repeatedUnsafeEffects;
+  totals.maxUnsafeEffectsWithoutApprove = Math.max(
+    totals.maxUnsafeEffectsWithoutApprove,
+    counts.maxUnsafeEffectsWithoutApprove,
+  );
+  totals.lostAcknowledgedSteps += counts.lostAcknowledgedSteps;
+  totals.repeatedModelCalls += counts.repeatedModelCalls;
+  totals.changedApprovalIds += counts.changedApprovalIds;
+  totals.idempotentOverRuns += counts.idempotentOverRuns;
+  totals.changedIdempotencyKeys += counts.changedIdempotencyKeys;
+  totals.unfinished += counts.finished ? 0 : 1;
+  for (const k of ['approve', 'reject', 'complete'] as const) totals.interrupted[k] += counts.interrupted[k];
+}
+
+function failed(
+  c: Omit<Counts, 'interrupted' | 'finished'> & { unfinished?: number; finished?: boolean },
+): boolean {
+  return (
+    c.repeatedUnsafeEffects > 0 ||
+    c.maxUnsafeEffectsWithoutApprove > 1 ||
+    c.lostAcknowledgedSteps > 0 ||
+    c.repeatedModelCalls > 0 ||
+    c.changedApprovalIds > 0 ||
+    c.idempotentOverRuns > 0 ||
+    c.changedIdempotencyKeys > 0 ||
+    (c.unfinished ?? 0) > 0 ||
+    c.finished === false
+  );
+}

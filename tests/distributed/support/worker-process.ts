@@ -4,6 +4,7 @@
  * Usage: worker-process.ts '<WorkerProcessConfig as JSON>'
  */
 import { createAgentWorker, RedisSessionStore } from '../../../src/distributed/index';
+import type { ToolEffect } from '../../../src/index';
 import { ledgerAgent } from './ledger-agent';
 
 export interface WorkerProcessConfig {
@@ -19,6 +20,8 @@ export interface WorkerProcessConfig {
   readonly stalledIntervalMs: number;
   readonly sessionLockTtlMs: number;
   readonly busyRetryDelayMs: number;
+  /** The ledger tool's effect (default 'idempotent'). */
+  readonly effect?: ToolEffect;
 }
 
 const config = JSON.parse(process.argv[2] as string) as WorkerProcessConfig;
@@ -32,6 +35,7 @@ const worker = await createAgentWorker({
         workerTag: config.tag,
         modelDelayMs: config.modelDelayMs,
         toolDelayMs: config.toolDelayMs,
+        effect: config.effect,
       }),
   },
   store,

@@ -3,6 +3,7 @@
  * agent's children SIGKILLed at random moments over the file, SQLite and Redis stores, resumed and
  * decided until they finish. The seed is logged: a failing trial replays with ONCE_SEED=<seed>.
  */
+import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RedisServer, startRedisServer } from '../distributed/support/redis-server';
 import { matrixPlan } from './support/matrix-plan';
@@ -21,7 +22,12 @@ describe('at most once: a crash matrix sample (child processes killed at random)
     const seed = Number(process.env.ONCE_SEED ?? Date.now() % 100_000);
     console.log(`crash matrix sample: ONCE_SEED=${seed}`);
     // trials until at least 12 kills landed (a child that finishes first is not killed)
-    const trials = matrixPlan({ seed, redis, trialsPerStore: { unsafe: 4, idempotent: 2 }, maxKills: 3 });
+    const { dir, trials } = matrixPlan({
+      seed,
+      redis,
+      trialsPerStore: { unsafe: 4, idempotent: 2 },
+      maxKills: 3,
+    });
     let kills = 0;
     for (const trial of trials) {
       if (kills >= 12) break;
@@ -41,5 +47,6 @@ describe('at most once: a crash matrix sample (child processes killed at random)
       if (trial.mode === 'unsafe') expect(counts.maxUnsafeEffectsWithoutApprove).toBeLessThanOrEqual(1);
     }
     expect(kills).toBeGreaterThanOrEqual(12);
+    rmSync(dir, { recursive: true, force: true });
   }, 600_000);
 });

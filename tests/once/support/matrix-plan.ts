@@ -6,14 +6,15 @@ import type { EffectMode, StoreKind, Trial } from './once-matrix';
 
 /**
  * The trials of a matrix run: for each store, `trialsPerStore` sessions of each effect mode, each killed
- * `kills` times (cycling 1..maxKills from the seed); every trial's seed derives from `seed`.
+ * `kills` times (cycling 1..maxKills from the seed); every trial's seed derives from `seed`. Stores
+ * and logs live in `dir`, for the caller to remove.
  */
 export function matrixPlan(options: {
   readonly seed: number;
   readonly redis: RedisServer;
   readonly trialsPerStore: { readonly unsafe: number; readonly idempotent: number };
   readonly maxKills: number;
-}): Trial[] {
+}): { readonly dir: string; readonly trials: Trial[] } {
   const dir = mkdtempSync(join(tmpdir(), 'agent-machine-once-'));
   const where: Record<StoreKind, string> = {
     file: join(dir, 'sessions'),
@@ -40,5 +41,5 @@ export function matrixPlan(options: {
           kills: 1 + (seed % options.maxKills),
         });
       }
-  return trials;
+  return { dir, trials };
 }

@@ -27,12 +27,13 @@ const killsByStore: Record<string, number> = {};
 const killsByState: Record<string, number> = {};
 console.log(`crash matrix: ONCE_SEED=${seed}, ${perStore} trials per store and effect mode`);
 try {
-  const trials = matrixPlan({
+  const { dir, trials } = matrixPlan({
     seed,
     redis,
     trialsPerStore: { unsafe: perStore, idempotent: perStore / 2 },
     maxKills: 3,
   });
+  console.log(`stores and trial logs in ${dir}`);
   for (const trial of trials) {
     const { counts, killedIn } = await runTrial(trial);
     totals.trials++;

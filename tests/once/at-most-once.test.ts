@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
   AgentState,
+  buildRunView,
   createAgent,
   type Driver,
   defineTool,
@@ -140,6 +141,21 @@ describe('at most once: after a crash', () => {
     expect(again.effects).toEqual([]);
     expect(again.calls.n).toBe(0);
     expect((await store.load('s1'))?.state.pendingApprovals()[0]?.reason).toBe('interrupted');
+  });
+
+  it('the run view lists the interrupted call with its reason', async () => {
+    const { store } = await crashedInPay();
+    const loaded = await store.load('s1');
+    const view = buildRunView(JSON.parse(JSON.stringify(loaded?.state)));
+    expect(view.agents[0]?.pendingApprovals).toEqual([
+      {
+        toolCallId: 'pay-1',
+        toolName: 'pay',
+        args: expect.stringContaining('"amount": 5'),
+        path: [],
+        reason: 'interrupted',
+      },
+    ]);
   });
 
   it('reject records it as not run: the model is told the outcome is unknown', async () => {

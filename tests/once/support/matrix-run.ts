@@ -1,6 +1,6 @@
 /**
  * The long at-most-once crash matrix (`npm run matrix:once`): ONCE_TRIALS sessions per store and
- * effect mode (default 40, about 2 kills each: over 300 kills), every count printed, and a failing
+ * effect mode (default 60 unsafe and 30 idempotent: over 300 kills), every count printed, and a failing
  * count exits non-zero. ONCE_SEED replays a run.
  */
 import { startRedisServer } from '../../distributed/support/redis-server';
@@ -8,7 +8,7 @@ import { matrixPlan } from './matrix-plan';
 import { type Counts, runTrial } from './once-matrix';
 
 const seed = Number(process.env.ONCE_SEED ?? Date.now() % 100_000);
-const perStore = Number(process.env.ONCE_TRIALS ?? 40);
+const perStore = Number(process.env.ONCE_TRIALS ?? 60);
 const redis = await startRedisServer();
 const totals = {
   kills: 0,

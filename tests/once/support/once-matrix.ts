@@ -77,13 +77,37 @@ const CHILD = fileURLToPath(new URL('./once-child.ts', import.meta.url));
 // a resumed child runs for a few hundred ms after `ready`: kills land all over its run
 const MAX_KILL_DELAY_MS = 350;
 
+/**
+ * The resting states of the step cycle a kill aims at (half the kills; the others land at a random
+ * time): the kill comes at the state's first report, after a random 0-3 ms.
+ */
+export const AIMED_STATES = [
+  'inProgress.step.inference',
+  'inProgress.step.intent.saving',
+  'inProgress.step.tools',
+  'inProgress.step.persist',
+  'inProgress.step.awaitingApproval.saving',
+  'inProgress.step.awaitingApproval.waiting',
+  'inProgress.finalizing.saving',
+] as const;
+
+/** Where and when a child is killed: after `afterMs`, or `afterMs` after it reports `aim`. */
+interface KillPlan {
+  readonly afterMs: number;
+  readonly aim: string | null;
+}
+
 /** Runs one trial: children killed `kills` times at random moments, then one that runs to the end. */
 export async function runTrial(trial: Trial): Promise<TrialResult> {
   const random = seeded(trial.seed);
   const killedIn: string[] = [];
   let killsLeft = trial.kills;
+  const plan = (): KillPlan =>
+    random() < 0.5
+      ? { afterMs: random() * MAX_KILL_DELAY_MS, aim: null }
+      : { afterMs: random() * 3, aim: AIMED_STATES[Math.floor(random() * AIMED_STATES.length)] ?? null };
   for (let attempt = 0; attempt < trial.kills + 20; attempt++) {
-    const outcome = await runChild(trial, killsLeft > 0 ? random() * MAX_KILL_DELAY_MS : null);
+    const outcome = await runChild(trial, killsLeft > 0 ? plan() : null);
     if (outcome.killedIn !== null) {
       killedIn.push(outcome.killedIn);
       killsLeft--;
@@ -104,7 +128,7 @@ interface ChildOutcome {
   readonly stderr: string;
 }
 
-function runChild(trial: Trial, killAfterMs: number | null): Promise<ChildOutcome> {
+function runChild(trial: Trial, kill: KillPlan | null): Promise<ChildOutcome> {
   const args = [trial.kind, trial.where, trial.sessionId, trial.logPath, String(trial.seed), trial.mode];
   const child = spawn(process.execPath, ['--import', 'tsx', CHILD, ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -115,6 +139,13 @@ function runChild(trial: Trial, killAfterMs: number | null): Promise<ChildOutcom
   let stderr = '';
   let buffered = '';
   let timer: ReturnType<typeof setTimeout> | undefined;
+  const killLater = (afterMs: number) => {
+    timer = setTimeout(() => {
+      if (child.exitCode !== null || done) return;
+      killedIn = state;
+      child.kill('SIGKILL');
+    }, afterMs);
+  };
   child.stderr.on('data', (chunk) => {
     stderr += String(chunk);
   });
@@ -123,15 +154,13 @@ function runChild(trial: Trial, killAfterMs: number | null): Promise<ChildOutcom
     const lines = buffered.split('\n');
     buffered = lines.pop() ?? '';
     for (const line of lines) {
-      if (line.startsWith('state ')) state = flatten(JSON.parse(line.slice(6)));
-      else if (line === 'done') done = true;
-      else if (line === 'ready' && killAfterMs !== null) {
+      if (line.startsWith('state ')) {
+        state = flatten(JSON.parse(line.slice(6)));
+        if (kill?.aim === state && timer === undefined) killLater(kill.afterMs);
+      } else if (line === 'done') done = true;
+      else if (line === 'ready') {
         state = 'loading';
-        timer = setTimeout(() => {
-          if (child.exitCode !== null || done) return;
-          killedIn = state;
-          child.kill('SIGKILL');
-        }, killAfterMs);
+        if (kill && kill.aim === null) killLater(kill.afterMs);
       }
     }
   });

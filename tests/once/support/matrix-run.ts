@@ -1,11 +1,12 @@
 /**
  * The long at-most-once crash matrix (`npm run matrix:once`): ONCE_TRIALS sessions per store and
- * effect mode (default 60 unsafe and 30 idempotent: over 300 kills), every count printed, and a failing
- * count exits non-zero. ONCE_SEED replays a run.
+ * effect mode (default 60 unsafe and 30 idempotent: over 300 kills), then ONCE_POOL_TRIALS worker pool
+ * trials (default 20); every count printed, and a failing count exits non-zero. ONCE_SEED replays a run.
  */
 import { startRedisServer } from '../../distributed/support/redis-server';
 import { matrixPlan } from './matrix-plan';
 import { type Counts, runTrial } from './once-matrix';
+import { runPoolTrial } from './pool-matrix';
 
 const seed = Number(process.env.ONCE_SEED ?? Date.now() % 100_000);
 const perStore = Number(process.env.ONCE_TRIALS ?? 60);
@@ -20,6 +21,13 @@ const totals = {
   changedApprovalIds: 0,
   idempotentOverRuns: 0,
   changedIdempotencyKeys: 0,
+  unfinished: 0,
+  interrupted: { approve: 0, reject: 0, complete: 0 },
+};
+const pool = {
+  trials: 0,
+  kills: 0,
+  repeatedUnsafeEffects: 0,
   unfinished: 0,
   interrupted: { approve: 0, reject: 0, complete: 0 },
 };
@@ -43,11 +51,22 @@ try {
     add(counts);
     if (failed(counts)) console.log(`FAILED trial seed ${trial.seed}`, trial, counts);
   }
+  // through the worker pool: a worker killed at a random moment, another takes the session over
+  const poolTrials = Number(process.env.ONCE_POOL_TRIALS ?? 20);
+  for (let i = 0; i < poolTrials; i++) {
+    const result = await runPoolTrial(redis, dir, seed * 1000 + 900 + i);
+    pool.trials++;
+    pool.kills += result.killed ? 1 : 0;
+    pool.repeatedUnsafeEffects += result.repeatedUnsafeEffects;
+    pool.unfinished += result.completed ? 0 : 1;
+    for (const k of ['approve', 'reject', 'complete'] as const) pool.interrupted[k] += result.interrupted[k];
+    if (result.repeatedUnsafeEffects > 0 || !result.completed) console.log('FAILED pool trial', result);
+  }
 } finally {
   await redis.stop();
 }
-console.log(JSON.stringify({ seed, totals, killsByStore, killsByState }, null, 2));
-process.exit(failed(totals) ? 1 : 0);
+console.log(JSON.stringify({ seed, totals, killsByStore, killsByState, workerPool: pool }, null, 2));
+process.exit(failed(totals) || pool.repeatedUnsafeEffects > 0 || pool.unfinished > 0 ? 1 : 0);
 
 function add(counts: Counts): void {
   totals.repeatedUnsafeEffects += counts.repeatedUnsafeEffects;

@@ -22,7 +22,7 @@ import {
 import { collectGarbage, median, now, printTable } from './harness';
 
 const STEPS = 40;
-const RUNS = 5;
+const RUNS = 7;
 
 async function runOnce(store: SessionStore, effect: ToolEffect, sessionId: string): Promise<number> {
   const act = defineTool({ inputSchema: z.object({ n: z.number() }), effect, execute: ({ n }) => n });
@@ -43,14 +43,18 @@ async function runOnce(store: SessionStore, effect: ToolEffect, sessionId: strin
   return now() - start;
 }
 
-async function perStep(store: SessionStore, effect: ToolEffect, label: string): Promise<number> {
-  await runOnce(store, effect, `${label}-warmup`);
-  const times: number[] = [];
+/** Median ms per step of each effect, their runs alternating (so a busy machine weighs on both alike). */
+async function perStep(store: SessionStore, label: string): Promise<{ idempotent: number; unsafe: number }> {
+  await runOnce(store, 'idempotent', `${label}-warmup-i`);
+  await runOnce(store, 'unsafe', `${label}-warmup-u`);
+  const times = { idempotent: [] as number[], unsafe: [] as number[] };
   for (let r = 0; r < RUNS; r++) {
-    collectGarbage();
-    times.push(await runOnce(store, effect, `${label}-${r}`));
+    for (const effect of ['idempotent', 'unsafe'] as const) {
+      collectGarbage();
+      times[effect].push(await runOnce(store, effect, `${label}-${effect}-${r}`));
+    }
   }
-  return median(times) / (STEPS + 1);
+  return { idempotent: median(times.idempotent) / (STEPS + 1), unsafe: median(times.unsafe) / (STEPS + 1) };
 }
 
 export default async function run(): Promise<void> {
@@ -63,8 +67,7 @@ export default async function run(): Promise<void> {
     ];
     for (const [name, create] of stores) {
       const store = create();
-      const idempotent = await perStep(store, 'idempotent', `${name}-idempotent`);
-      const unsafe = await perStep(store, 'unsafe', `${name}-unsafe`);
+      const { idempotent, unsafe } = await perStep(store, name);
       await store.close();
       rows.push({
         store: name,

@@ -8,11 +8,12 @@
  * `loop-transitions.ts`; state ids in `state-ids.ts`.
  *
  * pending -> inProgress [ beforeExecution -> step [ beforeStep -> checkpoint -> inference
- *   -> (awaitingApproval) -> tools
+ *   -> (awaitingApproval) -> (intent) -> tools
  *   -> afterStep -> record -> persist -> decide ] -> (failing) -> afterExecution
  *   -> (failingAfterExecution) -> finalizing -> concluding ] -> completed | stopped | failed
  */
 
+import { and } from 'xstate';
 import { ExecutionBudget } from '../src/state/execution-budget';
 import { workerInput } from './loop-actions';
 import { loopImplementations } from './loop-emits';
@@ -29,6 +30,7 @@ import {
   FAILING,
   FINALIZING,
   hookStage,
+  intentInvoke,
   onActorError,
   persistStage,
   RECORD,
@@ -94,6 +96,12 @@ export const agentLoop = loopImplementations.createMachine({
                 'driver.done': [
                   DROP_STALE,
                   { guard: 'asksApproval', target: 'awaitingApproval', actions: 'assignState' },
+                  // with a session, through `intent` (saved first if it starts unsafe calls)
+                  {
+                    guard: and(['hasToolCalls', 'hasSession']),
+                    target: 'intent',
+                    actions: 'assignStateForTools',
+                  },
                   { guard: 'hasToolCalls', target: 'tools', actions: 'assignStateForTools' },
                   ...TO_AFTER_STEP,
                 ],
@@ -107,19 +115,25 @@ export const agentLoop = loopImplementations.createMachine({
               },
             },
             awaitingApproval: {
-              entry: 'emitApprovalRequested',
               initial: 'checkStore',
               // the waiting step closes its cycle (afterStep hooks, record) before the run ends
               on: { stop: STOP_IN_STEP },
               states: {
                 ...persistStage(StateId.waitingForDecisions, StateId.afterStep, { evaluate: false }).states,
                 waiting: {
+                  // announced once saved: a process that dies while showing it loses nothing
+                  entry: 'emitApprovalRequested',
                   tags: [LoopTag.awaitingDecisions],
                   always: [
                     {
                       guard: 'timeBudgetExhausted',
                       target: StateId.afterStep,
                       actions: 'recordApprovalTimeout',
+                    },
+                    {
+                      guard: and(['allDecided', 'hasSession']),
+                      target: StateId.intent,
+                      actions: 'startToolExecutor',
                     },
                     { guard: 'allDecided', target: StateId.tools, actions: 'startToolExecutor' },
                   ],
@@ -138,6 +152,19 @@ export const agentLoop = loopImplementations.createMachine({
                     'user.message': { actions: 'refuseEvent' },
                   },
                 },
+              },
+            },
+            // With a session, a step about to start unsafe calls is saved first (its intent): a
+            // crash in them leaves them waiting for a person, never run twice unasked.
+            // A failed save or a stop closes the step's cycle (afterStep hooks, record), as in `tools`.
+            intent: {
+              initial: 'check',
+              on: { stop: STOP_IN_STEP },
+              states: {
+                check: {
+                  always: [{ guard: 'startsUnsafeCalls', target: 'saving' }, { target: StateId.tools }],
+                },
+                saving: { invoke: intentInvoke(StateId.tools, StateId.afterStep, false) },
               },
             },
             tools: {

@@ -132,7 +132,11 @@ export const loopActions = loopSetup.extend({
     }),
     assignVersion: assign({
       session: ({ context, event }) =>
-        context.session && { ...context.session, version: (event as { output?: number }).output ?? null },
+        // an intent with no unsafe call saves nothing (null): the version stays
+        context.session && {
+          ...context.session,
+          version: (event as { output?: number | null }).output ?? context.session.version,
+        },
     }),
     /** Sends the state to the step's workers: the model call, then the tools it asked for. */
     requestInference: sendTo('driver', ({ context }) => ({

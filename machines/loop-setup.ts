@@ -47,6 +47,10 @@ export const loopSetup = setup({
     toolExecutor: fromCallback<WorkRequest | CancelRequest, WorkerInput>(notProvided('toolExecutor')),
     /** Saves the state to the session store; resolves with the new version. */
     checkpoint: fromPromise<number, CheckpointInput>(async () => notProvided('checkpoint')()),
+    /** Saves the step's intent when it starts unsafe calls; resolves with the new version, or null. */
+    intentCheckpoint: fromPromise<number | null, CheckpointInput>(async () =>
+      notProvided('intentCheckpoint')(),
+    ),
   },
   delays: {
     // setTimeout's maximum; the transition's guard ignores it when there is no time limit
@@ -79,6 +83,11 @@ export const loopSetup = setup({
         ?.continuation()
         .stopSignals.some((s) => s.reason === StopReason.UserRequested) ?? false,
     hasSession: ({ context }) => context.session !== null,
+    /**
+     * The step's tools about to run include an unsafe call (its intent is saved first). The runtime
+     * provides it (it knows the tools); the chart alone has none.
+     */
+    startsUnsafeCalls: () => false,
     /** The state waits for (or has just received) decisions on tool calls of its step in flight. */
     awaitsApproval: ({ context }) => context.state.approval() !== null,
     /**

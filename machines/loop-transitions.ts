@@ -152,6 +152,16 @@ export function checkpointInvoke(done: string, failed: string, evaluate = true) 
   } as const;
 }
 
+/**
+ * The intent save (`intentCheckpoint`, a checkpoint as the others are, under the same actor id): the
+ * step in flight with the unsafe calls about to start; its output is the new version (null when an
+ * MCP tool turned out not unsafe and nothing was saved). A failed save fails the run before any
+ * starts; `failed` may close the step's cycle first (`evaluate` false: `record` evaluates).
+ */
+export function intentInvoke(done: string, failed: string, evaluate = true) {
+  return { ...checkpointInvoke(done, failed, evaluate), src: 'intentCheckpoint' } as const;
+}
+
 /** `execute` runs the state as it is; `user.message` appends the message first. */
 export function acceptsWork() {
   return {

@@ -14,6 +14,7 @@ export const StateId = {
   inference: '#agent.inProgress.step.inference',
   awaitingApproval: '#agent.inProgress.step.awaitingApproval',
   waitingForDecisions: '#agent.inProgress.step.awaitingApproval.waiting',
+  intent: '#agent.inProgress.step.intent',
   tools: '#agent.inProgress.step.tools',
   afterStep: '#agent.inProgress.step.afterStep',
   record: '#agent.inProgress.step.record',

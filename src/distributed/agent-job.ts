@@ -56,6 +56,7 @@ const decideData = z.strictObject({
         z.strictObject({ ...decisionRoute, type: z.literal('approve') }),
         z.strictObject({ ...decisionRoute, type: z.literal('reject'), reason: z.string().optional() }),
         z.strictObject({ ...decisionRoute, type: z.literal('edit'), args: z.unknown() }),
+        z.strictObject({ ...decisionRoute, type: z.literal('complete'), result: z.unknown() }),
       ]),
     )
     .min(1, 'a decide job needs at least one decision'),

@@ -167,6 +167,7 @@ export function agentView(source: AgentSource, args: AgentContextArgs): AgentVie
       toolName: p.toolName,
       args: pretty(p.args),
       path: p.path ?? [],
+      reason: p.reason,
     })),
     errors,
     steps,

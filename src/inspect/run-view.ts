@@ -59,6 +59,8 @@ export interface PendingApprovalView {
   readonly args: string;
   /** The subagents that lead to the call (empty for the agent's own calls). */
   readonly path: readonly string[];
+  /** Why it waits: its tool needs approval, or a crash interrupted it (`'interrupted'`). */
+  readonly reason: 'approval' | 'interrupted';
 }
 export interface StepView {
   readonly number: number;

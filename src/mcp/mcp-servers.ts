@@ -62,6 +62,11 @@ export class McpServers {
    * reaches its server itself (restarting it if it died), so one server down fails only its own
    * calls. Built as `toolSet` does when nothing was offered yet (a run resumed at its tools).
    */
+  /** The tool set as last listed (`base` alone before the servers listed their tools). */
+  knownToolSet(base: ToolSet): ToolSet {
+    return this.cached?.base === base ? this.cached.set : base;
+  }
+
   async callableToolSet(base: ToolSet, signal?: AbortSignal): Promise<ToolSet> {
     return this.cached?.base === base ? this.cached.set : this.toolSet(base, signal);
   }

@@ -10,7 +10,7 @@ import {
   pendingMatches,
 } from '../state/approval';
 import { InvalidArgumentError } from '../state/errors';
-import { type ToolSet, validateInput } from '../tools/define-tool';
+import { type ToolSet, toolEffect, validateInput } from '../tools/define-tool';
 import { checkSignature } from './approval-signature';
 
 export type { ApprovalInput };
@@ -31,11 +31,36 @@ export async function requestApprovals(state: AgentState, tools: ToolSet): Promi
   return ids.length ? state.withApprovalRequested(ids) : state;
 }
 
+/**
+ * The step's calls that will run an unsafe tool's `execute` now: no result yet, not rejected. The
+ * intent save names them before any starts. A call to a tool not in `tools` counts when `unknownMayBe`
+ * (an MCP server's tool not listed yet).
+ */
+export function unsafeCallsToStart(state: AgentState, tools: ToolSet, unknownMayBe = false): string[] {
+  const step = state.currentStep();
+  if (!step?.hasToolCalls()) return [];
+  const decisions = state.approval()?.decisions ?? {};
+  const finished = new Set(step.toolExecutions().map((e) => e.toolCallId()));
+  return step
+    .requestedToolCalls()
+    .filter((call) => {
+      if (finished.has(call.id) || decisions[call.id]?.type === 'reject') return false;
+      const tool = Object.hasOwn(tools, call.name) ? tools[call.name] : undefined;
+      return tool === undefined ? unknownMayBe : toolEffect(tool) === 'unsafe';
+    })
+    .map((call) => call.id);
+}
+
 /** Carries out a person's decisions when the approved step's tools run. */
 export const approvalDecisions: Hook = {
   name: 'approvalDecisions',
   beforeToolUse: (state, { toolCall }) => {
     const decision = state.approval()?.decisions[toolCall.id];
+    if (decision?.type === 'reject' && state.approval()?.interrupted?.includes(toolCall.id)) {
+      return {
+        block: `Interrupted: the call was running when the process stopped, so whether it took effect is unknown; it was not run again (rejected by a person${decision.reason ? `: ${decision.reason}` : ''}).`,
+      };
+    }
     if (decision?.type === 'reject') {
       return { block: `Rejected by a person${decision.reason ? `: ${decision.reason}` : ''}` };
     }
@@ -48,18 +73,23 @@ export const approvalDecisions: Hook = {
 export function checkDecision(input: unknown, index: number): asserts input is ApprovalInput {
   const at = `decisions[${index}]`;
   if (typeof input !== 'object' || input === null)
-    throw new InvalidArgumentError(at, 'expected { toolCallId, type: "approve" | "reject" | "edit", ... }');
+    throw new InvalidArgumentError(
+      at,
+      'expected { toolCallId, type: "approve" | "reject" | "edit" | "complete", ... }',
+    );
   const { toolCallId, type, path, callPath, signature } = input as Record<string, unknown>;
   if (typeof toolCallId !== 'string' || toolCallId === '')
     throw new InvalidArgumentError(
       `${at}.toolCallId`,
       'expected the id of a pending call (a non-empty string)',
     );
-  if (type !== 'approve' && type !== 'reject' && type !== 'edit')
+  if (type !== 'approve' && type !== 'reject' && type !== 'edit' && type !== 'complete')
     throw new InvalidArgumentError(
       `${at}.type`,
-      `${JSON.stringify(type)} is not "approve", "reject" or "edit"`,
+      `${JSON.stringify(type)} is not "approve", "reject", "edit" or "complete"`,
     );
+  if (type === 'complete' && (input as { result?: unknown }).result === undefined)
+    throw new InvalidArgumentError(`${at}.result`, "expected the call's outcome (a JSON value) to record");
   if (path !== undefined && !(Array.isArray(path) && path.every((name) => typeof name === 'string')))
     throw new InvalidArgumentError(
       `${at}.path`,

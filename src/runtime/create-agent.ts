@@ -16,6 +16,7 @@ import { AgentStream, alongside } from '../ui/agent-stream';
 import type { Agent } from './agent-actor';
 import { type AgentDefinition, checkDefinition } from './agent-definition';
 import { replayRun } from './agent-replay';
+import { withSignedApprovals } from './approval-signature';
 import { approvalPending, takeDecisions } from './approvals';
 import { ChatTurnConflictError } from './chat-turn-conflict-error';
 import { provideLoop } from './loop-actors';
@@ -190,8 +191,13 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
       if (status !== 'in_progress' && status !== 'pending') return stored.state;
       const { signal, onEvent, ...actorOptions } = options;
       const session = { id: sessionId, version: stored.version };
+      // calls a crash interrupted were saved unsigned: signed now, as they would have been when asked
+      const state =
+        approvalSecret && stored.state.approval()
+          ? withSignedApprovals(stored.state, approvalSecret, sessionId)
+          : stored.state;
       return runToOutcome(
-        agent.createActor(stored.state, listened(actorOptions, onEvent, session)),
+        agent.createActor(state, listened(actorOptions, onEvent, session)),
         signal,
         onEvent,
       );

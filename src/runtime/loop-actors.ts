@@ -26,11 +26,11 @@ import type { AgentState } from '../state/agent-state';
 import type { HookStage } from '../state/hook-stage';
 import { admitInference } from '../state/inference-admission';
 import type { ReportEvent } from '../state/loop-events';
-import type { ToolSet } from '../tools/define-tool';
+import { type ToolSet, toolEffect } from '../tools/define-tool';
 import { runTools, type ToolExecutorOptions } from '../tools/tool-executor';
 import type { AgentDefinition } from './agent-definition';
 import { withSignedApprovals } from './approval-signature';
-import { approvalDecisions, requestApprovals } from './approvals';
+import { approvalDecisions, requestApprovals, unsafeCallsToStart } from './approvals';
 import { SettledToolCalls } from './settled-tool-calls';
 import { type RequestSignal, stepWorker } from './step-worker';
 import type { SubagentCalls } from './subagent-calls';
@@ -78,8 +78,10 @@ export function provideLoop(
   const needsApprovals =
     mcp !== undefined ||
     Object.values(tools).some((tool) => tool.needsApproval !== undefined && tool.needsApproval !== false);
+  // an unsafe call a crash interrupted waits for a decision too (a rejected one is blocked here)
+  const takesDecisions = needsApprovals || Object.values(tools).some((tool) => toolEffect(tool) === 'unsafe');
   const toolHooks = [
-    ...(needsApprovals ? [approvalDecisions] : []),
+    ...(takesDecisions ? [approvalDecisions] : []),
     ...userHooks.filter((h) => h.beforeToolUse || h.afterToolUse),
   ];
   const signed = (state: AgentState, self: AnyActorRef) => {
@@ -94,7 +96,15 @@ export function provideLoop(
   };
 
   const settled = new SettledToolCalls();
+  // An MCP tool's effect is known once its server listed it: a call to a tool not known yet may be unsafe.
+  const mayStartUnsafe = (state: AgentState) => {
+    const known = mcp?.knownToolSet(tools) ?? tools;
+    return unsafeCallsToStart(state, known, mcp !== undefined).length > 0;
+  };
   const machine = agentLoop.provide({
+    guards: {
+      startsUnsafeCalls: ({ context }) => mayStartUnsafe(context.state),
+    },
     actions: {
       // An agent without hooks has no hooks worker: nothing to start or stop (each costs a snapshot).
       ...(hookStages.length === 0 && { startHooksWorker: () => {}, stopHooksWorker: () => {} }),
@@ -139,6 +149,13 @@ export function provideLoop(
         if (!store) throw new NoSessionStoreError('Checkpointing');
         return store.save(input.session.id, input.state, input.session.version);
       }),
+      intentCheckpoint: fromPromise<number | null, CheckpointInput>(async ({ input, signal }) => {
+        if (!store) throw new NoSessionStoreError('Checkpointing');
+        const offered = mcp ? await mcp.callableToolSet(tools, signal) : tools;
+        const starting = unsafeCallsToStart(input.state, offered);
+        if (starting.length === 0) return null;
+        return store.save(input.session.id, input.state.withToolsStarting(starting), input.session.version);
+      }),
       toolExecutor: stepWorker('toolExecutor', async ({ state }, self, request) => {
         const step = state.currentStep();
         const stepTools = mcp
@@ -156,6 +173,7 @@ export function provideLoop(
             // a run no one listens to takes no reports: the tool executor then builds none
             report: reportsOf(self) ? reporter(self) : undefined,
             onSettled,
+            idempotencyScope: sessionOf(self)?.id ?? state.agentId(),
           }),
         );
         settled.release(self, step);
@@ -200,6 +218,7 @@ class StepToolOptions implements ToolExecutorOptions {
   readonly timeoutMs: number | undefined;
   readonly report: ((event: ReportEvent) => void) | undefined;
   readonly onSettled: ToolExecutorOptions['onSettled'];
+  readonly idempotencyScope: string | undefined;
 
   constructor(
     private readonly request: RequestSignal,
@@ -211,12 +230,16 @@ class StepToolOptions implements ToolExecutorOptions {
     this.timeoutMs = options.timeoutMs;
     this.report = options.report;
     this.onSettled = options.onSettled;
+    this.idempotencyScope = options.idempotencyScope;
   }
 
   get signal(): AbortSignal {
     return this.request.signal;
   }
 }
+
+/** The agent actor's session (null without a store): the scope of its calls' idempotency keys. */
+const sessionOf = (self: AnyActorRef) => (self.getSnapshot() as { context: LoopContext }).context.session;
 
 /** Whether the agent actor's run reports tool and text events (someone can listen: `LoopContext.reports`). */
 const reportsOf = (self: AnyActorRef) => (self.getSnapshot() as { context: LoopContext }).context.reports;

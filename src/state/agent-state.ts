@@ -353,7 +353,27 @@ export class AgentState {
     const calls = this.currentStep()?.requestedToolCalls() ?? [];
     if (!approval) throw ApprovalError.notPending(toolCallId, []);
     const decided = ApprovalRequest.withDecision(approval, calls, toolCallId, decision, route);
-    return this.withExecution(this.ensureExecution().withApproval(decided));
+    const execution = this.ensureExecution().withApproval(decided);
+    // a decision on the step's own call (not one inside a child) is new in its decisions
+    const kept = Object.hasOwn(approval.decisions, toolCallId) ? undefined : decided.decisions[toolCallId];
+    const call = calls.find((c) => c.id === toolCallId);
+    const step = this.currentStep();
+    // a call completed by a person has its result now: the tool executor runs only calls without one
+    if (kept?.type !== 'complete' || !call || !step) return this.withExecution(execution);
+    const done = ToolExecution.succeeded(call, kept.result, Date.now());
+    return this.withExecution(
+      execution.withCurrentStep(step.withToolExecutions([...step.toolExecutions(), done])),
+    );
+  }
+  /**
+   * The intent of the step in flight, as it is saved before its unsafe calls `toolCallIds` start
+   * (any approval it has kept). Loaded after a crash, those calls without a result wait for a person
+   * (`pendingApprovals()` with `reason: 'interrupted'`).
+   */
+  withToolsStarting(toolCallIds: readonly string[], at = Date.now()): AgentState {
+    return this.withExecution(
+      this.ensureExecution().withApproval(ApprovalRequest.withStarted(this.approval(), toolCallIds, at)),
+    );
   }
   /** The decisions have been carried out (the approved calls ran): no approval is pending. */
   withApprovalCleared(): AgentState {

@@ -11,7 +11,15 @@ type AgentState = NestedAgentState;
 export type ApprovalDecision =
   | { readonly type: 'approve' }
   | { readonly type: 'reject'; readonly reason?: string }
-  | { readonly type: 'edit'; readonly args: unknown };
+  | { readonly type: 'edit'; readonly args: unknown }
+  /** An interrupted call's outcome, given by a person: recorded as its result, the call not run. */
+  | { readonly type: 'complete'; readonly result: unknown };
+
+/**
+ * Why a call waits for a person: its tool needs approval (`'approval'`), or it is an unsafe call
+ * that started before a crash and did not finish (`'interrupted'`): it may or may not have run.
+ */
+export type ApprovalReason = 'approval' | 'interrupted';
 
 /**
  * Tool calls of the step in flight that wait for a person, and the decisions taken so far. A step
@@ -27,6 +35,13 @@ export interface ApprovalRequest {
   readonly children: Readonly<Record<string, AgentState>>;
   /** With an `approvalSecret`: each pending call's signature, by `approvalKey(callPath, toolCallId)`. */
   readonly signatures: Readonly<Record<string, string>>;
+  /** The calls of `toolCallIds` that wait because a crash interrupted them (`reason: 'interrupted'`). */
+  readonly interrupted?: readonly string[];
+  /**
+   * Only in a saved intent (the step checkpointed before its unsafe calls run): the unsafe calls
+   * about to start. A load turns those without a result into interrupted calls.
+   */
+  readonly started?: readonly string[];
 }
 
 /** A pending call as `state.pendingApprovals()` lists it. */
@@ -43,11 +58,14 @@ export interface PendingApproval {
   readonly callPath?: readonly string[];
   /** With an `approvalSecret`: the signature a decision on this call must carry. */
   readonly signature?: string;
+  /** Why it waits: its tool needs approval, or a crash interrupted it (it may have run). */
+  readonly reason: ApprovalReason;
 }
 
 type ApprovalErrorCode =
   | 'APPROVAL_NOT_PENDING'
   | 'APPROVAL_INVALID_EDIT'
+  | 'APPROVAL_INVALID_RESULT'
   | 'APPROVAL_PENDING'
   | 'APPROVAL_AMBIGUOUS'
   | 'APPROVAL_SIGNATURE_INVALID';
@@ -183,7 +201,9 @@ export const ApprovalRequest = {
               type: 'edit',
               args: toJsonValue(decision.args, `The edited input of '${toolCallId}'`),
             })
-          : decision;
+          : decision.type === 'complete'
+            ? Object.freeze({ type: 'complete', result: completedResult(toolCallId, decision.result) })
+            : decision;
       return Object.freeze({
         ...request,
         decisions: Object.freeze({ ...request.decisions, [toolCallId]: kept }),
@@ -204,7 +224,8 @@ export const ApprovalRequest = {
     const out: PendingApproval[] = [];
     for (const call of calls) {
       if (undecided.has(call.id)) {
-        out.push(signed({ toolCallId: call.id, toolName: call.name, args: call.args }, request));
+        const reason: ApprovalReason = request.interrupted?.includes(call.id) ? 'interrupted' : 'approval';
+        out.push(signed({ toolCallId: call.id, toolName: call.name, args: call.args, reason }, request));
       }
       const child = request.children[call.id];
       for (const nested of child?.pendingApprovals() ?? []) {
@@ -219,7 +240,48 @@ export const ApprovalRequest = {
   withSignatures(request: ApprovalRequest, signatures: Readonly<Record<string, string>>): ApprovalRequest {
     return Object.freeze({ ...request, signatures: Object.freeze({ ...signatures }) });
   },
+  /** The intent of a step about to run its unsafe calls `ids` (kept with any decisions taken). */
+  withStarted(request: ApprovalRequest | null, ids: readonly string[], at = Date.now()): ApprovalRequest {
+    return Object.freeze({ ...(request ?? ApprovalRequest.of([], at)), started: Object.freeze([...ids]) });
+  },
+  /**
+   * A saved intent as a load finds it: each started call without a result (`finished`) waits for a
+   * person with `reason: 'interrupted'`, any earlier decision on it dropped (it was carried out).
+   */
+  interrupting(request: ApprovalRequest, finished: (toolCallId: string) => boolean): ApprovalRequest {
+    const { started, ...rest } = request;
+    const cut = (started ?? []).filter((id) => !finished(id));
+    if (cut.length === 0) return Object.freeze(rest);
+    const decisions = Object.fromEntries(Object.entries(rest.decisions).filter(([id]) => !cut.includes(id)));
+    return Object.freeze({
+      ...rest,
+      toolCallIds: Object.freeze([...rest.toolCallIds.filter((id) => !cut.includes(id)), ...cut]),
+      decisions: Object.freeze(decisions),
+      interrupted: Object.freeze([...(rest.interrupted ?? []), ...cut]),
+    });
+  },
 };
+
+/** A person's result for a call, kept as its JSON form (as a tool's result is), else refused. */
+function completedResult(toolCallId: string, result: unknown): unknown {
+  if (result === undefined)
+    throw new ApprovalError(
+      'APPROVAL_INVALID_RESULT',
+      `The 'complete' decision on tool call '${toolCallId}' has no 'result': give the call's outcome as a JSON value; nothing was changed.`,
+      toolCallId,
+    );
+  try {
+    const kept = toJsonValue(result, `The result given for '${toolCallId}'`);
+    if (kept === undefined) throw new Error(`The result given for '${toolCallId}' is not a JSON value`);
+    return kept;
+  } catch (error) {
+    throw new ApprovalError(
+      'APPROVAL_INVALID_RESULT',
+      `${(error as Error).message}; give the call's outcome as a JSON value. Nothing was changed.`,
+      toolCallId,
+    );
+  }
+}
 
 function signed(pending: PendingApproval, request: ApprovalRequest): PendingApproval {
   const signature = request.signatures[approvalKey(pending.callPath, pending.toolCallId)];
@@ -259,6 +321,8 @@ export function encodeApprovalFields(approval: ApprovalRequest) {
       ),
     }),
     ...(Object.keys(approval.signatures).length > 0 && { signatures: approval.signatures }),
+    ...(approval.interrupted?.length && { interrupted: approval.interrupted }),
+    ...(approval.started !== undefined && { started: approval.started }),
   };
 }
 
@@ -278,5 +342,7 @@ export function decodeApprovalFields(json: AwaitingApprovalJSON): ApprovalReques
       ),
     ),
     signatures: Object.freeze({ ...json.signatures }),
+    ...(json.interrupted?.length && { interrupted: Object.freeze([...json.interrupted]) }),
+    ...(json.started !== undefined && { started: Object.freeze([...json.started]) }),
   });
 }

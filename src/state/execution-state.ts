@@ -1,7 +1,7 @@
 import { type AgentError, decodeAgentError } from './agent-error';
 import { AgentStep } from './agent-step';
 import { AppendOnlyList } from './append-only-list';
-import { type ApprovalRequest, decodeApprovalFields, encodeApprovalFields } from './approval';
+import { ApprovalRequest, decodeApprovalFields, encodeApprovalFields } from './approval';
 import { ExecutionContinuation } from './execution-continuation';
 import { ExecutionStatus } from './execution-status';
 import { frozenList } from './frozen-list';
@@ -59,6 +59,15 @@ export class ExecutionState {
       StepExecution.fromParsed(s, inputs(s.step, `execution.stepExecutions[${i}].step.inputMessages`)),
     );
     const waiting = json.awaitingApproval;
+    const currentStep =
+      waiting === null
+        ? null
+        : AgentStep.fromParsed(
+            waiting.step,
+            inputs(waiting.step, 'execution.awaitingApproval.step.inputMessages'),
+          );
+    const finished = (id: string) =>
+      currentStep?.toolExecutions().some((e) => e.toolCallId() === id) ?? false;
     return ExecutionState.restore({
       executionId: json.executionId,
       status: json.status,
@@ -67,15 +76,11 @@ export class ExecutionState {
       stepExecutions: AppendOnlyList.of(steps),
       continuation: ExecutionContinuation.fromParsed(json.continuation),
       errors: json.errors.map(decodeAgentError),
-      currentStep:
-        waiting === null
-          ? null
-          : AgentStep.fromParsed(
-              waiting.step,
-              inputs(waiting.step, 'execution.awaitingApproval.step.inputMessages'),
-            ),
+      currentStep,
       currentStepStartedAt: waiting === null ? null : Date.parse(waiting.startedAt),
-      approval: waiting === null ? null : decodeApprovalFields(waiting),
+      // a saved intent is a crash's trace: its unsafe calls without a result wait as interrupted
+      approval:
+        waiting === null ? null : ApprovalRequest.interrupting(decodeApprovalFields(waiting), finished),
     });
   }
 

@@ -196,6 +196,7 @@ export const approvalDecisionSchema = z.union([
   z.strictObject({ type: z.literal('approve') }),
   z.strictObject({ type: z.literal('reject'), reason: z.string().optional() }),
   z.strictObject({ type: z.literal('edit'), args: jsonValueSchema }),
+  z.strictObject({ type: z.literal('complete'), result: jsonValueSchema }),
 ]);
 
 const approvalShape = {
@@ -211,6 +212,10 @@ const approvalShape = {
     )
     .optional(),
   signatures: z.record(z.string(), z.string()).optional(),
+  /** The calls of `toolCallIds` a crash interrupted (asked with `reason: 'interrupted'`). */
+  interrupted: z.array(z.string().min(1)).optional(),
+  /** A saved intent: the unsafe calls about to start (a load makes those without a result interrupted). */
+  started: z.array(z.string().min(1)).optional(),
 };
 
 const executionShape = {

@@ -6,6 +6,11 @@ import type { Message } from '../state/message';
 /** What a tool's `execute` receives beside its input. `abortSignal` is the AI SDK's name for `signal`. */
 export interface ToolExecuteOptions {
   readonly toolCallId: string;
+  /**
+   * The same for this call in every attempt and process (a hash of the session, execution, step and
+   * call id; stable across resume, decisions and workers): pass it to APIs that deduplicate requests.
+   */
+  readonly idempotencyKey: string;
   /** Aborted when the run is stopped or the call times out. */
   readonly signal: AbortSignal;
   readonly abortSignal: AbortSignal;

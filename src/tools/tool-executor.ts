@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Hook, ToolUseDecision } from '../hooks/hook';
 import { AgentError } from '../state/agent-error';
 import { AgentState } from '../state/agent-state';
@@ -25,6 +26,8 @@ export interface ToolExecutorOptions {
    * afterToolUse hooks: a stop in the middle of the step keeps what had finished.
    */
   readonly onSettled?: (index: number, execution: ToolExecution) => void;
+  /** The calls' idempotency keys are made in this scope (the run's session id); the agent's id without one. */
+  readonly idempotencyScope?: string;
 }
 
 /**
@@ -288,7 +291,10 @@ async function runTool(
   // Without a timeout the call shares the step's signal: no controller of its own.
   if (timeoutMs === undefined) {
     try {
-      const value = await execute(validation.value, executeOptions(call, options, state) as ExecuteOptions);
+      const value = await execute(
+        validation.value,
+        executeOptions(call, options, state, options.idempotencyScope) as ExecuteOptions,
+      );
       return recorded(call, value, startedAt);
     } catch (error) {
       return failedCall(call, error, startedAt);
@@ -302,7 +308,10 @@ async function runTool(
   try {
     const value = await Promise.race([
       Promise.resolve().then(() =>
-        execute(validation.value, executeOptions(call, controller, state) as ExecuteOptions),
+        execute(
+          validation.value,
+          executeOptions(call, controller, state, options.idempotencyScope) as ExecuteOptions,
+        ),
       ),
       new Promise<never>((_, reject) => {
         timer = setTimeout(() => {
@@ -341,9 +350,13 @@ function executeOptions(
   call: ToolCall,
   source: { readonly signal: AbortSignal },
   state: AgentState,
+  scope: string | undefined,
 ): ToolExecuteOptions {
   return {
     toolCallId: call.id,
+    get idempotencyKey() {
+      return idempotencyKey(scope ?? state.agentId(), state, call.id);
+    },
     get signal() {
       return source.signal;
     },
@@ -356,6 +369,21 @@ function executeOptions(
       return state.messages();
     },
   };
+}
+
+/**
+ * The key of one call, the same in every attempt and process: a hash of the session (or agent), the
+ * agent, the execution, the step's number and the call's id.
+ */
+function idempotencyKey(scope: string, state: AgentState, toolCallId: string): string {
+  const subject = JSON.stringify([
+    scope,
+    state.agentId(),
+    state.executionId(),
+    state.stepCount() + 1,
+    toolCallId,
+  ]);
+  return createHash('sha256').update(subject).digest('base64url');
 }
 
 export class ToolTimeoutError extends Error {

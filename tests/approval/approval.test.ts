@@ -66,7 +66,7 @@ describe('tool approval', () => {
     const waiting = await agent.execute(ask());
     expect(waiting.status()).toBe(ExecutionStatus.InProgress);
     expect(waiting.pendingApprovals()).toEqual([
-      { toolCallId: 't1', toolName: 'transfer', args: { to: 'bob', amount: 40 } },
+      { toolCallId: 't1', toolName: 'transfer', args: { to: 'bob', amount: 40 }, reason: 'approval' },
     ]);
     expect(waiting.stepCount()).toBe(0);
     expect(transfers).toEqual([]);

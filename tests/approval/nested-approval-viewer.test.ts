@@ -89,6 +89,7 @@ describe('the run viewer shows a waiting subagent', () => {
         toolName: 'transfer',
         args: expect.stringContaining('"amount": 40'),
         path: ['manager', 'clerk'],
+        reason: 'approval',
       },
     ]);
     expect(clerk?.pendingApprovals.map((p) => [p.toolCallId, p.path])).toEqual([['t1', []]]);

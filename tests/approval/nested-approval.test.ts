@@ -90,6 +90,7 @@ describe('approvals inside subagents', () => {
         args: { to: 'bob', amount: 40 },
         path: ['payer'],
         callPath: ['p1'],
+        reason: 'approval',
       },
     ]);
     expect(transfers).toEqual([]);
@@ -276,6 +277,7 @@ describe('approvals inside subagents', () => {
         args: { to: 'bob', amount: 7 },
         path: ['manager', 'clerk'],
         callPath: ['m1', 'c1'],
+        reason: 'approval',
       },
     ]);
     const restored = AgentState.fromJSON(JSON.parse(JSON.stringify(waiting)));

@@ -9,6 +9,7 @@ import {
   ExecutionBudget,
   type ScriptEntry,
   scriptedDriver,
+  type ToolEffect,
 } from '../../../src/index';
 
 /** Tool steps of a ledger run; one more step answers. */
@@ -26,6 +27,8 @@ export interface LedgerAgentOptions {
   readonly modelDelayMs?: number;
   /** Delay of each tool call after it wrote its line (so a kill can land between the two). */
   readonly toolDelayMs?: number;
+  /** The `record` tool's effect (default: `defineTool`'s, 'idempotent'). */
+  readonly effect?: ToolEffect;
 }
 
 /**
@@ -37,6 +40,7 @@ export function ledgerAgent(options: LedgerAgentOptions): Agent {
   const record = defineTool({
     description: 'Records that it ran',
     inputSchema: z.object({ session: z.string(), n: z.number() }),
+    ...(options.effect && { effect: options.effect }),
     execute: async ({ n }, { toolCallId, signal, state }) => {
       appendFileSync(
         options.ledger,

@@ -4,6 +4,7 @@
  * Usage: worker-process.ts '<WorkerProcessConfig as JSON>'
  */
 import { createAgentWorker, RedisSessionStore } from '../../../src/distributed/index';
+import type { ToolEffect } from '../../../src/index';
 import { ledgerAgent } from './ledger-agent';
 
 export interface WorkerProcessConfig {
@@ -20,6 +21,8 @@ export interface WorkerProcessConfig {
   readonly stalledIntervalMs?: number;
   readonly sessionLockTtlMs?: number;
   readonly busyRetryDelayMs?: number;
+  /** The ledger tool's effect (default 'idempotent'). */
+  readonly effect?: ToolEffect;
 }
 
 const config = JSON.parse(process.argv[2] as string) as WorkerProcessConfig;
@@ -33,6 +36,7 @@ const worker = await createAgentWorker({
         workerTag: config.tag,
         modelDelayMs: config.modelDelayMs,
         toolDelayMs: config.toolDelayMs,
+        effect: config.effect,
       }),
   },
   store,

@@ -256,12 +256,18 @@ class ContentWriter {
   readonly added: Record<string, string> = {};
   /** Characters of the content added. */
   bytes = 0;
+  /** Hashes of the texts seen: a tool's result is in the conversation, the step and its execution. */
+  private readonly hashes = new Map<string, string>();
   constructor(private readonly stored: ReadonlySet<string>) {}
 
   /** The string itself when short, else `{ "$c": hash }` (storing it if new). */
   ref(text: string): string | { $c: string } {
     if (text.length < CONTENT_MIN_LENGTH) return text;
-    const hash = contentHash(text);
+    let hash = this.hashes.get(text);
+    if (hash === undefined) {
+      hash = contentHash(text);
+      this.hashes.set(text, hash);
+    }
     if (!this.stored.has(hash) && !(hash in this.added)) {
       this.added[hash] = text;
       this.bytes += text.length;

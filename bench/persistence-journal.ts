@@ -31,7 +31,7 @@ import { collectGarbage, median, now, printTable } from './harness';
 const RESULT_BYTES = 1024;
 
 /** A different ~1 KiB text per step, so that no two results are alike. */
-function resultText(n: number): string {
+export function resultText(n: number): string {
   let text = `result of step ${n}: `;
   let seed = n * 2654435761;
   while (text.length < RESULT_BYTES) {

@@ -61,8 +61,10 @@ export function decodeSessionDocument(text: string, at: StoredAt): LoadedSession
 /**
  * Builds the AgentState of a stored session from its parsed `toJSON()` form, turning every way it
  * can be wrong into CorruptSessionError (with the InvalidStateError's path and message).
+ * `fromRecords`: the form was put together from a journal's parsed records (all of it made by
+ * JSON.parse), which the schema checks without walking it first (validateParsedJson).
  */
-export function decodeStoredState(data: unknown, at: StoredAt): AgentState {
+export function decodeStoredState(data: unknown, at: StoredAt, fromRecords = false): AgentState {
   const formatVersion = isRecord(data) ? data.formatVersion : undefined;
   if (typeof formatVersion === 'number' && formatVersion !== FORMAT_VERSION) {
     throw new CorruptSessionError(
@@ -74,7 +76,7 @@ export function decodeStoredState(data: unknown, at: StoredAt): AgentState {
     );
   }
   try {
-    return AgentState.fromJSON(data);
+    return fromRecords ? AgentState.fromParsedJson(data) : AgentState.fromJSON(data);
   } catch (error) {
     if (error instanceof InvalidStateError) {
       throw new CorruptSessionError(at.sessionId, error.message, at.location, error.path, { cause: error });

@@ -23,7 +23,7 @@ import { failsTheRun, StopReason, wasForceStopped } from './stop-reason';
 import { StopSignal } from './stop-signal';
 import { ToolExecution } from './tool-execution';
 import { Usage } from './usage';
-import { validate } from './validation';
+import { validate, validateParsedJson } from './validation';
 
 export type { AgentStateProps, LlmConfig } from './agent-state-props';
 
@@ -71,6 +71,11 @@ export class AgentState {
    */
   static fromJSON(data: unknown): AgentState {
     return AgentState.fromParsed(validate(agentStateSchema, data, 'AgentState'));
+  }
+
+  /** @internal `fromJSON` of a value `JSON.parse` made (see validateParsedJson) */
+  static fromParsedJson(data: unknown): AgentState {
+    return AgentState.fromParsed(validateParsedJson(agentStateSchema, data, 'AgentState'));
   }
 
   /** @internal from a validated document, or the part of one that holds it (a subagent's state) */

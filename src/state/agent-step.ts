@@ -230,13 +230,30 @@ export class AgentStep {
   }
 
   toJSON() {
+    return this.serialize(
+      this.props.inputMessages.toArray(),
+      (m) => m,
+      (e) => e.toJSON(),
+    );
+  }
+
+  /**
+   * @internal the serialized form with its input messages given and each output message and tool
+   * execution written by `message` and `toolExecution`: the one encoder of a step's fields, for
+   * `toJSON` and the journal alike (a field added here reaches every store).
+   */
+  serialize<I, M, E>(
+    inputMessages: I,
+    message: (message: Message) => M,
+    toolExecution: (execution: ToolExecution) => E,
+  ) {
     const p = this.props;
     return {
       id: p.id,
-      inputMessages: p.inputMessages.toArray(),
-      outputMessages: p.outputMessages,
+      inputMessages,
+      outputMessages: p.outputMessages.map(message),
       inferenceResponse: p.inferenceResponse,
-      toolExecutions: p.toolExecutions.map((e) => e.toJSON()),
+      toolExecutions: p.toolExecutions.map(toolExecution),
       errors: p.errors,
       structuredOutput: p.structuredOutput,
       ...(p.request !== null && { request: p.request }),

@@ -250,15 +250,29 @@ export class ExecutionState {
 
   /** The serialized form with each step (recorded, or awaiting approval) written by `encodeStep`. */
   serialize<T>(encodeStep: (step: AgentStep) => T) {
+    return this.encode(
+      encodeStep,
+      this.props.stepExecutions.toArray().map((s) => s.serialize(encodeStep)),
+    );
+  }
+
+  /**
+   * @internal the serialized form without its recorded steps (the journal writes them apart, as
+   * `StepExecution.serialize` does); every other field as `toJSON` writes it.
+   */
+  serializeHead<T>(encodeStep: (step: AgentStep) => T) {
+    const { stepExecutions: _written, ...head } = this.encode(encodeStep, null);
+    return head;
+  }
+
+  private encode<T, S>(encodeStep: (step: AgentStep) => T, stepExecutions: S) {
     const { approval, currentStep } = this.props;
     return {
       executionId: this.props.executionId,
       status: this.props.status,
       startedAt: new Date(this.props.startedAt).toISOString(),
       completedAt: this.props.completedAt === null ? null : new Date(this.props.completedAt).toISOString(),
-      stepExecutions: this.props.stepExecutions
-        .toArray()
-        .map((s) => ({ ...s.toJSON(), step: encodeStep(s.step()) })),
+      stepExecutions,
       continuation: this.props.continuation.toJSON(),
       errors: this.props.errors,
       awaitingApproval:

@@ -66,8 +66,13 @@ export class StepExecution {
   }
 
   toJSON() {
+    return this.serialize((step) => step.toJSON());
+  }
+
+  /** @internal the serialized form with its step written by `encodeStep` (toJSON and the journal). */
+  serialize<T>(encodeStep: (step: AgentStep) => T) {
     return {
-      step: this.agentStep.toJSON(),
+      step: encodeStep(this.agentStep),
       continuation: this.continuationAtEnd.toJSON(),
       startedAt: new Date(this.startedAtMs).toISOString(),
       completedAt: new Date(this.completedAtMs).toISOString(),

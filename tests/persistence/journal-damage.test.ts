@@ -1,4 +1,5 @@
 import { fileURLToPath } from 'node:url';
+import { crc32 } from 'node:zlib';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AgentState, CorruptSessionError } from '../../src/index';
 import type { JournaledSessionStore } from '../../src/persistence/index';
@@ -103,6 +104,19 @@ const damage = (kind: StoreKind) => {
     });
     const error = await loadError(fixture.reopen() as JournaledSessionStore, 'run');
     expect(error.problem).toMatch(/journal record 4 has an unknown head field "executiom"/);
+  });
+
+  it('refuses a sealed record holding a value nested deeper than a state may hold (no RangeError)', async () => {
+    await saveSteps(store, 'run', 2);
+    const record = JSON.parse(await fixture.readRecord('run')) as EditedRecord;
+    record.head.metadata = { x: 'DEEP' };
+    // Built as text: JSON.stringify itself cannot write a value this deep.
+    const deep = `${'{"a":'.repeat(20_000)}1${'}'.repeat(20_000)}`;
+    const sealed = sealRecord(record).replace('"DEEP"', deep);
+    const text = sealed.replace(/,"crc":\d+\}$/, '}');
+    await fixture.writeRecord('run', `${text.slice(0, -1)},"crc":${crc32(text)}}`);
+    const error = await loadError(fixture.reopen() as JournaledSessionStore, 'run');
+    expect(error.problem).toMatch(/metadata\.x.*nested more than/);
   });
 
   it('a fork has a generation of its own: a writer that knew the session it replaced writes a snapshot', async () => {

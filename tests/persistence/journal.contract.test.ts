@@ -169,6 +169,68 @@ const journal = (kind: StoreKind) => {
     });
   });
 
+  describe('every field of a step', () => {
+    /** A step with every optional field the model driver records set, each value different. */
+    const fullStep = (state: AgentState, n: number) => {
+      const call = { id: `call-${n}`, name: 'lookup', args: { n } };
+      return AgentStep.of({
+        inputMessages: state.messageList(),
+        outputMessages: [Message.assistant('', [call]), Message.toolResult(call, result(n))],
+        inferenceResponse: InferenceResponse.of({
+          toolCalls: [call],
+          finishReason: 'tool-calls',
+          usage: Usage.of({ inputTokens: 10 + n, outputTokens: 5 }),
+          model: `model-${n}`,
+          rawFinishReason: 'tool_calls',
+          providerMetadata: { provider: { requestId: `r-${n}` } },
+        }),
+        toolExecutions: [ToolExecution.succeeded(call, result(n), 0, 1)],
+        structuredOutput: { answer: n },
+      }).withRequest({ system: `s${n}`, tools: `t${n}`, settings: `o${n}` });
+    };
+    const withFullStep = (state: AgentState, n: number) =>
+      state.withStepStarted().withCurrentStep(fullStep(state, n)).withCurrentStepRecorded();
+
+    /** Every path of keys in a JSON value, so that a dropped field shows by name. */
+    const keyPaths = (value: unknown, at = ''): string[] =>
+      value !== null && typeof value === 'object'
+        ? Object.entries(value).flatMap(([k, v]) => [`${at}.${k}`, ...keyPaths(v, `${at}.${k}`)])
+        : [];
+
+    it('keeps every key of step.toJSON() through a snapshot, deltas and a step awaiting approval', async () => {
+      let state = withFullStep(started(), 0);
+      let version = await store.save('full', state, null);
+      const saved = new Map([[version, state]]);
+      for (let n = 1; n < 3; n++) {
+        state = withFullStep(state, n);
+        version = await store.save('full', state, version);
+        saved.set(version, state);
+      }
+      const waiting = state
+        .withStepStarted()
+        .withCurrentStep(fullStep(state, 3))
+        .withApprovalRequested(['call-3']);
+      version = await store.save('full', waiting, version);
+      saved.set(version, waiting);
+
+      for (const [v, expected] of saved) {
+        const reopened = fixture.reopen() as JournaledSessionStore;
+        const loaded = (await reopened.loadCheckpoint('full', v))?.state;
+        const steps = expected.execution()?.stepExecutions() ?? [];
+        expect(steps.length).toBeGreaterThan(0);
+        steps.forEach((s, i) => {
+          const got = loaded?.execution()?.stepExecutions()[i];
+          expect(keyPaths(got?.toJSON())).toEqual(keyPaths(s.toJSON()));
+          expect(got?.step().toJSON()).toEqual(s.step().toJSON());
+        });
+        expect(loaded?.toJSON()).toEqual(expected.toJSON());
+      }
+      const current = (await store.load('full'))?.state.execution()?.currentStep();
+      expect(current?.request()).toEqual({ system: 's3', tools: 't3', settings: 'o3' });
+      expect(current?.inferenceResponse().rawFinishReason).toBe('tool_calls');
+    });
+  });
+
   describe('time travel', () => {
     it('lists the checkpoints with version, step number and time, oldest first', async () => {
       const before = Date.now();

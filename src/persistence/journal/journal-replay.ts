@@ -81,7 +81,7 @@ export function replay(records: readonly JournalRecord[], at: StoredAt): Replaye
       ? { ...execution, stepExecutions: steps.map((s) => resolve.stepExecution(s)) }
       : null,
   };
-  const state = decodeStoredState(document, at);
+  const state = decodeStoredState(document, at, true);
   return {
     state,
     version: last.v,

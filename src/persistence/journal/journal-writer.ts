@@ -3,7 +3,6 @@ import { DEFAULT_SECTION } from '../../state/agent-context';
 import type { AgentState } from '../../state/agent-state';
 import type { AgentStep } from '../../state/agent-step';
 import type { AppendOnlyList } from '../../state/append-only-list';
-import { encodeApprovalFields } from '../../state/approval';
 import { contentHash } from '../../state/content-hash';
 import type { Message } from '../../state/message';
 import type { StepExecution } from '../../state/step-execution';
@@ -231,31 +230,9 @@ function stepList(state: AgentState): StepExecution[] {
 
 /**
  * The small fields of a state, each as JSON: identity, timing, settings, and the execution without
- * its steps (status, continuation, errors, a step awaiting approval).
+ * its steps (status, continuation, errors, a step awaiting approval), as `toJSON` writes them.
  */
 export function headOf(state: AgentState): Record<string, string> {
-  const execution = state.execution();
-  let header: unknown = null;
-  if (execution) {
-    const approval = execution.approval();
-    const current = execution.currentStep();
-    header = {
-      executionId: execution.executionId(),
-      status: execution.status(),
-      startedAt: new Date(execution.startedAtMs()).toISOString(),
-      completedAt: execution.completedAt()?.toISOString() ?? null,
-      continuation: execution.continuation().toJSON(),
-      errors: execution.errors(),
-      awaitingApproval:
-        approval && current
-          ? {
-              step: encodeStep(current, state, null),
-              startedAt: (execution.currentStepStartedAt() ?? new Date(approval.requestedAt)).toISOString(),
-              ...encodeApprovalFields(approval),
-            }
-          : null,
-    };
-  }
   // Its keys are HEAD_FIELDS (journal-record.ts), which a load accepts.
   const fields: Record<string, unknown> = {
     agentId: state.agentId(),
@@ -267,7 +244,7 @@ export function headOf(state: AgentState): Record<string, string> {
     metadata: state.metadata(),
     systemPrompt: state.systemPrompt(),
     responseFormat: state.responseFormat(),
-    execution: header,
+    execution: state.execution()?.serializeHead((step) => encodeStep(step, state, null)) ?? null,
   };
   const out: Record<string, string> = {};
   for (const [key, value] of Object.entries(fields)) out[key] = JSON.stringify(value);
@@ -279,12 +256,18 @@ class ContentWriter {
   readonly added: Record<string, string> = {};
   /** Characters of the content added. */
   bytes = 0;
+  /** Hashes of the texts seen: a tool's result is in the conversation, the step and its execution. */
+  private readonly hashes = new Map<string, string>();
   constructor(private readonly stored: ReadonlySet<string>) {}
 
   /** The string itself when short, else `{ "$c": hash }` (storing it if new). */
   ref(text: string): string | { $c: string } {
     if (text.length < CONTENT_MIN_LENGTH) return text;
-    const hash = contentHash(text);
+    let hash = this.hashes.get(text);
+    if (hash === undefined) {
+      hash = contentHash(text);
+      this.hashes.set(text, hash);
+    }
     if (!this.stored.has(hash) && !(hash in this.added)) {
       this.added[hash] = text;
       this.bytes += text.length;
@@ -313,7 +296,10 @@ function encodeToolExecution(execution: ToolExecution, content: ContentWriter | 
   return json;
 }
 
-/** A step as the state format writes it, with its input as a reference to the conversation. */
+/**
+ * A step as the state format writes it (`AgentStep.serialize`, which `toJSON` uses), with its input
+ * as a reference to the conversation and its long strings as content references.
+ */
 function encodeStep(step: AgentStep, state: AgentState, content: ContentWriter | null): unknown {
   const inputs = step.inputMessageList();
   const conversation = state.messageList();
@@ -323,16 +309,11 @@ function encodeStep(step: AgentStep, state: AgentState, content: ContentWriter |
       : inputs.isPrefixOf(conversation)
         ? [{ $ref: [0, inputs.size] }]
         : sliceOf(inputs, 0).map((m) => encodeMessage(m, content));
-  return {
-    id: step.id(),
+  return step.serialize(
     inputMessages,
-    outputMessages: step.outputMessages().map((m) => encodeMessage(m, content)),
-    inferenceResponse: step.inferenceResponse(),
-    toolExecutions: step.toolExecutions().map((e) => encodeToolExecution(e, content)),
-    errors: step.stepErrors(),
-    structuredOutput: step.structuredOutput() ?? null,
-    ...(step.request() !== null && { request: step.request() }),
-  };
+    (m) => encodeMessage(m, content),
+    (e) => encodeToolExecution(e, content),
+  );
 }
 
 function encodeStepExecution(
@@ -340,10 +321,5 @@ function encodeStepExecution(
   state: AgentState,
   content: ContentWriter,
 ): unknown {
-  return {
-    step: encodeStep(stepExecution.step(), state, content),
-    continuation: stepExecution.continuation().toJSON(),
-    startedAt: stepExecution.startedAt().toISOString(),
-    completedAt: stepExecution.completedAt().toISOString(),
-  };
+  return stepExecution.serialize((step) => encodeStep(step, state, content));
 }

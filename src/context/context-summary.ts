@@ -144,6 +144,8 @@ export async function foldIntoSummary(
 
 /** The summarizer threw; `usage` is that of its calls before (they were made and paid for). */
 export class SummarizerFailedError extends AgentMachineError {
+  static override readonly name: string = 'SummarizerFailedError';
+
   constructor(
     cause: unknown,
     readonly usage: Usage,

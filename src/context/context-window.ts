@@ -294,6 +294,8 @@ function trimmed(step: Compacting, fallback: SummaryFallback | null, usage: Usag
 
 /** Context options that cannot work; the message names the field. */
 export class InvalidContextOptionsError extends AgentMachineError {
+  static override readonly name: string = 'InvalidContextOptionsError';
+
   constructor(
     readonly field: string,
     detail: string,

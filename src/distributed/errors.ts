@@ -2,6 +2,8 @@ import { AgentMachineError } from '../state/errors';
 
 /** `ioredis` or `bullmq` is not installed: they are optional peers, needed only for the Redis parts. */
 export class DistributedDependencyMissingError extends AgentMachineError {
+  static override readonly name: string = 'DistributedDependencyMissingError';
+
   constructor(
     readonly moduleName: string,
     options?: { cause?: unknown },
@@ -17,6 +19,8 @@ export class DistributedDependencyMissingError extends AgentMachineError {
 
 /** A job names an agent that this worker has not registered. */
 export class UnknownAgentError extends AgentMachineError {
+  static override readonly name: string = 'UnknownAgentError';
+
   constructor(
     readonly agent: string,
     readonly registered: readonly string[],
@@ -32,6 +36,8 @@ export class UnknownAgentError extends AgentMachineError {
 
 /** A job whose name or data is not one of the shapes the worker runs. */
 export class InvalidJobPayloadError extends AgentMachineError {
+  static override readonly name: string = 'InvalidJobPayloadError';
+
   constructor(
     /** The path of the first bad field (`data.sessionId`), or `name` for the job name. */
     readonly path: string,
@@ -50,6 +56,8 @@ export class InvalidJobPayloadError extends AgentMachineError {
  * (`'wait'`) the job is put back in the queue with a delay instead, and this error is not raised.
  */
 export class SessionBusyError extends AgentMachineError {
+  static override readonly name: string = 'SessionBusyError';
+
   constructor(readonly sessionId: string) {
     super(
       'SESSION_BUSY',
@@ -65,6 +73,8 @@ export class SessionBusyError extends AgentMachineError {
  * writing another checkpoint.
  */
 export class SessionLockLostError extends AgentMachineError {
+  static override readonly name: string = 'SessionLockLostError';
+
   constructor(
     readonly sessionId: string,
     detail: string,
@@ -82,6 +92,8 @@ export class SessionLockLostError extends AgentMachineError {
 
 /** A job failed on the worker; `errorName` and `errorCode` name the worker's error. */
 export class AgentJobFailedError extends AgentMachineError {
+  static override readonly name: string = 'AgentJobFailedError';
+
   constructor(
     readonly jobId: string,
     readonly sessionId: string,
@@ -98,6 +110,8 @@ export class AgentJobFailedError extends AgentMachineError {
 
 /** `job.finished({ timeoutMs })` gave up waiting; the job itself goes on. */
 export class AgentJobTimeoutError extends AgentMachineError {
+  static override readonly name: string = 'AgentJobTimeoutError';
+
   constructor(
     readonly jobId: string,
     readonly timeoutMs: number,

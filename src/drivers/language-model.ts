@@ -227,6 +227,8 @@ export function fileData(data: ResultFileData): FileData {
 
 /** An object that is not an AI SDK language model of specification v3 or v4. */
 export class UnsupportedModelError extends AgentMachineError {
+  static override readonly name: string = 'UnsupportedModelError';
+
   constructor(model: unknown, version: unknown) {
     const name = (model as { modelId?: unknown } | null)?.modelId;
     super(

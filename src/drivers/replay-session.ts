@@ -20,6 +20,8 @@ export interface ReplayDivergence {
 
 /** A replay's model call that differs from the recorded one: the run stops at it. */
 export class ReplayDivergenceError extends AgentMachineError {
+  static override readonly name: string = 'ReplayDivergenceError';
+
   constructor(readonly divergence: ReplayDivergence) {
     super(
       'REPLAY_DIVERGED',

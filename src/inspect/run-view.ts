@@ -6,6 +6,8 @@ import type { Trace } from './trace-schema';
 
 /** Input that is neither a trace nor an AgentState. */
 export class NotARunError extends AgentMachineError {
+  static override readonly name: string = 'NotARunError';
+
   constructor(detail: string) {
     super('NOT_A_RUN', `Not a trace or an AgentState: ${detail}`);
   }

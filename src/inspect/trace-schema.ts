@@ -15,6 +15,8 @@ export const TRACE_VERSION = 1;
 
 /** A trace that does not match its schema, or refers to a blob it does not hold. */
 export class InvalidTraceError extends AgentMachineError {
+  static override readonly name: string = 'InvalidTraceError';
+
   constructor(
     /** Where the first problem is, e.g. `entries[3].t` or `blobs.<hash>.context`. */
     readonly path: string,

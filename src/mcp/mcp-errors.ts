@@ -2,6 +2,8 @@ import { AgentMachineError } from '../state/errors';
 
 /** `@modelcontextprotocol/sdk` is not installed: it is an optional peer, needed only with `mcpServers`. */
 export class McpDependencyMissingError extends AgentMachineError {
+  static override readonly name: string = 'McpDependencyMissingError';
+
   constructor(options?: { cause?: unknown }) {
     super(
       'MCP_DEPENDENCY_MISSING',
@@ -18,6 +20,8 @@ export class McpDependencyMissingError extends AgentMachineError {
  * `MCP_SERVER_START_FAILED`, `MCP_SERVER_EXITED`, `MCP_SERVER_GAVE_UP`, `MCP_SERVER_CLOSED`.
  */
 export class McpServerError extends AgentMachineError {
+  static override readonly name: string = 'McpServerError';
+
   constructor(
     code: 'MCP_SERVER_START_FAILED' | 'MCP_SERVER_EXITED' | 'MCP_SERVER_GAVE_UP' | 'MCP_SERVER_CLOSED',
     readonly server: string,
@@ -30,6 +34,8 @@ export class McpServerError extends AgentMachineError {
 
 /** An MCP tool answered with an error result (`isError: true`): the message is the tool's own text. */
 export class McpToolError extends AgentMachineError {
+  static override readonly name: string = 'McpToolError';
+
   constructor(
     readonly server: string,
     readonly tool: string,
@@ -44,6 +50,8 @@ export class McpToolError extends AgentMachineError {
  * refused it). The server is alive and kept: only that call fails. `issues` lists what is wrong.
  */
 export class McpResultInvalidError extends AgentMachineError {
+  static override readonly name: string = 'McpResultInvalidError';
+
   constructor(
     readonly server: string,
     readonly tool: string,
@@ -61,6 +69,8 @@ export class McpResultInvalidError extends AgentMachineError {
 
 /** Two tools would be offered to the model under one name (`<server>_<tool>`, or a tool of the agent's own). */
 export class McpToolNameConflictError extends AgentMachineError {
+  static override readonly name: string = 'McpToolNameConflictError';
+
   constructor(readonly toolName: string) {
     super(
       'MCP_TOOL_NAME_CONFLICT',

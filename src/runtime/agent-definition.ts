@@ -96,6 +96,8 @@ export interface SubagentDefinition extends AgentDefinition {
 
 /** A definition the runtime cannot run; the message names the field. */
 export class InvalidDefinitionError extends AgentMachineError {
+  static override readonly name: string = 'InvalidDefinitionError';
+
   constructor(
     readonly field: string,
     detail: string,

@@ -5,6 +5,8 @@ import { AgentMachineError } from '../state/errors';
  * turn's message was not added and nothing ran. `cause` is the store's SessionConflictError.
  */
 export class ChatTurnConflictError extends AgentMachineError {
+  static override readonly name: string = 'ChatTurnConflictError';
+
   constructor(
     readonly sessionId: string,
     options?: { cause?: unknown },

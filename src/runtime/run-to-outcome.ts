@@ -9,6 +9,8 @@ import { listenToRun } from './run-events';
 
 /** An actor error the run could not record (a bug, or a hook returning something else). */
 export class AgentRuntimeError extends AgentMachineError {
+  static override readonly name: string = 'AgentRuntimeError';
+
   constructor(
     message: string,
     readonly state: AgentState,

@@ -54,6 +54,8 @@ type ApprovalErrorCode =
 
 /** A decision the run cannot take: the id is not pending, or edited arguments are invalid. */
 export class ApprovalError extends AgentMachineError {
+  static override readonly name: string = 'ApprovalError';
+
   constructor(
     code: ApprovalErrorCode,
     message: string,

@@ -6,6 +6,8 @@ type AgentState = NestedAgentState;
 
 /** A subagent that ended without a final answer (stopped, failed, or silent). */
 export class SubagentFailedError extends AgentMachineError {
+  static override readonly name: string = 'SubagentFailedError';
+
   constructor(
     readonly subagent: string,
     child: AgentState,

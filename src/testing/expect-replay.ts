@@ -6,6 +6,8 @@ import { AgentMachineError } from '../state/errors';
 
 /** A replay that diverged from its recording, as `expectReplay` reports it. */
 export class ReplayAssertionError extends AgentMachineError {
+  static override readonly name: string = 'ReplayAssertionError';
+
   constructor(
     readonly divergence: ReplayDivergence,
     readonly result: ReplayResult,

@@ -3,6 +3,7 @@ import { AgentError } from '../state/agent-error';
 import { AgentState } from '../state/agent-state';
 import type { AgentStep } from '../state/agent-step';
 import { AgentStopError } from '../state/agent-stop-error';
+import { AgentMachineError } from '../state/errors';
 import { refusedArguments } from '../state/inference-admission';
 import { asJsonValue } from '../state/json-value';
 import { type ReportEvent, stepEventIds } from '../state/loop-events';
@@ -358,11 +359,12 @@ function executeOptions(
   };
 }
 
-export class ToolTimeoutError extends Error {
-  readonly code = 'TOOL_TIMEOUT';
+export class ToolTimeoutError extends AgentMachineError {
+  static override readonly name: string = 'ToolTimeoutError';
+
+  declare readonly code: 'TOOL_TIMEOUT';
   constructor(toolName: string, timeoutMs: number) {
-    super(`Tool '${toolName}' timed out after ${timeoutMs} ms`);
-    this.name = 'ToolTimeoutError';
+    super('TOOL_TIMEOUT', `Tool '${toolName}' timed out after ${timeoutMs} ms`);
   }
 }
 

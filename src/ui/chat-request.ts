@@ -6,6 +6,8 @@ import { AgentMachineError } from '../state/errors';
  * and the `details` fields (`pendingApprovals` for APPROVAL_PENDING: the approval ids to answer).
  */
 export class ChatRequestError extends AgentMachineError {
+  static override readonly name: string = 'ChatRequestError';
+
   constructor(
     readonly status: number,
     code: string,

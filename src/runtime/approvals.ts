@@ -5,7 +5,6 @@ import {
   type ApprovalDecision,
   ApprovalError,
   type ApprovalInput,
-  describePending,
   type PendingApproval,
   pendingMatches,
 } from '../state/approval';
@@ -127,12 +126,4 @@ export async function takeDecisions(
     decided = decided.withApprovalDecision(toolCallId, rest as ApprovalDecision, { path, callPath });
   }
   return decided;
-}
-
-export function approvalPending(state: AgentState): ApprovalError {
-  const pending = state.pendingApprovals().map(describePending);
-  return new ApprovalError(
-    'APPROVAL_PENDING',
-    `The run waits for approval of ${pending.join(', ') || 'its tool calls'} (a call inside a subagent as callPath/id): deliver the decisions with agent.decide(state, decisions) before a new message or execution.`,
-  );
 }

@@ -60,8 +60,29 @@ export class ApprovalError extends AgentMachineError {
     code: ApprovalErrorCode,
     message: string,
     readonly toolCallId: string | null = null,
+    /** APPROVAL_PENDING: the ids of the calls to decide on (a call inside a subagent as `callPath/id`). */
+    readonly pendingApprovals: readonly string[] = [],
   ) {
     super(code, message);
+  }
+
+  /**
+   * The refusal of a new message or execution while the run waits for decisions (APPROVAL_PENDING),
+   * the same from the agent's actor, `execute`, `chat` and the chat handler.
+   */
+  static pending(state: { pendingApprovals(): readonly PendingApproval[] }): ApprovalError {
+    const pending = state.pendingApprovals().map(describePending);
+    const named = pending.map((id) => `'${id}'`).join(', ') || 'its tool calls';
+    return new ApprovalError(
+      'APPROVAL_PENDING',
+      `The run waits for a decision on ${pending.length > 1 ? 'approvals' : 'approval'} ${named} ` +
+        '(a call inside a subagent as callPath/id): approve or deny each first (agent.decide(state, ' +
+        "decisions), or the approve/reject/edit events; in a chat, the AI SDK's " +
+        'addToolApprovalResponse({ id, approved }), then sendMessage()), and send this message again ' +
+        'once the answer has finished.',
+      null,
+      pending,
+    );
   }
 
   static notPending(toolCallId: string, pending: readonly string[]): ApprovalError {

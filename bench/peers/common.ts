@@ -13,7 +13,7 @@ import { readFileSync } from 'node:fs';
 export const FINAL_TEXT = 'done';
 export const QUESTION = 'go';
 
-export const callId = (step: number) => `call-${step}`;
+const callId = (step: number) => `call-${step}`;
 
 /** The step a model is at, from the id of the last tool result in its prompt (none: step 0). */
 export function stepAfter(lastToolCallId: string | undefined): number {

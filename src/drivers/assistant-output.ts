@@ -92,7 +92,7 @@ export function assistantOutput(content: readonly ModelContent[]): AssistantOutp
 }
 
 /** File data as a state stores it (JSON): base64 text, or a URL's text. */
-export function storedFileData(data: FileData): string {
+function storedFileData(data: FileData): string {
   if (data instanceof URL) return data.href;
   if (typeof data === 'string') return data;
   return Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('base64');

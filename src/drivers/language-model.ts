@@ -61,27 +61,27 @@ export interface ModelCallSettings {
 export type FileData = Uint8Array | string | URL;
 
 type WithOptions = { providerOptions?: ProviderMetadata };
-export type PromptTextPart = { type: 'text'; text: string } & WithOptions;
+type PromptTextPart = { type: 'text'; text: string } & WithOptions;
 /** v3 file data is the bytes, base64 text or URL; v4 wraps it. */
 export type PromptFileData =
   | FileData
   | { type: 'data'; data: Uint8Array | string }
   | { type: 'url'; url: URL };
-export type PromptFilePart = {
+type PromptFilePart = {
   type: 'file';
   data: PromptFileData;
   mediaType: string;
   filename?: string;
 } & WithOptions;
-export type PromptReasoningPart = { type: 'reasoning'; text: string } & WithOptions;
-export type PromptToolCallPart = {
+type PromptReasoningPart = { type: 'reasoning'; text: string } & WithOptions;
+type PromptToolCallPart = {
   type: 'tool-call';
   toolCallId: string;
   toolName: string;
   input: unknown;
   providerExecuted?: boolean;
 } & WithOptions;
-export type PromptToolResultPart = {
+type PromptToolResultPart = {
   type: 'tool-result';
   toolCallId: string;
   toolName: string;
@@ -153,7 +153,7 @@ export type ModelContent =
     } & WithMetadata)
   | ({ type: 'source' | 'tool-approval-request' | 'custom' | 'reasoning-file' } & WithMetadata);
 
-export interface ModelUsage {
+interface ModelUsage {
   inputTokens: { total: number | undefined };
   outputTokens: { total: number | undefined };
 }

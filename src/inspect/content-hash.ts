@@ -82,7 +82,7 @@ const nodeCrypto: NodeCrypto | undefined = (() => {
  * @example
  * sha256Hex('abc'); // 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad'
  */
-export function sha256Hex(text: string): string {
+function sha256Hex(text: string): string {
   if (nodeCrypto) return nodeCrypto.createHash('sha256').update(text, 'utf8').digest('hex');
   return toHex(sha256Bytes(new TextEncoder().encode(text)));
 }

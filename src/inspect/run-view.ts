@@ -55,7 +55,7 @@ export interface ToolView {
   readonly waiting: boolean;
 }
 /** A tool call waiting for a person's decision, as `state.pendingApprovals()` lists it. */
-export interface PendingApprovalView {
+interface PendingApprovalView {
   readonly toolCallId: string;
   readonly toolName: string;
   readonly args: string;

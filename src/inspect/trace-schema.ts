@@ -33,14 +33,14 @@ const count = z.number().int().nonnegative();
 const elapsed = z.number().finite().nonnegative();
 /** An actor's XState session id (`x:0`, `x:1`, ...), unique within the recording. */
 const actorKey = z.string().min(1);
-export const blobHashSchema = z
+const blobHashSchema = z
   .string()
   .regex(new RegExp(`^[0-9a-f]{${BLOB_HASH_LENGTH}}$`), `expected a ${BLOB_HASH_LENGTH}-digit hex hash`);
 
-export const traceErrorSchema = z.strictObject({ name: z.string(), message: z.string() });
+const traceErrorSchema = z.strictObject({ name: z.string(), message: z.string() });
 
 /** An actor the system created: the agent itself, or an actor it invoked (driver, toolExecutor, hooks). */
-export const traceActorSchema = z.strictObject({
+const traceActorSchema = z.strictObject({
   seq: count,
   t: elapsed,
   actor: actorKey,
@@ -58,7 +58,7 @@ const entryBase = { seq: count, t: elapsed };
 /** Small payloads are inline (`payload`); larger ones are in `blobs` (`payloadBlob`). */
 const payloadFields = { payload: jsonValueSchema.optional(), payloadBlob: blobHashSchema.optional() };
 
-export const traceEntrySchema = z.discriminatedUnion('kind', [
+const traceEntrySchema = z.discriminatedUnion('kind', [
   /** An event an actor received. */
   z.strictObject({
     ...entryBase,
@@ -114,7 +114,7 @@ export const traceEntrySchema = z.discriminatedUnion('kind', [
 ]);
 
 /** The last AgentState of each agent the recorder saw. */
-export const traceAgentSchema = z.strictObject({
+const traceAgentSchema = z.strictObject({
   actor: actorKey.nullable(),
   agentId: z.string().min(1),
   parentAgentId: z.string().min(1).nullable(),

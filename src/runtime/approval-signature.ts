@@ -16,7 +16,7 @@ import {
 } from '../state/approval';
 
 /** The signature of one pending call of the root `state`; `sessionId` is the run's session (null without one). */
-export function approvalSignature(
+function approvalSignature(
   secret: string,
   sessionId: string | null,
   state: AgentState,
@@ -88,7 +88,7 @@ export function checkSignature(
 }
 
 /** JSON with object keys sorted at every level, so equal values always sign alike. */
-export function canonicalJson(value: unknown): string {
+function canonicalJson(value: unknown): string {
   return JSON.stringify(sortKeys(value));
 }
 

@@ -44,7 +44,7 @@ export const approvalDecisions: Hook = {
 };
 
 /** Refuses a decision that is not one (InvalidArgumentError naming the field), before anything changes. */
-export function checkDecision(input: unknown, index: number): asserts input is ApprovalInput {
+function checkDecision(input: unknown, index: number): asserts input is ApprovalInput {
   const at = `decisions[${index}]`;
   if (typeof input !== 'object' || input === null)
     throw new InvalidArgumentError(at, 'expected { toolCallId, type: "approve" | "reject" | "edit", ... }');
@@ -74,7 +74,7 @@ export function checkDecision(input: unknown, index: number): asserts input is A
 }
 
 /** The pending call a decision names, when exactly one does (else `withApprovalDecision` says why not). */
-export function pendingCall(state: AgentState, input: ApprovalInput): PendingApproval | undefined {
+function pendingCall(state: AgentState, input: ApprovalInput): PendingApproval | undefined {
   const matches = pendingMatches(state.pendingApprovals(), input.toolCallId, input);
   return matches.length === 1 ? matches[0] : undefined;
 }
@@ -83,7 +83,7 @@ export function pendingCall(state: AgentState, input: ApprovalInput): PendingApp
  * Checks an edited input against the schema of the tool it is for, in the agent (or the subagent
  * at the call's path) that asked: `toolsAt(path)` gives that agent's tools.
  */
-export async function checkEdit(
+async function checkEdit(
   state: AgentState,
   input: ApprovalInput,
   toolsAt: (path: readonly string[]) => ToolSet,

@@ -107,7 +107,7 @@ export type ApprovalRoute = {
 };
 
 /** A route given as a bare array is a `path` of subagent names (the older form). */
-export function toApprovalRoute(route: ApprovalRoute | readonly string[] | undefined): ApprovalRoute {
+function toApprovalRoute(route: ApprovalRoute | readonly string[] | undefined): ApprovalRoute {
   if (route === undefined) return {};
   return isNameList(route) ? { path: route } : route;
 }

@@ -19,7 +19,7 @@ import { toChatUIMessages, toUIMessageChunks } from './ui-messages';
  * What the chat handler needs of an agent: an `Agent` from `createAgent` is one. Declared here so
  * the UI layer sits below the runtime (which uses its AgentStream for `agent.stream()`).
  */
-export interface ChatAgent {
+interface ChatAgent {
   readonly definition: { readonly store?: SessionStore };
   stream(
     state: AgentState,

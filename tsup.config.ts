@@ -23,7 +23,9 @@ export default defineConfig({
   sourcemap: true,
   clean: true,
   target: 'node20',
-  // No keepNames (its `__name` calls made each named closure a slow dictionary-mode object): a class
-  // that esbuild renames (`_AgentState`, for one that refers to itself) declares `static name`;
-  // tests/package checks every exported class's name, tests/state/error-classes.test.ts its errors'.
+  // Class names are API (`console.log(state)` shows `AgentState`). Error classes declare their names
+  // (a static `name` getter); the others need keepNames: esbuild renames a class that refers to
+  // itself (`_AgentState`) and the CommonJS chunks' transform one with fields (`_class`). Its cost,
+  // a dictionary-mode object for each named closure made, is kept off the hot paths (docs/performance.md).
+  keepNames: true,
 });

@@ -144,7 +144,9 @@ export async function foldIntoSummary(
 
 /** The summarizer threw; `usage` is that of its calls before (they were made and paid for). */
 export class SummarizerFailedError extends AgentMachineError {
-  static override readonly name: string = 'SummarizerFailedError';
+  static override get name(): string {
+    return 'SummarizerFailedError';
+  }
 
   constructor(
     cause: unknown,

@@ -294,7 +294,9 @@ function trimmed(step: Compacting, fallback: SummaryFallback | null, usage: Usag
 
 /** Context options that cannot work; the message names the field. */
 export class InvalidContextOptionsError extends AgentMachineError {
-  static override readonly name: string = 'InvalidContextOptionsError';
+  static override get name(): string {
+    return 'InvalidContextOptionsError';
+  }
 
   constructor(
     readonly field: string,

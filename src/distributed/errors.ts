@@ -2,7 +2,9 @@ import { AgentMachineError } from '../state/errors';
 
 /** `ioredis` or `bullmq` is not installed: they are optional peers, needed only for the Redis parts. */
 export class DistributedDependencyMissingError extends AgentMachineError {
-  static override readonly name: string = 'DistributedDependencyMissingError';
+  static override get name(): string {
+    return 'DistributedDependencyMissingError';
+  }
 
   constructor(
     readonly moduleName: string,
@@ -19,7 +21,9 @@ export class DistributedDependencyMissingError extends AgentMachineError {
 
 /** A job names an agent that this worker has not registered. */
 export class UnknownAgentError extends AgentMachineError {
-  static override readonly name: string = 'UnknownAgentError';
+  static override get name(): string {
+    return 'UnknownAgentError';
+  }
 
   constructor(
     readonly agent: string,
@@ -36,7 +40,9 @@ export class UnknownAgentError extends AgentMachineError {
 
 /** A job whose name or data is not one of the shapes the worker runs. */
 export class InvalidJobPayloadError extends AgentMachineError {
-  static override readonly name: string = 'InvalidJobPayloadError';
+  static override get name(): string {
+    return 'InvalidJobPayloadError';
+  }
 
   constructor(
     /** The path of the first bad field (`data.sessionId`), or `name` for the job name. */
@@ -56,7 +62,9 @@ export class InvalidJobPayloadError extends AgentMachineError {
  * (`'wait'`) the job is put back in the queue with a delay instead, and this error is not raised.
  */
 export class SessionBusyError extends AgentMachineError {
-  static override readonly name: string = 'SessionBusyError';
+  static override get name(): string {
+    return 'SessionBusyError';
+  }
 
   constructor(readonly sessionId: string) {
     super(
@@ -73,7 +81,9 @@ export class SessionBusyError extends AgentMachineError {
  * writing another checkpoint.
  */
 export class SessionLockLostError extends AgentMachineError {
-  static override readonly name: string = 'SessionLockLostError';
+  static override get name(): string {
+    return 'SessionLockLostError';
+  }
 
   constructor(
     readonly sessionId: string,
@@ -92,7 +102,9 @@ export class SessionLockLostError extends AgentMachineError {
 
 /** A job failed on the worker; `errorName` and `errorCode` name the worker's error. */
 export class AgentJobFailedError extends AgentMachineError {
-  static override readonly name: string = 'AgentJobFailedError';
+  static override get name(): string {
+    return 'AgentJobFailedError';
+  }
 
   constructor(
     readonly jobId: string,
@@ -110,7 +122,9 @@ export class AgentJobFailedError extends AgentMachineError {
 
 /** `job.finished({ timeoutMs })` gave up waiting; the job itself goes on. */
 export class AgentJobTimeoutError extends AgentMachineError {
-  static override readonly name: string = 'AgentJobTimeoutError';
+  static override get name(): string {
+    return 'AgentJobTimeoutError';
+  }
 
   constructor(
     readonly jobId: string,

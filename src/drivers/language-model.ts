@@ -227,7 +227,9 @@ export function fileData(data: ResultFileData): FileData {
 
 /** An object that is not an AI SDK language model of specification v3 or v4. */
 export class UnsupportedModelError extends AgentMachineError {
-  static override readonly name: string = 'UnsupportedModelError';
+  static override get name(): string {
+    return 'UnsupportedModelError';
+  }
 
   constructor(model: unknown, version: unknown) {
     const name = (model as { modelId?: unknown } | null)?.modelId;

@@ -19,7 +19,9 @@ export interface RetryOptions {
  */
 export class ModelRetriesExhaustedError extends Error implements APICallErrorLike {
   // The class's name; an instance is named as the AI SDK's APICallError it stands for.
-  static override readonly name: string = 'ModelRetriesExhaustedError';
+  static override get name(): string {
+    return 'ModelRetriesExhaustedError';
+  }
 
   readonly url: string;
   readonly requestBodyValues: unknown;

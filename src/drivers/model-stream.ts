@@ -8,7 +8,9 @@ import type { GenerateResult, ModelContent, StreamPart, StreamResult } from './l
  * is the provider's; `cause` is the error value the stream carried.
  */
 export class ModelStreamError extends AgentMachineError {
-  static override readonly name: string = 'ModelStreamError';
+  static override get name(): string {
+    return 'ModelStreamError';
+  }
 
   constructor(message: string, options?: { cause?: unknown }) {
     super('MODEL_STREAM_ERROR', message, options);

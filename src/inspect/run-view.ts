@@ -6,7 +6,9 @@ import type { Trace } from './trace-schema';
 
 /** Input that is neither a trace nor an AgentState. */
 export class NotARunError extends AgentMachineError {
-  static override readonly name: string = 'NotARunError';
+  static override get name(): string {
+    return 'NotARunError';
+  }
 
   constructor(detail: string) {
     super('NOT_A_RUN', `Not a trace or an AgentState: ${detail}`);

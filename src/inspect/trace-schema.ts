@@ -15,7 +15,9 @@ export const TRACE_VERSION = 1;
 
 /** A trace that does not match its schema, or refers to a blob it does not hold. */
 export class InvalidTraceError extends AgentMachineError {
-  static override readonly name: string = 'InvalidTraceError';
+  static override get name(): string {
+    return 'InvalidTraceError';
+  }
 
   constructor(
     /** Where the first problem is, e.g. `entries[3].t` or `blobs.<hash>.context`. */

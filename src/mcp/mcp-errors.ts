@@ -2,7 +2,9 @@ import { AgentMachineError } from '../state/errors';
 
 /** `@modelcontextprotocol/sdk` is not installed: it is an optional peer, needed only with `mcpServers`. */
 export class McpDependencyMissingError extends AgentMachineError {
-  static override readonly name: string = 'McpDependencyMissingError';
+  static override get name(): string {
+    return 'McpDependencyMissingError';
+  }
 
   constructor(options?: { cause?: unknown }) {
     super(
@@ -20,7 +22,9 @@ export class McpDependencyMissingError extends AgentMachineError {
  * `MCP_SERVER_START_FAILED`, `MCP_SERVER_EXITED`, `MCP_SERVER_GAVE_UP`, `MCP_SERVER_CLOSED`.
  */
 export class McpServerError extends AgentMachineError {
-  static override readonly name: string = 'McpServerError';
+  static override get name(): string {
+    return 'McpServerError';
+  }
 
   constructor(
     code: 'MCP_SERVER_START_FAILED' | 'MCP_SERVER_EXITED' | 'MCP_SERVER_GAVE_UP' | 'MCP_SERVER_CLOSED',
@@ -34,7 +38,9 @@ export class McpServerError extends AgentMachineError {
 
 /** An MCP tool answered with an error result (`isError: true`): the message is the tool's own text. */
 export class McpToolError extends AgentMachineError {
-  static override readonly name: string = 'McpToolError';
+  static override get name(): string {
+    return 'McpToolError';
+  }
 
   constructor(
     readonly server: string,
@@ -50,7 +56,9 @@ export class McpToolError extends AgentMachineError {
  * refused it). The server is alive and kept: only that call fails. `issues` lists what is wrong.
  */
 export class McpResultInvalidError extends AgentMachineError {
-  static override readonly name: string = 'McpResultInvalidError';
+  static override get name(): string {
+    return 'McpResultInvalidError';
+  }
 
   constructor(
     readonly server: string,
@@ -69,7 +77,9 @@ export class McpResultInvalidError extends AgentMachineError {
 
 /** Two tools would be offered to the model under one name (`<server>_<tool>`, or a tool of the agent's own). */
 export class McpToolNameConflictError extends AgentMachineError {
-  static override readonly name: string = 'McpToolNameConflictError';
+  static override get name(): string {
+    return 'McpToolNameConflictError';
+  }
 
   constructor(readonly toolName: string) {
     super(

@@ -5,7 +5,9 @@ import { AgentMachineError } from '../state/errors';
  * a portable alphabet: 1 to 200 characters of `A-Z a-z 0-9 . _ -`, and not `.` or `..`.
  */
 export class InvalidSessionIdError extends AgentMachineError {
-  static override readonly name: string = 'InvalidSessionIdError';
+  static override get name(): string {
+    return 'InvalidSessionIdError';
+  }
 
   constructor(
     readonly sessionId: unknown,
@@ -24,7 +26,9 @@ export class InvalidSessionIdError extends AgentMachineError {
  * a version for one that does not). Nothing was written.
  */
 export class SessionConflictError extends AgentMachineError {
-  static override readonly name: string = 'SessionConflictError';
+  static override get name(): string {
+    return 'SessionConflictError';
+  }
 
   constructor(
     readonly sessionId: string,
@@ -62,7 +66,9 @@ function conflictMessage(sessionId: string, expected: number | null, actual: num
  * state that fails `AgentState.fromJSON`. The stored data is left as it was.
  */
 export class CorruptSessionError extends AgentMachineError {
-  static override readonly name: string = 'CorruptSessionError';
+  static override get name(): string {
+    return 'CorruptSessionError';
+  }
 
   constructor(
     readonly sessionId: string,
@@ -88,7 +94,9 @@ export class CorruptSessionError extends AgentMachineError {
  * than a FileSessionStore waits (`lockTimeoutMs`). Nothing was written.
  */
 export class SessionFileLockedError extends AgentMachineError {
-  static override readonly name: string = 'SessionFileLockedError';
+  static override get name(): string {
+    return 'SessionFileLockedError';
+  }
 
   constructor(
     /** The lock file, `<dir>/<sessionId>.journal.lock`. */
@@ -108,7 +116,9 @@ export class SessionFileLockedError extends AgentMachineError {
 
 /** An operation on a store after `close()`. */
 export class StoreClosedError extends AgentMachineError {
-  static override readonly name: string = 'StoreClosedError';
+  static override get name(): string {
+    return 'StoreClosedError';
+  }
 
   constructor(readonly store: string) {
     super('STORE_CLOSED', `${store} is closed; create a new store to read or write sessions again.`);
@@ -117,7 +127,9 @@ export class StoreClosedError extends AgentMachineError {
 
 /** `better-sqlite3` is not installed: it is an optional dependency, needed only for SQLite stores. */
 export class SqliteDriverMissingError extends AgentMachineError {
-  static override readonly name: string = 'SqliteDriverMissingError';
+  static override get name(): string {
+    return 'SqliteDriverMissingError';
+  }
 
   constructor(
     readonly moduleName: string,
@@ -134,7 +146,9 @@ export class SqliteDriverMissingError extends AgentMachineError {
 
 /** `better-sqlite3` is installed but cannot be loaded (usually a native build for another Node). */
 export class SqliteDriverLoadError extends AgentMachineError {
-  static override readonly name: string = 'SqliteDriverLoadError';
+  static override get name(): string {
+    return 'SqliteDriverLoadError';
+  }
 
   constructor(
     readonly moduleName: string,
@@ -152,7 +166,9 @@ export class SqliteDriverLoadError extends AgentMachineError {
 
 /** The database already has a table of the store's name with a different shape. */
 export class SqliteSchemaError extends AgentMachineError {
-  static override readonly name: string = 'SqliteSchemaError';
+  static override get name(): string {
+    return 'SqliteSchemaError';
+  }
 
   constructor(
     readonly file: string,
@@ -169,7 +185,9 @@ export class SqliteSchemaError extends AgentMachineError {
 
 /** `ExecutionRecord.fromState()` was given a state whose execution has not finished. */
 export class ExecutionNotFinishedError extends AgentMachineError {
-  static override readonly name: string = 'ExecutionNotFinishedError';
+  static override get name(): string {
+    return 'ExecutionNotFinishedError';
+  }
 
   constructor(
     readonly executionId: string | null,
@@ -188,7 +206,9 @@ export class ExecutionNotFinishedError extends AgentMachineError {
 
 /** An execution id that is already recorded: records are append-only. */
 export class DuplicateExecutionError extends AgentMachineError {
-  static override readonly name: string = 'DuplicateExecutionError';
+  static override get name(): string {
+    return 'DuplicateExecutionError';
+  }
 
   constructor(readonly executionId: string) {
     super(
@@ -201,7 +221,9 @@ export class DuplicateExecutionError extends AgentMachineError {
 
 /** `rewind()` of an execution id that is not recorded. */
 export class ExecutionNotFoundError extends AgentMachineError {
-  static override readonly name: string = 'ExecutionNotFoundError';
+  static override get name(): string {
+    return 'ExecutionNotFoundError';
+  }
 
   constructor(readonly executionId: string) {
     super(
@@ -214,7 +236,9 @@ export class ExecutionNotFoundError extends AgentMachineError {
 
 /** A stored execution record that cannot be read back. The stored data is left as it was. */
 export class CorruptExecutionRecordError extends AgentMachineError {
-  static override readonly name: string = 'CorruptExecutionRecordError';
+  static override get name(): string {
+    return 'CorruptExecutionRecordError';
+  }
 
   constructor(
     readonly executionId: string,
@@ -240,7 +264,9 @@ function describeId(id: unknown): string {
 
 /** `agent.resume(sessionId)` for a session the store does not have. */
 export class SessionNotFoundError extends AgentMachineError {
-  static override readonly name: string = 'SessionNotFoundError';
+  static override get name(): string {
+    return 'SessionNotFoundError';
+  }
 
   constructor(readonly sessionId: string) {
     super(
@@ -252,7 +278,9 @@ export class SessionNotFoundError extends AgentMachineError {
 
 /** A session operation on an agent created without a `store`. */
 export class NoSessionStoreError extends AgentMachineError {
-  static override readonly name: string = 'NoSessionStoreError';
+  static override get name(): string {
+    return 'NoSessionStoreError';
+  }
 
   constructor(operation: string) {
     super(
@@ -264,7 +292,9 @@ export class NoSessionStoreError extends AgentMachineError {
 
 /** `loadCheckpoint` or `fork` named a version the session does not have. */
 export class CheckpointNotFoundError extends AgentMachineError {
-  static override readonly name: string = 'CheckpointNotFoundError';
+  static override get name(): string {
+    return 'CheckpointNotFoundError';
+  }
 
   constructor(
     readonly sessionId: string,

@@ -56,8 +56,6 @@ export type ExecutionRecordJSON = Omit<z.infer<typeof executionRecordSchema>, 'f
  * const next = stateFromRecord(record).withUserMessage('And 4 + 4?');
  */
 export class ExecutionRecord {
-  static readonly name: string = 'ExecutionRecord';
-
   readonly executionId: string;
   readonly agentId: string;
   readonly parentAgentId: string | null;

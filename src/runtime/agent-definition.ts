@@ -96,7 +96,9 @@ export interface SubagentDefinition extends AgentDefinition {
 
 /** A definition the runtime cannot run; the message names the field. */
 export class InvalidDefinitionError extends AgentMachineError {
-  static override readonly name: string = 'InvalidDefinitionError';
+  static override get name(): string {
+    return 'InvalidDefinitionError';
+  }
 
   constructor(
     readonly field: string,

@@ -9,7 +9,9 @@ import { listenToRun } from './run-events';
 
 /** An actor error the run could not record (a bug, or a hook returning something else). */
 export class AgentRuntimeError extends AgentMachineError {
-  static override readonly name: string = 'AgentRuntimeError';
+  static override get name(): string {
+    return 'AgentRuntimeError';
+  }
 
   constructor(
     message: string,

@@ -12,8 +12,6 @@ export type ResponseFormat =
 
 /** Messages kept in named sections; appends share structure with the previous version. */
 export class MessageStore {
-  static readonly name: string = 'MessageStore';
-
   // A Map, copied on write: a frozen null-prototype record (the first version) got a hidden class of
   // its own from V8 at every write, i.e. at every step.
   private constructor(private readonly sections: ReadonlyMap<string, AppendOnlyList<Message>>) {}
@@ -73,8 +71,6 @@ interface AgentContextProps {
 
 /** What the agent sends to the model: messages, metadata, system prompt and response format. */
 export class AgentContext {
-  static readonly name: string = 'AgentContext';
-
   private constructor(private readonly props: AgentContextProps) {}
 
   static empty(): AgentContext {

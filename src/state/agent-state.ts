@@ -43,8 +43,6 @@ interface InternalProps extends AgentStateProps {
  * const state = AgentState.empty().withSystemPrompt('You add numbers.').withUserMessage('2 + 3?');
  */
 export class AgentState {
-  static readonly name: string = 'AgentState';
-
   private constructor(private readonly props: InternalProps) {}
 
   static empty(options: { agentId?: string; parentAgentId?: string | null } = {}): AgentState {

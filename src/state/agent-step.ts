@@ -81,8 +81,6 @@ function toList(messages: readonly Message[] | AppendOnlyList<Message> | undefin
 
 /** One iteration of the loop: what went to the model, what came back, the tools run and the errors. */
 export class AgentStep {
-  static readonly name: string = 'AgentStep';
-
   static fromJSON(data: unknown): AgentStep {
     const json = validate(agentStepSchema, data, 'AgentStep');
     return AgentStep.fromParsed(json, json.inputMessages.map(decodeMessage));

@@ -4,8 +4,6 @@
  * its prefix first, so every version stays what it was.
  */
 export class AppendOnlyList<T> implements Iterable<T> {
-  static readonly name: string = 'AppendOnlyList';
-
   private frozen: readonly T[] | undefined;
 
   private constructor(

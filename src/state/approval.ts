@@ -54,7 +54,9 @@ type ApprovalErrorCode =
 
 /** A decision the run cannot take: the id is not pending, or edited arguments are invalid. */
 export class ApprovalError extends AgentMachineError {
-  static override readonly name: string = 'ApprovalError';
+  static override get name(): string {
+    return 'ApprovalError';
+  }
 
   constructor(
     code: ApprovalErrorCode,

@@ -5,14 +5,17 @@ const MARKER = 'agent-machine.error';
  * Base class of every error this library raises on purpose. `code` is stable and machine-readable;
  * the message says what was wrong and what to change.
  *
- * Each class declares its name (`static override readonly name`): it is the error's `name`, recorded
- * in states, and must not depend on what a bundler calls the class. Like the AI SDK's errors, each
+ * Each class declares its name (a static `name` getter: the CommonJS build turns a static field
+ * into an assignment, and a class's `name` is read-only): it is the error's `name`, recorded in
+ * states, and must not depend on what a bundler calls the class. Like the AI SDK's errors, each
  * instance carries a `Symbol.for('agent-machine.error')` marker and one per class of its chain, so
  * `SomeError.isInstance(error)` holds for an error made by another copy of the library, where
  * `instanceof` does not.
  */
 export class AgentMachineError extends Error {
-  static override readonly name: string = 'AgentMachineError';
+  static override get name(): string {
+    return 'AgentMachineError';
+  }
 
   constructor(
     readonly code: string,
@@ -39,7 +42,9 @@ function markerOf(type: { readonly name: string }): string {
 
 /** Serialized state that does not match its schema. `path` names the first bad field. */
 export class InvalidStateError extends AgentMachineError {
-  static override readonly name: string = 'InvalidStateError';
+  static override get name(): string {
+    return 'InvalidStateError';
+  }
 
   constructor(
     readonly path: string,
@@ -53,7 +58,9 @@ export class InvalidStateError extends AgentMachineError {
 
 /** A value passed to a constructor or `with*` method that the model cannot hold. */
 export class InvalidArgumentError extends AgentMachineError {
-  static override readonly name: string = 'InvalidArgumentError';
+  static override get name(): string {
+    return 'InvalidArgumentError';
+  }
 
   constructor(
     readonly argument: string,
@@ -68,7 +75,9 @@ export class InvalidArgumentError extends AgentMachineError {
  * actor refuses it with an `event.refused` event carrying this error, and changes nothing.
  */
 export class RunInProgressError extends AgentMachineError {
-  static override readonly name: string = 'RunInProgressError';
+  static override get name(): string {
+    return 'RunInProgressError';
+  }
 
   constructor(
     readonly event: string,

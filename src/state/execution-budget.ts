@@ -25,8 +25,6 @@ export interface BudgetUsage {
  * budget.remaining({ stepsUsed: 5, tokensUsed: 3_000 }).maxSteps; // 15
  */
 export class ExecutionBudget {
-  static readonly name: string = 'ExecutionBudget';
-
   readonly maxSteps: number | null;
   readonly maxTokens: number | null;
   readonly maxSeconds: number | null;

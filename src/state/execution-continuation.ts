@@ -8,8 +8,6 @@ import { validate } from './validation';
  * accumulate over the execution; the continuation request covers the current step only.
  */
 export class ExecutionContinuation {
-  static readonly name: string = 'ExecutionContinuation';
-
   static fromJSON(data: unknown): ExecutionContinuation {
     return ExecutionContinuation.fromParsed(validate(continuationSchema, data, 'ExecutionContinuation'));
   }

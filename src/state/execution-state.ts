@@ -47,8 +47,6 @@ interface ExecutionStateProps {
 
 /** One execution: its id, status, timing, completed steps, continuation and the step in flight. */
 export class ExecutionState {
-  static readonly name: string = 'ExecutionState';
-
   private constructor(private readonly props: ExecutionStateProps) {}
 
   static fromJSON(data: unknown): ExecutionState {

@@ -9,7 +9,9 @@ import type { Usage } from './usage';
 
 /** A model (or driver) reported usage no budget can count: negative, NaN or infinite. */
 export class InvalidUsageError extends AgentMachineError {
-  static override readonly name: string = 'InvalidUsageError';
+  static override get name(): string {
+    return 'InvalidUsageError';
+  }
 
   constructor(
     readonly field: string,

@@ -8,8 +8,6 @@ import { validate } from './validation';
 
 /** A completed step with its timing and the continuation as it stood when the step ended. */
 export class StepExecution {
-  static readonly name: string = 'StepExecution';
-
   static fromJSON(data: unknown): StepExecution {
     const json = validate(stepExecutionSchema, data, 'StepExecution');
     return StepExecution.fromParsed(json, json.step.inputMessages.map(decodeMessage));

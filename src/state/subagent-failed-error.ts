@@ -6,7 +6,9 @@ type AgentState = NestedAgentState;
 
 /** A subagent that ended without a final answer (stopped, failed, or silent). */
 export class SubagentFailedError extends AgentMachineError {
-  static override readonly name: string = 'SubagentFailedError';
+  static override get name(): string {
+    return 'SubagentFailedError';
+  }
 
   constructor(
     readonly subagent: string,

@@ -26,8 +26,6 @@ interface ToolExecutionProps {
 
 /** The outcome of one tool call: its value or its error, whether a hook blocked it, and timing. */
 export class ToolExecution {
-  static readonly name: string = 'ToolExecution';
-
   static fromJSON(data: unknown): ToolExecution {
     return ToolExecution.fromParsed(validate(toolExecutionSchema, data, 'ToolExecution'));
   }

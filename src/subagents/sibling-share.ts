@@ -4,7 +4,9 @@ import type { Usage } from '../state/usage';
 
 /** A subagent call of a step whose share of the caller's remainder cannot pay for a run. */
 export class SubagentBudgetExhaustedError extends AgentMachineError {
-  static override readonly name: string = 'SubagentBudgetExhaustedError';
+  static override get name(): string {
+    return 'SubagentBudgetExhaustedError';
+  }
 
   constructor(
     readonly subagent: string,

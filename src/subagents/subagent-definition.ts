@@ -14,7 +14,9 @@ export const DEFAULT_MAX_DEPTH = 3;
 
 /** A subagent call that would go deeper than `maxDepth`: not spawned, reported to the model. */
 export class SubagentDepthExceededError extends AgentMachineError {
-  static override readonly name: string = 'SubagentDepthExceededError';
+  static override get name(): string {
+    return 'SubagentDepthExceededError';
+  }
 
   constructor(
     readonly subagent: string,

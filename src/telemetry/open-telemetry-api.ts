@@ -3,7 +3,9 @@ import type { TelemetrySpan } from './telemetry-options';
 
 /** `@opentelemetry/api` is not installed: it is an optional peer, needed only with `telemetry`. */
 export class TelemetryDependencyMissingError extends AgentMachineError {
-  static override readonly name: string = 'TelemetryDependencyMissingError';
+  static override get name(): string {
+    return 'TelemetryDependencyMissingError';
+  }
 
   constructor(options?: { cause?: unknown }) {
     super(

@@ -6,7 +6,9 @@ import { AgentMachineError } from '../state/errors';
 
 /** A replay that diverged from its recording, as `expectReplay` reports it. */
 export class ReplayAssertionError extends AgentMachineError {
-  static override readonly name: string = 'ReplayAssertionError';
+  static override get name(): string {
+    return 'ReplayAssertionError';
+  }
 
   constructor(
     readonly divergence: ReplayDivergence,

@@ -360,7 +360,9 @@ function executeOptions(
 }
 
 export class ToolTimeoutError extends AgentMachineError {
-  static override readonly name: string = 'ToolTimeoutError';
+  static override get name(): string {
+    return 'ToolTimeoutError';
+  }
 
   declare readonly code: 'TOOL_TIMEOUT';
   constructor(toolName: string, timeoutMs: number) {

@@ -6,7 +6,9 @@ import { AgentMachineError } from '../state/errors';
  * fields, with the HTTP status the handler's table gives the code.
  */
 export class ChatRequestError extends AgentMachineError {
-  static override readonly name: string = 'ChatRequestError';
+  static override get name(): string {
+    return 'ChatRequestError';
+  }
 
   constructor(
     code: string,

@@ -132,6 +132,7 @@ describe.each(majors)('the packed package with ai@$ai', (major) => {
       status: 'completed',
       answer: 'hello from cjs',
       errorClass: 'AgentRuntimeError',
+      misnamedClasses: [],
       subpaths: EVERY_SUBPATH_SAME,
     });
   });

@@ -23,6 +23,9 @@ export default defineConfig({
   sourcemap: true,
   clean: true,
   target: 'node20',
-  // Class names are API (error names, `_AgentStopError` recorded in states): minified names must not leak.
+  // Class names are API (`console.log(state)` shows `AgentState`). Error classes declare their names
+  // (a static `name` getter); the others need keepNames: esbuild renames a class that refers to
+  // itself (`_AgentState`) and the CommonJS chunks' transform one with fields (`_class`). Its cost,
+  // a dictionary-mode object for each named closure made, is kept off the hot paths (docs/performance.md).
   keepNames: true,
 });

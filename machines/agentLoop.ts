@@ -248,17 +248,14 @@ export const agentLoop = loopImplementations.createMachine({
   },
 });
 
-export type AgentLoopMachine = typeof agentLoop;
 export type { AgentEvent } from '../src/state/loop-events';
 export type {
-  ApprovalEvent,
   CheckpointInput,
   LoopContext,
   LoopEvent,
   LoopInput,
   LoopSession,
   StepCheck,
-  SubagentEvent,
 } from './loop-context';
 export { subagentActor } from './loop-setup';
 export { LoopTag, StateId, statePath } from './state-ids';

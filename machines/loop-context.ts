@@ -66,7 +66,7 @@ export type LoopEvent =
  * A person's decision on a tool call awaiting approval. `callPath` (the pending call's) tells apart
  * calls with the same id inside different subagent calls; `path` (subagent names) is the older form.
  */
-export type ApprovalEvent = { path?: readonly string[]; callPath?: readonly string[] } & (
+type ApprovalEvent = { path?: readonly string[]; callPath?: readonly string[] } & (
   | { type: 'approve'; toolCallId: string }
   | { type: 'reject'; toolCallId: string; reason?: string }
   | { type: 'edit'; toolCallId: string; input: unknown }
@@ -76,7 +76,7 @@ export type ApprovalEvent = { path?: readonly string[]; callPath?: readonly stri
  * A subagent tool asks its agent's actor to spawn the child agent actor (so the child lives in the
  * actor tree and the inspector), and to release it once the child's execution has ended.
  */
-export type SubagentEvent =
+type SubagentEvent =
   | { type: 'subagent.spawn'; id: string; name: string; state: AgentState; budget: ExecutionBudget }
   | { type: 'subagent.release'; id: string };
 

@@ -31,13 +31,7 @@ export const loopImplementations = loopActions.extend({
       const error =
         'toolCallId' in event
           ? decisionRefused(context.state.pendingApprovals(), event.toolCallId, routeOf(event))
-          : new ApprovalError(
-              'APPROVAL_PENDING',
-              `'${event.type}' refused: the run waits for approval of ${context.state
-                .pendingApprovals()
-                .map((p) => p.toolCallId)
-                .join(', ')}; decide first (agent.decide or approve/reject/edit events)`,
-            );
+          : ApprovalError.pending(context.state);
       return {
         type: 'event.refused' as const,
         ...eventIds(context.state),

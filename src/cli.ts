@@ -78,6 +78,10 @@ Options:
 
 /** A failure the CLI reports: `code` is stable, `exitCode` is what the process ends with. */
 class CliError extends AgentMachineError {
+  static override get name(): string {
+    return 'CliError';
+  }
+
   constructor(
     code: 'USAGE' | 'FILE_NOT_FOUND' | 'READ_FAILED' | 'INVALID_JSON' | 'INVALID_INPUT' | 'WRITE_FAILED',
     message: string,

@@ -8,7 +8,7 @@ import { type Adapter, type Counters, expectRun, versionOf } from './common';
 
 const counters: Counters = { modelCalls: 0, toolCalls: 0 };
 
-export function countingDriver(driver: Driver, counts: Counters): Driver {
+function countingDriver(driver: Driver, counts: Counters): Driver {
   return {
     name: driver.name,
     infer(state, context) {

@@ -144,6 +144,10 @@ export async function foldIntoSummary(
 
 /** The summarizer threw; `usage` is that of its calls before (they were made and paid for). */
 export class SummarizerFailedError extends AgentMachineError {
+  static override get name(): string {
+    return 'SummarizerFailedError';
+  }
+
   constructor(
     cause: unknown,
     readonly usage: Usage,

@@ -42,7 +42,7 @@ export interface ContextOptions {
  * A language model of AI SDK 6 or 7 (LanguageModelV3 or V4), as far as a context option needs to
  * know it; the model driver calls it (src/drivers/language-model.ts).
  */
-export interface SummaryModel {
+interface SummaryModel {
   readonly specificationVersion: string;
   readonly provider: string;
   readonly modelId: string;
@@ -294,6 +294,10 @@ function trimmed(step: Compacting, fallback: SummaryFallback | null, usage: Usag
 
 /** Context options that cannot work; the message names the field. */
 export class InvalidContextOptionsError extends AgentMachineError {
+  static override get name(): string {
+    return 'InvalidContextOptionsError';
+  }
+
   constructor(
     readonly field: string,
     detail: string,

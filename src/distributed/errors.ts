@@ -2,6 +2,10 @@ import { AgentMachineError } from '../state/errors';
 
 /** `ioredis` or `bullmq` is not installed: they are optional peers, needed only for the Redis parts. */
 export class DistributedDependencyMissingError extends AgentMachineError {
+  static override get name(): string {
+    return 'DistributedDependencyMissingError';
+  }
+
   constructor(
     readonly moduleName: string,
     options?: { cause?: unknown },
@@ -17,6 +21,10 @@ export class DistributedDependencyMissingError extends AgentMachineError {
 
 /** A job names an agent that this worker has not registered. */
 export class UnknownAgentError extends AgentMachineError {
+  static override get name(): string {
+    return 'UnknownAgentError';
+  }
+
   constructor(
     readonly agent: string,
     readonly registered: readonly string[],
@@ -32,6 +40,10 @@ export class UnknownAgentError extends AgentMachineError {
 
 /** A job whose name or data is not one of the shapes the worker runs. */
 export class InvalidJobPayloadError extends AgentMachineError {
+  static override get name(): string {
+    return 'InvalidJobPayloadError';
+  }
+
   constructor(
     /** The path of the first bad field (`data.sessionId`), or `name` for the job name. */
     readonly path: string,
@@ -50,6 +62,10 @@ export class InvalidJobPayloadError extends AgentMachineError {
  * (`'wait'`) the job is put back in the queue with a delay instead, and this error is not raised.
  */
 export class SessionBusyError extends AgentMachineError {
+  static override get name(): string {
+    return 'SessionBusyError';
+  }
+
   constructor(readonly sessionId: string) {
     super(
       'SESSION_BUSY',
@@ -65,6 +81,10 @@ export class SessionBusyError extends AgentMachineError {
  * writing another checkpoint.
  */
 export class SessionLockLostError extends AgentMachineError {
+  static override get name(): string {
+    return 'SessionLockLostError';
+  }
+
   constructor(
     readonly sessionId: string,
     detail: string,
@@ -82,6 +102,10 @@ export class SessionLockLostError extends AgentMachineError {
 
 /** A job failed on the worker; `errorName` and `errorCode` name the worker's error. */
 export class AgentJobFailedError extends AgentMachineError {
+  static override get name(): string {
+    return 'AgentJobFailedError';
+  }
+
   constructor(
     readonly jobId: string,
     readonly sessionId: string,
@@ -98,6 +122,10 @@ export class AgentJobFailedError extends AgentMachineError {
 
 /** `job.finished({ timeoutMs })` gave up waiting; the job itself goes on. */
 export class AgentJobTimeoutError extends AgentMachineError {
+  static override get name(): string {
+    return 'AgentJobTimeoutError';
+  }
+
   constructor(
     readonly jobId: string,
     readonly timeoutMs: number,

@@ -13,7 +13,7 @@ let bullmq: Promise<BullMQModule> | null = null;
  * Loads ioredis at first use, so that it stays an optional peer: only users of the Redis parts
  * install it. A failed load raises DistributedDependencyMissingError and is not cached.
  */
-export function loadIoredis(): Promise<RedisConstructor> {
+function loadIoredis(): Promise<RedisConstructor> {
   if (!ioredis) {
     const loading = importModule<{ Redis?: RedisConstructor; default?: RedisConstructor }>('ioredis').then(
       (module) => {

@@ -73,7 +73,7 @@ export type CallOptions = { -readonly [K in keyof ModelCallSettings]: ModelCallS
 
 type WithMetadata = { providerMetadata?: ProviderMetadata };
 
-export interface ModelUsage {
+interface ModelUsage {
   inputTokens: { total: number | undefined };
   outputTokens: { total: number | undefined };
 }
@@ -129,6 +129,10 @@ export function callable(model: LanguageModel): CallableModel {
 
 /** An object that is not an AI SDK language model of specification v3 or v4. */
 export class UnsupportedModelError extends AgentMachineError {
+  static override get name(): string {
+    return 'UnsupportedModelError';
+  }
+
   constructor(model: unknown, version: unknown) {
     const name = (model as { modelId?: unknown } | null)?.modelId;
     super(

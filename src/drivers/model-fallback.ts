@@ -11,6 +11,10 @@ import type { CollectedResult } from './model-stream';
  * order the models were asked; `cause` is the last one. The message names each model and what it said.
  */
 export class AllModelsFailedError extends AgentMachineError {
+  static override get name(): string {
+    return 'AllModelsFailedError';
+  }
+
   readonly errors: readonly unknown[];
 
   constructor(models: readonly CallableModel[], errors: readonly unknown[]) {

@@ -14,9 +14,15 @@ export interface RetryOptions {
  * is recognised by the AI SDK's `APICallError.isInstance` (AI SDK 6 and 7), with the number of
  * attempts added to its message, so the error recorded on the step says both what the provider
  * said and how often it was asked: `Rate limit exceeded (failed after 3 attempts)`.
- * `errors` holds each attempt's error; `cause` is the last one.
+ * `errors` holds each attempt's error; `cause` is the last one. It carries the AI SDK's markers, not
+ * this library's (it is not an AgentMachineError).
  */
 export class ModelRetriesExhaustedError extends Error implements APICallErrorLike {
+  // The class's name; an instance is named as the AI SDK's APICallError it stands for.
+  static override get name(): string {
+    return 'ModelRetriesExhaustedError';
+  }
+
   readonly url: string;
   readonly requestBodyValues: unknown;
   readonly statusCode: number | undefined;

@@ -9,6 +9,10 @@ import type { GenerateResult, StreamPart, StreamResult } from './language-model'
  * is the provider's; `cause` is the error value the stream carried.
  */
 export class ModelStreamError extends AgentMachineError {
+  static override get name(): string {
+    return 'ModelStreamError';
+  }
+
   constructor(message: string, options?: { cause?: unknown }) {
     super('MODEL_STREAM_ERROR', message, options);
     this.name = 'ModelStreamError';

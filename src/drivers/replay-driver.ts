@@ -20,7 +20,7 @@ import { digestOf, stepRequest } from './request-digest';
 import { SCRIPT_CURSOR_KEY } from './scripted-driver';
 
 export type { ReplayDivergence } from './replay-session';
-export { ReplayDivergenceError, ReplaySession } from './replay-session';
+export { ReplayDivergenceError } from './replay-session';
 
 /** A recorded run: a saved AgentState (a session), or a trace written by `recordTrace()`. */
 export type Recording = AgentState | { readonly format: 'agent-machine/trace' };

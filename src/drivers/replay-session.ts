@@ -20,6 +20,10 @@ export interface ReplayDivergence {
 
 /** A replay's model call that differs from the recorded one: the run stops at it. */
 export class ReplayDivergenceError extends AgentMachineError {
+  static override get name(): string {
+    return 'ReplayDivergenceError';
+  }
+
   constructor(readonly divergence: ReplayDivergence) {
     super(
       'REPLAY_DIVERGED',

@@ -28,6 +28,10 @@ export interface ReplaySummary {
 
 /** A path that is neither a session store (a folder of them, a SQLite file) nor a folder of traces. */
 export class NotARecordingError extends AgentMachineError {
+  static override get name(): string {
+    return 'NotARecordingError';
+  }
+
   constructor(
     readonly path: string,
     detail: string,

@@ -6,6 +6,10 @@ import type { Trace } from './trace-schema';
 
 /** Input that is neither a trace nor an AgentState. */
 export class NotARunError extends AgentMachineError {
+  static override get name(): string {
+    return 'NotARunError';
+  }
+
   constructor(detail: string) {
     super('NOT_A_RUN', `Not a trace or an AgentState: ${detail}`);
   }
@@ -53,7 +57,7 @@ export interface ToolView {
   readonly waiting: boolean;
 }
 /** A tool call waiting for a person's decision, as `state.pendingApprovals()` lists it. */
-export interface PendingApprovalView {
+interface PendingApprovalView {
   readonly toolCallId: string;
   readonly toolName: string;
   readonly args: string;

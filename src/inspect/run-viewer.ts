@@ -367,7 +367,7 @@ function clientData(view: RunView) {
 }
 
 /** JSON safe inside a `<script>` element: no `<`, `>`, `&` or line separators survive as such. */
-export function jsonForScript(value: unknown): string {
+function jsonForScript(value: unknown): string {
   return JSON.stringify(value)
     .replace(/</g, '\\u003c')
     .replace(/>/g, '\\u003e')
@@ -379,7 +379,7 @@ export function jsonForScript(value: unknown): string {
 // ---- formatting --------------------------------------------------------------------------------
 
 /** Escapes text for HTML content and attribute values. */
-export function esc(text: string): string {
+function esc(text: string): string {
   return text
     .replace(/&/g, '&amp;')
     .replace(/</g, '&lt;')

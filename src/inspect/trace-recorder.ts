@@ -316,7 +316,7 @@ export function recordTrace(options: TraceRecorderOptions = {}): TraceRecorder {
 }
 
 /** The active state paths of a state value: `{ inProgress: { step: 'tools' } }` -> `['inProgress.step.tools']`. */
-export function statePaths(value: unknown): string[] {
+function statePaths(value: unknown): string[] {
   if (typeof value === 'string') return [value];
   if (!isObject(value)) return [];
   const out: string[] = [];
@@ -377,7 +377,7 @@ function isObject(value: unknown): value is Record<string, unknown> {
  * A plain JSON copy of `value`: `toJSON()` honoured, errors as `{ name, message }`, actor refs as
  * `{ actor: sessionId }`, functions and `undefined` dropped, cycles cut, an own `__proto__` key kept as data.
  */
-export function toJsonValue(value: unknown, depth = 0, seen = new Set<object>()): unknown {
+function toJsonValue(value: unknown, depth = 0, seen = new Set<object>()): unknown {
   if (value === null || typeof value === 'string' || typeof value === 'boolean') return value;
   if (typeof value === 'number') return Number.isFinite(value) ? value : null;
   if (typeof value === 'bigint') return value.toString();

@@ -14,6 +14,10 @@ export const TRACE_VERSION = 1;
 
 /** A trace that does not match its schema, or refers to a blob it does not hold. */
 export class InvalidTraceError extends AgentMachineError {
+  static override get name(): string {
+    return 'InvalidTraceError';
+  }
+
   constructor(
     /** Where the first problem is, e.g. `entries[3].t` or `blobs.<hash>.context`. */
     readonly path: string,
@@ -31,14 +35,14 @@ const elapsed = z.number().finite().nonnegative();
 /** An actor's XState session id (`x:0`, `x:1`, ...), unique within the recording. */
 const actorKey = z.string().min(1);
 /** A blob's key: 22 base64url characters (`contentHash`), or 32 hex digits in traces of earlier versions. */
-export const blobHashSchema = z
+const blobHashSchema = z
   .string()
   .regex(/^(?:[A-Za-z0-9_-]{22}|[0-9a-f]{32})$/, 'expected a content hash (22 base64url characters)');
 
-export const traceErrorSchema = z.strictObject({ name: z.string(), message: z.string() });
+const traceErrorSchema = z.strictObject({ name: z.string(), message: z.string() });
 
 /** An actor the system created: the agent itself, or an actor it invoked (driver, toolExecutor, hooks). */
-export const traceActorSchema = z.strictObject({
+const traceActorSchema = z.strictObject({
   seq: count,
   t: elapsed,
   actor: actorKey,
@@ -56,7 +60,7 @@ const entryBase = { seq: count, t: elapsed };
 /** Small payloads are inline (`payload`); larger ones are in `blobs` (`payloadBlob`). */
 const payloadFields = { payload: jsonValueSchema.optional(), payloadBlob: blobHashSchema.optional() };
 
-export const traceEntrySchema = z.discriminatedUnion('kind', [
+const traceEntrySchema = z.discriminatedUnion('kind', [
   /** An event an actor received. */
   z.strictObject({
     ...entryBase,
@@ -112,7 +116,7 @@ export const traceEntrySchema = z.discriminatedUnion('kind', [
 ]);
 
 /** The last AgentState of each agent the recorder saw. */
-export const traceAgentSchema = z.strictObject({
+const traceAgentSchema = z.strictObject({
   actor: actorKey.nullable(),
   agentId: z.string().min(1),
   parentAgentId: z.string().min(1).nullable(),

@@ -2,6 +2,10 @@ import { AgentMachineError } from '../state/errors';
 
 /** `@modelcontextprotocol/sdk` is not installed: it is an optional peer, needed only with `mcpServers`. */
 export class McpDependencyMissingError extends AgentMachineError {
+  static override get name(): string {
+    return 'McpDependencyMissingError';
+  }
+
   constructor(options?: { cause?: unknown }) {
     super(
       'MCP_DEPENDENCY_MISSING',
@@ -18,6 +22,10 @@ export class McpDependencyMissingError extends AgentMachineError {
  * `MCP_SERVER_START_FAILED`, `MCP_SERVER_EXITED`, `MCP_SERVER_GAVE_UP`, `MCP_SERVER_CLOSED`.
  */
 export class McpServerError extends AgentMachineError {
+  static override get name(): string {
+    return 'McpServerError';
+  }
+
   constructor(
     code: 'MCP_SERVER_START_FAILED' | 'MCP_SERVER_EXITED' | 'MCP_SERVER_GAVE_UP' | 'MCP_SERVER_CLOSED',
     readonly server: string,
@@ -30,6 +38,10 @@ export class McpServerError extends AgentMachineError {
 
 /** An MCP tool answered with an error result (`isError: true`): the message is the tool's own text. */
 export class McpToolError extends AgentMachineError {
+  static override get name(): string {
+    return 'McpToolError';
+  }
+
   constructor(
     readonly server: string,
     readonly tool: string,
@@ -44,6 +56,10 @@ export class McpToolError extends AgentMachineError {
  * refused it). The server is alive and kept: only that call fails. `issues` lists what is wrong.
  */
 export class McpResultInvalidError extends AgentMachineError {
+  static override get name(): string {
+    return 'McpResultInvalidError';
+  }
+
   constructor(
     readonly server: string,
     readonly tool: string,
@@ -61,6 +77,10 @@ export class McpResultInvalidError extends AgentMachineError {
 
 /** Two tools would be offered to the model under one name (`<server>_<tool>`, or a tool of the agent's own). */
 export class McpToolNameConflictError extends AgentMachineError {
+  static override get name(): string {
+    return 'McpToolNameConflictError';
+  }
+
   constructor(readonly toolName: string) {
     super(
       'MCP_TOOL_NAME_CONFLICT',

@@ -92,13 +92,13 @@ export function assistantOutput(content: readonly ModelContent[]): AssistantOutp
 }
 
 /** A file part's data from either specification, as bytes, base64 text or a URL. */
-export function fileData(data: ResultFileData): FileData {
+function fileData(data: ResultFileData): FileData {
   if (typeof data === 'string' || data instanceof Uint8Array) return data;
   return data.type === 'url' ? data.url : data.data;
 }
 
 /** File data as a state stores it (JSON): base64 text, or a URL's text. */
-export function storedFileData(data: FileData): string {
+function storedFileData(data: FileData): string {
   if (data instanceof URL) return data.href;
   if (typeof data === 'string') return data;
   return Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('base64');

@@ -167,7 +167,7 @@ function partAs<D>(part: ContentPart, fileData: (data: string) => D): PartAs<D> 
  * modelFileData('data:image/png;base64,iVBORw=='); // 'iVBORw=='
  * modelFileData('https://example.com/a.png');      // new URL('https://example.com/a.png')
  */
-export function modelFileData(data: string): string | URL {
+function modelFileData(data: string): string | URL {
   const inline = /^data:[^,]*?(;base64)?,/i.exec(data);
   if (inline) {
     const payload = data.slice(inline[0].length);
@@ -194,7 +194,7 @@ export function modelFileData(data: string): string | URL {
  * File data of a prompt part in the form of the model's specification: v4 writes it as
  * `{ type: 'data', data }` or `{ type: 'url', url }`, v3 as the bytes, base64 text or URL itself.
  */
-export function promptFileData(version: SpecificationVersion, data: FileData): PromptFileData {
+function promptFileData(version: SpecificationVersion, data: FileData): PromptFileData {
   if (version === 'v3') return data;
   return data instanceof URL ? { type: 'url', url: data } : { type: 'data', data };
 }

@@ -22,7 +22,7 @@ export type ProviderOptions = Record<string, { [key: string]: JSONValue | undefi
 type WithOptions = { providerOptions?: ProviderOptions };
 
 export type TextPart = { type: 'text'; text: string } & WithOptions;
-export type ReasoningPart = { type: 'reasoning'; text: string } & WithOptions;
+type ReasoningPart = { type: 'reasoning'; text: string } & WithOptions;
 /** A file part whose data is written as `D` (ModelMessage and the two prompt specifications differ). */
 export type FilePart<D> = { type: 'file'; data: D; mediaType: string; filename?: string } & WithOptions;
 export type ToolCallPart = {

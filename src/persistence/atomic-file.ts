@@ -3,7 +3,7 @@ import { open, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 
 /** The suffix of the temporary files `writeFileAtomic` writes; readers ignore such files. */
-export const TEMP_SUFFIX = '.tmp';
+const TEMP_SUFFIX = '.tmp';
 
 /**
  * Replaces `file` with `data` so that a crash at any moment leaves either the old content or the

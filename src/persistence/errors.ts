@@ -5,6 +5,10 @@ import { AgentMachineError } from '../state/errors';
  * a portable alphabet: 1 to 200 characters of `A-Z a-z 0-9 . _ -`, and not `.` or `..`.
  */
 export class InvalidSessionIdError extends AgentMachineError {
+  static override get name(): string {
+    return 'InvalidSessionIdError';
+  }
+
   constructor(
     readonly sessionId: unknown,
     readonly detail: string,
@@ -22,6 +26,10 @@ export class InvalidSessionIdError extends AgentMachineError {
  * a version for one that does not). Nothing was written.
  */
 export class SessionConflictError extends AgentMachineError {
+  static override get name(): string {
+    return 'SessionConflictError';
+  }
+
   constructor(
     readonly sessionId: string,
     /** The version the caller passed (`null`: "create, must not exist"). */
@@ -58,6 +66,10 @@ function conflictMessage(sessionId: string, expected: number | null, actual: num
  * state that fails `AgentState.fromJSON`. The stored data is left as it was.
  */
 export class CorruptSessionError extends AgentMachineError {
+  static override get name(): string {
+    return 'CorruptSessionError';
+  }
+
   constructor(
     readonly sessionId: string,
     /** What is wrong, e.g. `Invalid AgentState at execution.status: expected one of ...`. */
@@ -82,6 +94,10 @@ export class CorruptSessionError extends AgentMachineError {
  * than a FileSessionStore waits (`lockTimeoutMs`). Nothing was written.
  */
 export class SessionFileLockedError extends AgentMachineError {
+  static override get name(): string {
+    return 'SessionFileLockedError';
+  }
+
   constructor(
     /** The lock file, `<dir>/<sessionId>.journal.lock`. */
     readonly lockFile: string,
@@ -100,6 +116,10 @@ export class SessionFileLockedError extends AgentMachineError {
 
 /** An operation on a store after `close()`. */
 export class StoreClosedError extends AgentMachineError {
+  static override get name(): string {
+    return 'StoreClosedError';
+  }
+
   constructor(readonly store: string) {
     super('STORE_CLOSED', `${store} is closed; create a new store to read or write sessions again.`);
   }
@@ -107,6 +127,10 @@ export class StoreClosedError extends AgentMachineError {
 
 /** `better-sqlite3` is not installed: it is an optional dependency, needed only for SQLite stores. */
 export class SqliteDriverMissingError extends AgentMachineError {
+  static override get name(): string {
+    return 'SqliteDriverMissingError';
+  }
+
   constructor(
     readonly moduleName: string,
     options?: { cause?: unknown },
@@ -122,6 +146,10 @@ export class SqliteDriverMissingError extends AgentMachineError {
 
 /** `better-sqlite3` is installed but cannot be loaded (usually a native build for another Node). */
 export class SqliteDriverLoadError extends AgentMachineError {
+  static override get name(): string {
+    return 'SqliteDriverLoadError';
+  }
+
   constructor(
     readonly moduleName: string,
     detail: string,
@@ -138,6 +166,10 @@ export class SqliteDriverLoadError extends AgentMachineError {
 
 /** The database already has a table of the store's name with a different shape. */
 export class SqliteSchemaError extends AgentMachineError {
+  static override get name(): string {
+    return 'SqliteSchemaError';
+  }
+
   constructor(
     readonly file: string,
     readonly table: string,
@@ -153,6 +185,10 @@ export class SqliteSchemaError extends AgentMachineError {
 
 /** `ExecutionRecord.fromState()` was given a state whose execution has not finished. */
 export class ExecutionNotFinishedError extends AgentMachineError {
+  static override get name(): string {
+    return 'ExecutionNotFinishedError';
+  }
+
   constructor(
     readonly executionId: string | null,
     readonly status: string,
@@ -170,6 +206,10 @@ export class ExecutionNotFinishedError extends AgentMachineError {
 
 /** An execution id that is already recorded: records are append-only. */
 export class DuplicateExecutionError extends AgentMachineError {
+  static override get name(): string {
+    return 'DuplicateExecutionError';
+  }
+
   constructor(readonly executionId: string) {
     super(
       'EXECUTION_EXISTS',
@@ -181,6 +221,10 @@ export class DuplicateExecutionError extends AgentMachineError {
 
 /** `rewind()` of an execution id that is not recorded. */
 export class ExecutionNotFoundError extends AgentMachineError {
+  static override get name(): string {
+    return 'ExecutionNotFoundError';
+  }
+
   constructor(readonly executionId: string) {
     super(
       'EXECUTION_NOT_FOUND',
@@ -192,6 +236,10 @@ export class ExecutionNotFoundError extends AgentMachineError {
 
 /** A stored execution record that cannot be read back. The stored data is left as it was. */
 export class CorruptExecutionRecordError extends AgentMachineError {
+  static override get name(): string {
+    return 'CorruptExecutionRecordError';
+  }
+
   constructor(
     readonly executionId: string,
     readonly problem: string,
@@ -216,6 +264,10 @@ function describeId(id: unknown): string {
 
 /** `agent.resume(sessionId)` for a session the store does not have. */
 export class SessionNotFoundError extends AgentMachineError {
+  static override get name(): string {
+    return 'SessionNotFoundError';
+  }
+
   constructor(readonly sessionId: string) {
     super(
       'SESSION_NOT_FOUND',
@@ -226,6 +278,10 @@ export class SessionNotFoundError extends AgentMachineError {
 
 /** A session operation on an agent created without a `store`. */
 export class NoSessionStoreError extends AgentMachineError {
+  static override get name(): string {
+    return 'NoSessionStoreError';
+  }
+
   constructor(operation: string) {
     super(
       'NO_SESSION_STORE',
@@ -236,6 +292,10 @@ export class NoSessionStoreError extends AgentMachineError {
 
 /** `loadCheckpoint` or `fork` named a version the session does not have. */
 export class CheckpointNotFoundError extends AgentMachineError {
+  static override get name(): string {
+    return 'CheckpointNotFoundError';
+  }
+
   constructor(
     readonly sessionId: string,
     readonly version: number,

@@ -6,7 +6,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { SessionFileLockedError } from './errors';
 
 /** The suffix of a lock file: `<file>.lock`. */
-export const LOCK_SUFFIX = '.lock';
+const LOCK_SUFFIX = '.lock';
 
 /** Who holds a lock, as its file says. */
 interface LockHolder {

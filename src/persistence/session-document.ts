@@ -21,7 +21,7 @@ export function encodeSessionDocument(version: number, state: AgentState, savedA
 }
 
 /** Enough bytes of a document to hold `{"version":<16 digits>,` (see `versionFromHead`). */
-export const DOCUMENT_HEAD_BYTES = 64;
+const DOCUMENT_HEAD_BYTES = 64;
 
 const HEAD = /^\{"version":([1-9][0-9]{0,15}),/;
 
@@ -29,7 +29,7 @@ const HEAD = /^\{"version":([1-9][0-9]{0,15}),/;
  * The version at the start of a document as this module writes it, or null when the head has
  * another shape (the caller then parses the whole document with `storedVersion`).
  */
-export function versionFromHead(head: string): number | null {
+function versionFromHead(head: string): number | null {
   const match = HEAD.exec(head);
   if (!match) return null;
   const version = Number(match[1]);

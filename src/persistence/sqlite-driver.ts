@@ -6,7 +6,7 @@ import { SqliteDriverLoadError, SqliteDriverMissingError, SqliteSchemaError } fr
  * The part of better-sqlite3's API the stores use, declared here so that the package's types are
  * not needed by users who never touch SQLite.
  */
-export interface SqliteStatement {
+interface SqliteStatement {
   run(...params: unknown[]): { changes: number };
   get(...params: unknown[]): unknown;
   all(...params: unknown[]): unknown[];
@@ -23,7 +23,7 @@ export interface SqliteDatabase {
 }
 type SqliteConstructor = new (file: string, options?: { timeout?: number }) => SqliteDatabase;
 
-export const SQLITE_MODULE = 'better-sqlite3';
+const SQLITE_MODULE = 'better-sqlite3';
 
 const drivers = new Map<string, Promise<SqliteConstructor>>();
 

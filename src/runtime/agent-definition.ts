@@ -96,6 +96,10 @@ export interface SubagentDefinition extends AgentDefinition {
 
 /** A definition the runtime cannot run; the message names the field. */
 export class InvalidDefinitionError extends AgentMachineError {
+  static override get name(): string {
+    return 'InvalidDefinitionError';
+  }
+
   constructor(
     readonly field: string,
     detail: string,

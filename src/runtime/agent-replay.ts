@@ -164,6 +164,10 @@ function recordedTools(tools: ToolSet, session: ReplaySession): ToolSet {
 
 /** A tool call the recording has no result for (the recorded run never finished it). */
 export class MissingRecordedResultError extends AgentMachineError {
+  static override get name(): string {
+    return 'MissingRecordedResultError';
+  }
+
   constructor(
     readonly toolName: string,
     readonly toolCallId: string,

@@ -17,7 +17,7 @@ import {
 import { canonicalJson } from '../state/content-hash';
 
 /** The signature of one pending call of the root `state`; `sessionId` is the run's session (null without one). */
-export function approvalSignature(
+function approvalSignature(
   secret: string,
   sessionId: string | null,
   state: AgentState,

@@ -5,7 +5,6 @@ import {
   type ApprovalDecision,
   ApprovalError,
   type ApprovalInput,
-  describePending,
   type PendingApproval,
   pendingMatches,
 } from '../state/approval';
@@ -70,7 +69,7 @@ export const approvalDecisions: Hook = {
 };
 
 /** Refuses a decision that is not one (InvalidArgumentError naming the field), before anything changes. */
-export function checkDecision(input: unknown, index: number): asserts input is ApprovalInput {
+function checkDecision(input: unknown, index: number): asserts input is ApprovalInput {
   const at = `decisions[${index}]`;
   if (typeof input !== 'object' || input === null)
     throw new InvalidArgumentError(
@@ -105,7 +104,7 @@ export function checkDecision(input: unknown, index: number): asserts input is A
 }
 
 /** The pending call a decision names, when exactly one does (else `withApprovalDecision` says why not). */
-export function pendingCall(state: AgentState, input: ApprovalInput): PendingApproval | undefined {
+function pendingCall(state: AgentState, input: ApprovalInput): PendingApproval | undefined {
   const matches = pendingMatches(state.pendingApprovals(), input.toolCallId, input);
   return matches.length === 1 ? matches[0] : undefined;
 }
@@ -114,7 +113,7 @@ export function pendingCall(state: AgentState, input: ApprovalInput): PendingApp
  * Checks an edited input against the schema of the tool it is for, in the agent (or the subagent
  * at the call's path) that asked: `toolsAt(path)` gives that agent's tools.
  */
-export async function checkEdit(
+async function checkEdit(
   state: AgentState,
   input: ApprovalInput,
   toolsAt: (path: readonly string[]) => ToolSet,
@@ -157,12 +156,4 @@ export async function takeDecisions(
     decided = decided.withApprovalDecision(toolCallId, rest as ApprovalDecision, { path, callPath });
   }
   return decided;
-}
-
-export function approvalPending(state: AgentState): ApprovalError {
-  const pending = state.pendingApprovals().map(describePending);
-  return new ApprovalError(
-    'APPROVAL_PENDING',
-    `The run waits for approval of ${pending.join(', ') || 'its tool calls'} (a call inside a subagent as callPath/id): deliver the decisions with agent.decide(state, decisions) before a new message or execution.`,
-  );
 }

@@ -5,6 +5,10 @@ import { AgentMachineError } from '../state/errors';
  * turn's message was not added and nothing ran. `cause` is the store's SessionConflictError.
  */
 export class ChatTurnConflictError extends AgentMachineError {
+  static override get name(): string {
+    return 'ChatTurnConflictError';
+  }
+
   constructor(
     readonly sessionId: string,
     options?: { cause?: unknown },

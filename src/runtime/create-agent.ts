@@ -7,6 +7,7 @@ import { McpServers } from '../mcp/mcp-servers';
 import { NoSessionStoreError, SessionConflictError, SessionNotFoundError } from '../persistence/errors';
 import type { ResponseFormat } from '../state/agent-context';
 import { AgentState } from '../state/agent-state';
+import { ApprovalError } from '../state/approval';
 import { InvalidArgumentError } from '../state/errors';
 import { ExecutionBudget } from '../state/execution-budget';
 import { DEFAULT_MAX_DEPTH } from '../subagents/subagent-definition';
@@ -17,7 +18,7 @@ import type { Agent } from './agent-actor';
 import { type AgentDefinition, checkDefinition } from './agent-definition';
 import { replayRun } from './agent-replay';
 import { withSignedApprovals } from './approval-signature';
-import { approvalPending, takeDecisions } from './approvals';
+import { takeDecisions } from './approvals';
 import { ChatTurnConflictError } from './chat-turn-conflict-error';
 import { provideLoop } from './loop-actors';
 import { type InternalActorOptions, listened, runToOutcome } from './run-to-outcome';
@@ -124,7 +125,7 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
     },
     async execute(state, options = {}) {
       if (typeof (state as Partial<AgentState> | null)?.approval !== 'function') throw notAState(state);
-      if (state.approval()) throw approvalPending(state);
+      if (state.approval()) throw ApprovalError.pending(state);
       await tracing?.ready;
       const { signal, sessionId, onEvent, ...actorOptions } = options;
       if (sessionId === undefined)
@@ -172,7 +173,7 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
       if (!store) throw new NoSessionStoreError('chat(sessionId, text)');
       const stored = await store.load(sessionId);
       const state = stored?.state ?? AgentState.empty();
-      if (state.approval()) throw approvalPending(state);
+      if (state.approval()) throw ApprovalError.pending(state);
       return agent
         .execute(state.withUserMessage(text), Object.assign({}, options, { sessionId }))
         .catch((error: unknown) => {

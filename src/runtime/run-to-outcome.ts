@@ -9,6 +9,10 @@ import { listenToRun } from './run-events';
 
 /** An actor error the run could not record (a bug, or a hook returning something else). */
 export class AgentRuntimeError extends AgentMachineError {
+  static override get name(): string {
+    return 'AgentRuntimeError';
+  }
+
   constructor(
     message: string,
     readonly state: AgentState,

@@ -11,6 +11,10 @@ import { StopSignal } from './stop-signal';
  * throw new AgentStopError('The user cancelled the order', { orderId }, 'cancelOrder');
  */
 export class AgentStopError extends AgentMachineError {
+  static override get name(): string {
+    return 'AgentStopError';
+  }
+
   /** Set by the loop's executors: the state as it stood when the stop was thrown. */
   state?: AgentState;
 

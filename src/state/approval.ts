@@ -72,12 +72,37 @@ type ApprovalErrorCode =
 
 /** A decision the run cannot take: the id is not pending, or edited arguments are invalid. */
 export class ApprovalError extends AgentMachineError {
+  static override get name(): string {
+    return 'ApprovalError';
+  }
+
   constructor(
     code: ApprovalErrorCode,
     message: string,
     readonly toolCallId: string | null = null,
+    /** APPROVAL_PENDING: the ids of the calls to decide on (a call inside a subagent as `callPath/id`). */
+    readonly pendingApprovals: readonly string[] = [],
   ) {
     super(code, message);
+  }
+
+  /**
+   * The refusal of a new message or execution while the run waits for decisions (APPROVAL_PENDING),
+   * the same from the agent's actor, `execute`, `chat` and the chat handler.
+   */
+  static pending(state: { pendingApprovals(): readonly PendingApproval[] }): ApprovalError {
+    const pending = state.pendingApprovals().map(describePending);
+    const named = pending.map((id) => `'${id}'`).join(', ') || 'its tool calls';
+    return new ApprovalError(
+      'APPROVAL_PENDING',
+      `The run waits for a decision on ${pending.length > 1 ? 'approvals' : 'approval'} ${named} ` +
+        '(a call inside a subagent as callPath/id): approve or deny each first (agent.decide(state, ' +
+        "decisions), or the approve/reject/edit events; in a chat, the AI SDK's " +
+        'addToolApprovalResponse({ id, approved }), then sendMessage()), and send this message again ' +
+        'once the answer has finished.',
+      null,
+      pending,
+    );
   }
 
   static notPending(toolCallId: string, pending: readonly string[]): ApprovalError {
@@ -102,7 +127,7 @@ export type ApprovalRoute = {
 };
 
 /** A route given as a bare array is a `path` of subagent names (the older form). */
-export function toApprovalRoute(route: ApprovalRoute | readonly string[] | undefined): ApprovalRoute {
+function toApprovalRoute(route: ApprovalRoute | readonly string[] | undefined): ApprovalRoute {
   if (route === undefined) return {};
   return isNameList(route) ? { path: route } : route;
 }

@@ -10,7 +10,7 @@
  */
 
 /** Characters kept from the base64url SHA-256 digest: 132 bits. */
-export const CONTENT_HASH_LENGTH = 22;
+const CONTENT_HASH_LENGTH = 22;
 
 /**
  * JSON text of `value` with object keys sorted at every level. Like `JSON.stringify`: `toJSON()`

@@ -1,8 +1,22 @@
+/** Marks an AgentMachineError of any copy of this library (two versions installed side by side). */
+const MARKER = 'agent-machine.error';
+
 /**
  * Base class of every error this library raises on purpose. `code` is stable and machine-readable;
  * the message says what was wrong and what to change.
+ *
+ * Each class declares its name (a static `name` getter: the CommonJS build turns a static field
+ * into an assignment, and a class's `name` is read-only): it is the error's `name`, recorded in
+ * states, and must not depend on what a bundler calls the class. Like the AI SDK's errors, each
+ * instance carries a `Symbol.for('agent-machine.error')` marker and one per class of its chain, so
+ * `SomeError.isInstance(error)` holds for an error made by another copy of the library, where
+ * `instanceof` does not.
  */
 export class AgentMachineError extends Error {
+  static override get name(): string {
+    return 'AgentMachineError';
+  }
+
   constructor(
     readonly code: string,
     message: string,
@@ -10,11 +24,28 @@ export class AgentMachineError extends Error {
   ) {
     super(message, options);
     this.name = new.target.name;
+    for (let type: object = new.target; type !== Error; type = Object.getPrototypeOf(type))
+      Object.defineProperty(this, Symbol.for(markerOf(type as typeof AgentMachineError)), { value: true });
   }
+
+  /** True for an error of this class (or a subclass), made by this copy of the library or another. */
+  static isInstance<E>(this: abstract new (...args: never[]) => E, error: unknown): error is E {
+    // biome-ignore lint/complexity/noThisInStatic: the class it is called on picks the marker
+    const marker = Symbol.for(markerOf(this));
+    return typeof error === 'object' && error !== null && (error as Record<symbol, unknown>)[marker] === true;
+  }
+}
+
+function markerOf(type: { readonly name: string }): string {
+  return type.name === AgentMachineError.name ? MARKER : `${MARKER}.${type.name}`;
 }
 
 /** Serialized state that does not match its schema. `path` names the first bad field. */
 export class InvalidStateError extends AgentMachineError {
+  static override get name(): string {
+    return 'InvalidStateError';
+  }
+
   constructor(
     readonly path: string,
     readonly detail: string,
@@ -27,6 +58,10 @@ export class InvalidStateError extends AgentMachineError {
 
 /** A value passed to a constructor or `with*` method that the model cannot hold. */
 export class InvalidArgumentError extends AgentMachineError {
+  static override get name(): string {
+    return 'InvalidArgumentError';
+  }
+
   constructor(
     readonly argument: string,
     detail: string,
@@ -40,6 +75,10 @@ export class InvalidArgumentError extends AgentMachineError {
  * actor refuses it with an `event.refused` event carrying this error, and changes nothing.
  */
 export class RunInProgressError extends AgentMachineError {
+  static override get name(): string {
+    return 'RunInProgressError';
+  }
+
   constructor(
     readonly event: string,
     readonly executionId: string | null,

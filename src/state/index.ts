@@ -7,6 +7,7 @@ export { AppendOnlyList } from './append-only-list';
 export {
   type ApprovalDecision,
   ApprovalError,
+  type ApprovalReason,
   ApprovalRequest,
   type ApprovalRoute,
   type PendingApproval,

@@ -9,6 +9,10 @@ import type { Usage } from './usage';
 
 /** A model (or driver) reported usage no budget can count: negative, NaN or infinite. */
 export class InvalidUsageError extends AgentMachineError {
+  static override get name(): string {
+    return 'InvalidUsageError';
+  }
+
   constructor(
     readonly field: string,
     readonly value: unknown,

@@ -10,6 +10,10 @@ export const MAX_VALUE_DEPTH = 256;
 
 /** A value nested deeper than MAX_VALUE_DEPTH, refused where it entered the state. */
 export class ValueTooDeepError extends AgentMachineError {
+  static override get name(): string {
+    return 'ValueTooDeepError';
+  }
+
   constructor(
     readonly what: string,
     readonly path: string,
@@ -25,6 +29,10 @@ export class ValueTooDeepError extends AgentMachineError {
 
 /** A value that JSON cannot hold (a cycle, a BigInt, a property whose getter throws). */
 export class UnsavableValueError extends AgentMachineError {
+  static override get name(): string {
+    return 'UnsavableValueError';
+  }
+
   constructor(
     readonly what: string,
     readonly path: string,

@@ -32,6 +32,7 @@ export function stepEventIds(state: AgentState): EventIds & { readonly stepNumbe
   return Object.assign(eventIds(state), { stepNumber: state.stepCount() + 1 });
 }
 
+/** @lintignore exported for the declarations of the machine that emits it */
 export interface ToolStartedEvent extends EventIds {
   readonly type: 'tool.started';
   readonly stepNumber: number;
@@ -39,6 +40,7 @@ export interface ToolStartedEvent extends EventIds {
   readonly toolName: string;
   readonly args: unknown;
 }
+/** @lintignore exported for the declarations of the machine that emits it */
 export interface ToolFinishedEvent extends EventIds {
   readonly type: 'tool.finished';
   readonly stepNumber: number;
@@ -51,6 +53,7 @@ export interface ToolFinishedEvent extends EventIds {
   readonly value: unknown;
   readonly durationMs: number;
 }
+/** @lintignore exported for the declarations of the machine that emits it */
 export interface TextDeltaEvent extends EventIds {
   readonly type: 'text.delta';
   readonly stepNumber: number;

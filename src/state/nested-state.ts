@@ -8,7 +8,7 @@ import type { AgentStateJSON } from './schemas';
 // instead, and agent-state.ts binds both: the type by declaration merging (the `Register` pattern of
 // XState and TanStack Router), the decoder when it loads.
 
-/** Filled by agent-state.ts: `agentState` is the AgentState class. */
+/** Filled by agent-state.ts: `agentState` is the AgentState class. @lintignore exported for that merging */
 // biome-ignore lint/suspicious/noEmptyInterface: declaration merging in agent-state.ts gives it its member
 export interface NestedStateTypes {}
 

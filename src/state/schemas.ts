@@ -13,7 +13,7 @@ export const jsonValueSchema: z.ZodType<unknown> = z.unknown().check((ctx) => {
     ctx.issues.push({ code: 'custom', message: problem.detail, input: ctx.value, path: problem.path });
 });
 /** A JSON object (not an array), checked as jsonValueSchema is. */
-export const jsonRecordSchema: z.ZodType<Record<string, unknown>> = z
+const jsonRecordSchema: z.ZodType<Record<string, unknown>> = z
   .custom<Record<string, unknown>>(isRecord, {
     message: 'expected an object',
   })
@@ -34,7 +34,7 @@ export const usageSchema = z.strictObject({
   cost: amount,
 });
 
-export const agentErrorSchema = z.strictObject({
+const agentErrorSchema = z.strictObject({
   name: z.string(),
   message: z.string(),
   code: z.string().nullable(),
@@ -70,7 +70,7 @@ export const providerMetadataSchema = namedRecord(
   'expected an object of options by provider',
 );
 
-export const toolCallSchema = z.strictObject({
+const toolCallSchema = z.strictObject({
   id: z.string(),
   name: z.string(),
   args: jsonValueSchema,
@@ -110,7 +110,7 @@ export const contentPartSchema = z.discriminatedUnion('type', [
   }),
 ]);
 
-export const messageSchema = z.strictObject({
+const messageSchema = z.strictObject({
   role: z.enum(['system', 'user', 'assistant', 'tool']),
   content: z.string(),
   toolCalls: z.array(toolCallSchema).optional(),
@@ -123,9 +123,9 @@ export const messageSchema = z.strictObject({
 });
 
 /** A run of messages stored once in the default section: indexes `[from, to)`. */
-export const messageRefSchema = z.strictObject({ $ref: z.tuple([count, count]) });
+const messageRefSchema = z.strictObject({ $ref: z.tuple([count, count]) });
 
-export const stopSignalSchema = z.strictObject({
+const stopSignalSchema = z.strictObject({
   reason: z.enum(stopReasons),
   message: z.string(),
   context: jsonRecordSchema,
@@ -150,7 +150,7 @@ export const toolExecutionSchema = z.strictObject({
   childState: z.lazy((): z.ZodType<unknown> => agentStateSchema).nullable(),
 });
 
-export const inferenceResponseSchema = z.strictObject({
+const inferenceResponseSchema = z.strictObject({
   text: z.string(),
   toolCalls: z.array(toolCallSchema),
   finishReason: z.string().nullable(),
@@ -161,7 +161,7 @@ export const inferenceResponseSchema = z.strictObject({
 });
 
 /** Digests of what a step sent besides its messages (written by the model driver; absent before). */
-export const stepRequestSchema = z.strictObject({
+const stepRequestSchema = z.strictObject({
   system: z.string(),
   tools: z.string(),
   settings: z.string(),
@@ -192,7 +192,7 @@ const stepExecutionShape = {
 export const stepExecutionSchema = z.strictObject({ ...stepExecutionShape, step: agentStepSchema });
 const storedStepExecutionSchema = z.strictObject({ ...stepExecutionShape, step: storedStepSchema });
 
-export const approvalDecisionSchema = z.union([
+const approvalDecisionSchema = z.union([
   z.strictObject({ type: z.literal('approve') }),
   z.strictObject({ type: z.literal('reject'), reason: z.string().optional() }),
   z.strictObject({ type: z.literal('edit'), args: jsonValueSchema }),
@@ -237,7 +237,7 @@ const storedExecutionStateSchema = z.strictObject({
   awaitingApproval: z.strictObject({ ...approvalShape, step: storedStepSchema }).nullable(),
 });
 
-export const responseFormatSchema = z.union([
+const responseFormatSchema = z.union([
   z.strictObject({ type: z.literal('text') }),
   z.strictObject({
     type: z.literal('json'),
@@ -251,7 +251,7 @@ const sectionSchema = z.array(messageSchema);
 /** The named message sections (a section may be named `__proto__`, see `namedRecord`). */
 const sectionsSchema = namedRecord(sectionSchema, 'expected an object of named message lists');
 
-export const agentContextSchema = z.strictObject({
+const agentContextSchema = z.strictObject({
   messages: sectionsSchema,
   metadata: jsonRecordSchema,
   systemPrompt: z.string(),

@@ -6,6 +6,10 @@ type AgentState = NestedAgentState;
 
 /** A subagent that ended without a final answer (stopped, failed, or silent). */
 export class SubagentFailedError extends AgentMachineError {
+  static override get name(): string {
+    return 'SubagentFailedError';
+  }
+
   constructor(
     readonly subagent: string,
     child: AgentState,

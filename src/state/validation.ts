@@ -51,7 +51,7 @@ function check<S extends z.ZodType>(schema: S, data: unknown, what: string, walk
  * inside their calls, and values of MAX_VALUE_DEPTH inside those. Checked before the schema runs, so
  * the schema's recursion over the structure stays far from the stack's limit.
  */
-export const MAX_DOCUMENT_DEPTH = 512;
+const MAX_DOCUMENT_DEPTH = 512;
 
 /**
  * The schema's verdict. Within MAX_DOCUMENT_DEPTH its recursion needs a fraction of Node's stack;
@@ -97,7 +97,7 @@ function describeIssue(issue: Issue): string {
   return issue.message;
 }
 
-export function formatPath(path: readonly PropertyKey[]): string {
+function formatPath(path: readonly PropertyKey[]): string {
   let out = '';
   for (const key of path) {
     if (typeof key === 'number') out += `[${key}]`;

@@ -4,6 +4,10 @@ import type { Usage } from '../state/usage';
 
 /** A subagent call of a step whose share of the caller's remainder cannot pay for a run. */
 export class SubagentBudgetExhaustedError extends AgentMachineError {
+  static override get name(): string {
+    return 'SubagentBudgetExhaustedError';
+  }
+
   constructor(
     readonly subagent: string,
     readonly affordable: number,

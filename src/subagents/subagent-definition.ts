@@ -14,6 +14,10 @@ export const DEFAULT_MAX_DEPTH = 3;
 
 /** A subagent call that would go deeper than `maxDepth`: not spawned, reported to the model. */
 export class SubagentDepthExceededError extends AgentMachineError {
+  static override get name(): string {
+    return 'SubagentDepthExceededError';
+  }
+
   constructor(
     readonly subagent: string,
     readonly depth: number,

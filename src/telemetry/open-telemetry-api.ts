@@ -3,6 +3,10 @@ import type { TelemetrySpan } from './telemetry-options';
 
 /** `@opentelemetry/api` is not installed: it is an optional peer, needed only with `telemetry`. */
 export class TelemetryDependencyMissingError extends AgentMachineError {
+  static override get name(): string {
+    return 'TelemetryDependencyMissingError';
+  }
+
   constructor(options?: { cause?: unknown }) {
     super(
       'TELEMETRY_DEPENDENCY_MISSING',

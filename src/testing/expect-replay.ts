@@ -6,6 +6,10 @@ import { AgentMachineError } from '../state/errors';
 
 /** A replay that diverged from its recording, as `expectReplay` reports it. */
 export class ReplayAssertionError extends AgentMachineError {
+  static override get name(): string {
+    return 'ReplayAssertionError';
+  }
+
   constructor(
     readonly divergence: ReplayDivergence,
     readonly result: ReplayResult,

@@ -90,6 +90,10 @@ export interface AgentTestPath {
 
 /** A run left its path, or broke an invariant; the message names the step and what differed. */
 export class AgentTestModelError extends AgentMachineError {
+  static override get name(): string {
+    return 'AgentTestModelError';
+  }
+
   constructor(message: string) {
     super('AGENT_TEST_MODEL', message);
   }

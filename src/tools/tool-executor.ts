@@ -4,6 +4,7 @@ import { AgentError } from '../state/agent-error';
 import { AgentState } from '../state/agent-state';
 import type { AgentStep } from '../state/agent-step';
 import { AgentStopError } from '../state/agent-stop-error';
+import { AgentMachineError } from '../state/errors';
 import { refusedArguments } from '../state/inference-admission';
 import { asJsonValue } from '../state/json-value';
 import { type ReportEvent, stepEventIds } from '../state/loop-events';
@@ -386,11 +387,14 @@ function idempotencyKey(scope: string, state: AgentState, toolCallId: string): s
   return createHash('sha256').update(subject).digest('base64url');
 }
 
-export class ToolTimeoutError extends Error {
-  readonly code = 'TOOL_TIMEOUT';
+export class ToolTimeoutError extends AgentMachineError {
+  static override get name(): string {
+    return 'ToolTimeoutError';
+  }
+
+  declare readonly code: 'TOOL_TIMEOUT';
   constructor(toolName: string, timeoutMs: number) {
-    super(`Tool '${toolName}' timed out after ${timeoutMs} ms`);
-    this.name = 'ToolTimeoutError';
+    super('TOOL_TIMEOUT', `Tool '${toolName}' timed out after ${timeoutMs} ms`);
   }
 }
 

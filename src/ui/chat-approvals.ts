@@ -52,7 +52,6 @@ export function toApprovalInputs(state: AgentState, decisions: readonly ChatDeci
     if (!call) {
       const open = pending.map(chatToolCallId);
       throw new ChatRequestError(
-        409,
         'APPROVAL_NOT_PENDING',
         `Approval '${answer.toolCallId}' is not awaiting a decision (${
           open.length ? `pending: ${open.join(', ')}` : 'no call is pending'
@@ -61,7 +60,6 @@ export function toApprovalInputs(state: AgentState, decisions: readonly ChatDeci
     }
     if (call.signature !== undefined && answer.signature !== call.signature) {
       throw new ChatRequestError(
-        409,
         'APPROVAL_SIGNATURE_INVALID',
         `Approval '${answer.toolCallId}' ${
           answer.signature === undefined ? 'carries no signature' : 'carries a signature that does not match'

@@ -5,7 +5,7 @@ import { assertSessionId } from '../persistence/session-id';
 import type { SessionStore } from '../persistence/session-store';
 import type { AgentError } from '../state/agent-error';
 import { AgentState } from '../state/agent-state';
-import type { ApprovalDecision, ApprovalInput } from '../state/approval';
+import { type ApprovalDecision, ApprovalError, type ApprovalInput } from '../state/approval';
 import { AgentMachineError } from '../state/errors';
 import { newId } from '../state/ids';
 import { AgentStream } from './agent-stream';
@@ -20,7 +20,7 @@ import { toUIMessageChunks } from './ui-message-chunks';
  * What the chat handler needs of an agent: an `Agent` from `createAgent` is one. Declared here so
  * the UI layer sits below the runtime (which uses its AgentStream for `agent.stream()`).
  */
-export interface ChatAgent {
+interface ChatAgent {
   readonly definition: { readonly store?: SessionStore };
   stream(
     state: AgentState,
@@ -103,7 +103,7 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
 
   async function allow(request: Request, chatId: string, action: ChatAction): Promise<void> {
     if (!options.authorize || (await options.authorize(request, { chatId, action })) === true) return;
-    throw new ChatRequestError(403, 'FORBIDDEN', `This request may not ${action} chat "${chatId}".`);
+    throw new ChatRequestError('FORBIDDEN', `This request may not ${action} chat "${chatId}".`);
   }
 
   async function post(request: Request): Promise<Response> {
@@ -115,7 +115,6 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
     const streamId = newId();
     if (!(await streams.begin(chatId, streamId))) {
       throw new ChatRequestError(
-        409,
         'SESSION_BUSY',
         `Chat "${chatId}" is still answering; wait for it to finish (or stop it: POST <api>/${chatId}/stop).`,
       );
@@ -175,18 +174,7 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
   }
 
   function startMessage(chatId: string, state: AgentState, text: string, signal: AbortSignal): AgentStream {
-    if (state.approval()) {
-      const pending = state.pendingApprovals().map(chatToolCallId);
-      const named = pending.map((id) => `'${id}'`).join(', ') || 'its tool calls';
-      throw new ChatRequestError(
-        409,
-        'APPROVAL_PENDING',
-        `Chat "${chatId}" waits for a decision on ${pending.length > 1 ? 'approvals' : 'approval'} ${named}: ` +
-          "approve or deny each first (the AI SDK's chat client: addToolApprovalResponse({ id, approved }), " +
-          'then sendMessage()), and send this message again once the answer has finished.',
-        { pendingApprovals: pending },
-      );
-    }
+    if (state.approval()) throw ApprovalError.pending(state);
     return agent.stream(state.withUserMessage(text), { sessionId: chatId, signal });
   }
 
@@ -196,17 +184,11 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
     decisions: readonly ChatDecision[],
     signal: AbortSignal,
   ) {
-    if (!state)
-      throw new ChatRequestError(404, 'SESSION_NOT_FOUND', `No chat "${chatId}" to approve calls in.`);
+    if (!state) throw new ChatRequestError('SESSION_NOT_FOUND', `No chat "${chatId}" to approve calls in.`);
     const inputs = toApprovalInputs(state, decisions);
     let decided = state;
-    try {
-      for (const { toolCallId, path: _path, callPath, signature: _signature, ...decision } of inputs)
-        decided = decided.withApprovalDecision(toolCallId, decision as ApprovalDecision, { callPath });
-    } catch (error) {
-      if (!(error instanceof AgentMachineError)) throw error;
-      throw new ChatRequestError(409, error.code, error.message);
-    }
+    for (const { toolCallId, path: _path, callPath, signature: _signature, ...decision } of inputs)
+      decided = decided.withApprovalDecision(toolCallId, decision as ApprovalDecision, { callPath });
     const messageId = state.executionId() ?? '';
     const message = toUIMessages(decided).find((m) => m.id === messageId);
     const continuation = {
@@ -232,7 +214,6 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
     const [id, resource] = segments.slice(-2);
     if (resource !== 'stream' && resource !== 'messages') {
       throw new ChatRequestError(
-        404,
         'NOT_FOUND',
         'Use GET <api>/<chat id>/stream or GET <api>/<chat id>/messages.',
       );
@@ -261,18 +242,15 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
       }
       if (request.method === 'GET') return await get(request);
       const refused = new ChatRequestError(
-        405,
         'METHOD_NOT_ALLOWED',
         `Use POST to chat, GET to read; not ${request.method}.`,
       );
       return errorResponse(refused, { allow: 'GET, POST' });
     } catch (error) {
-      if (error instanceof ChatRequestError) return errorResponse(error);
-      if (error instanceof AgentMachineError && error.code === 'INVALID_SESSION_ID') {
-        return errorResponse(new ChatRequestError(400, error.code, error.message));
-      }
+      if (error instanceof AgentMachineError && Object.hasOwn(STATUS, error.code))
+        return errorResponse(error);
       onError(error);
-      return errorResponse(new ChatRequestError(500, 'INTERNAL', 'The chat could not be answered.'));
+      return errorResponse(new ChatRequestError('INTERNAL', 'The chat could not be answered.'));
     }
   };
 }
@@ -304,7 +282,6 @@ function requireJson(request: Request): void {
   const type = (request.headers.get('content-type') ?? '').split(';')[0]?.trim().toLowerCase();
   if (type === 'application/json') return;
   throw new ChatRequestError(
-    415,
     'UNSUPPORTED_MEDIA_TYPE',
     `The body must be sent as application/json (the AI SDK's chat transport does), not ${
       type ? JSON.stringify(type) : 'without a content type'
@@ -315,7 +292,7 @@ function requireJson(request: Request): void {
 /** The body as text, read no further than `maxBytes` (a client may send no content-length). */
 async function readText(request: Request, maxBytes: number): Promise<string> {
   const tooLarge = () =>
-    new ChatRequestError(413, 'BODY_TOO_LARGE', `The body is over ${maxBytes} bytes (maxBodyBytes).`);
+    new ChatRequestError('BODY_TOO_LARGE', `The body is over ${maxBytes} bytes (maxBodyBytes).`);
   if (Number(request.headers.get('content-length') ?? 0) > maxBytes) throw tooLarge();
   if (!request.body) return '';
   const decoder = new TextDecoder();
@@ -338,17 +315,47 @@ function decodeSegment(segment: string): string {
   try {
     return decodeURIComponent(segment);
   } catch {
-    throw new ChatRequestError(
-      400,
-      'INVALID_SESSION_ID',
-      `The chat id "${segment}" is not valid URL encoding.`,
-    );
+    throw new ChatRequestError('INVALID_SESSION_ID', `The chat id "${segment}" is not valid URL encoding.`);
   }
 }
 
-function errorResponse(error: ChatRequestError, headers: Record<string, string> = {}): Response {
+/**
+ * The HTTP status of each error a chat request is refused with. An error with any other code is the
+ * server's (500, INTERNAL): it goes to `onError` and its message is not sent.
+ */
+const STATUS: Readonly<Record<string, number>> = {
+  INVALID_JSON: 400,
+  INVALID_REQUEST: 400,
+  REGENERATE_UNSUPPORTED: 400,
+  EDIT_UNSUPPORTED: 400,
+  EMPTY_MESSAGE: 400,
+  NOTHING_TO_ANSWER: 400,
+  INVALID_SESSION_ID: 400,
+  FORBIDDEN: 403,
+  NOT_FOUND: 404,
+  SESSION_NOT_FOUND: 404,
+  METHOD_NOT_ALLOWED: 405,
+  SESSION_BUSY: 409,
+  APPROVAL_PENDING: 409,
+  APPROVAL_NOT_PENDING: 409,
+  APPROVAL_AMBIGUOUS: 409,
+  APPROVAL_INVALID_EDIT: 409,
+  APPROVAL_SIGNATURE_INVALID: 409,
+  BODY_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  INTERNAL: 500,
+};
+
+/** `{ error: { code, message, ...details } }` with the code's status (`pendingApprovals` for APPROVAL_PENDING). */
+function errorResponse(error: AgentMachineError, headers: Record<string, string> = {}): Response {
+  const details =
+    error instanceof ChatRequestError
+      ? error.details
+      : error instanceof ApprovalError && error.code === 'APPROVAL_PENDING'
+        ? { pendingApprovals: error.pendingApprovals }
+        : undefined;
   return Response.json(
-    { error: Object.assign({ code: error.code, message: error.message }, error.details) },
-    { status: error.status, headers },
+    { error: Object.assign({ code: error.code, message: error.message }, details) },
+    { status: STATUS[error.code] ?? 500, headers },
   );
 }

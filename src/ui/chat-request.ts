@@ -2,12 +2,15 @@ import { z } from 'zod';
 import { AgentMachineError } from '../state/errors';
 
 /**
- * A request the chat handler refuses, with its HTTP status; the body is `{ error: { code, message } }`
- * and the `details` fields (`pendingApprovals` for APPROVAL_PENDING: the approval ids to answer).
+ * A request the chat handler refuses; the body is `{ error: { code, message } }` and the `details`
+ * fields, with the HTTP status the handler's table gives the code.
  */
 export class ChatRequestError extends AgentMachineError {
+  static override get name(): string {
+    return 'ChatRequestError';
+  }
+
   constructor(
-    readonly status: number,
     code: string,
     message: string,
     readonly details?: Readonly<Record<string, unknown>>,
@@ -57,13 +60,12 @@ export function parseChatRequest(text: string): ChatRequest {
   try {
     data = JSON.parse(text);
   } catch (error) {
-    throw new ChatRequestError(400, 'INVALID_JSON', `The body is not JSON (${(error as Error).message}).`);
+    throw new ChatRequestError('INVALID_JSON', `The body is not JSON (${(error as Error).message}).`);
   }
   const parsed = body.safeParse(data);
   if (!parsed.success) {
     const issues = parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`);
     throw new ChatRequestError(
-      400,
       'INVALID_REQUEST',
       `${issues.join('; ')}. Send the AI SDK chat transport's body: { id, messages, trigger }.`,
     );
@@ -71,7 +73,6 @@ export function parseChatRequest(text: string): ChatRequest {
   const { id: chatId, messages, trigger, messageId } = parsed.data;
   if (trigger === 'regenerate-message') {
     throw new ChatRequestError(
-      400,
       'REGENERATE_UNSUPPORTED',
       'Regenerating a message is not supported: the conversation is kept by the server; send a new message instead.',
     );
@@ -81,7 +82,6 @@ export function parseChatRequest(text: string): ChatRequest {
     // sendMessage({ messageId }) rewrites an earlier message: the stored history cannot be rewritten.
     if (messageId !== undefined) {
       throw new ChatRequestError(
-        400,
         'EDIT_UNSUPPORTED',
         'Editing an earlier message is not supported: the conversation is kept by the server; send a new message instead.',
       );
@@ -92,7 +92,6 @@ export function parseChatRequest(text: string): ChatRequest {
       .join('');
     if (text.trim() === '') {
       throw new ChatRequestError(
-        400,
         'EMPTY_MESSAGE',
         'The last message has no text: send a user message with a text part.',
       );
@@ -113,7 +112,6 @@ export function parseChatRequest(text: string): ChatRequest {
   }
   if (decisions.length === 0) {
     throw new ChatRequestError(
-      400,
       'NOTHING_TO_ANSWER',
       'The last message is neither a user message nor an assistant message with approval responses.',
     );

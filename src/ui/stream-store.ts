@@ -44,6 +44,10 @@ export interface StreamStore {
 
 /** An append to a stream that is not the chat's open one (it ended, or its lease ran out and another run took the chat). */
 export class StreamNotOpenError extends AgentMachineError {
+  static override get name(): string {
+    return 'StreamNotOpenError';
+  }
+
   constructor(
     readonly chatId: string,
     readonly streamId: string,

@@ -214,6 +214,29 @@ describe('tool approval', () => {
     });
   });
 
+  it('refuses a new message with one ApprovalError.pending, from the actor, execute and chat', async () => {
+    const { transfer } = bank();
+    const agent = createAgent({
+      driver: scriptedDriver([{ toolCalls: [transferCall(40, 't1'), transferCall(2, 't2')] }]),
+      tools: { transfer },
+      store: new SqliteSessionStore(join(tempDir(), 'chat.db')),
+    });
+    const waiting = await agent.chat('s1', 'Pay Bob');
+    const refusal = ApprovalError.pending(waiting);
+    expect(refusal).toMatchObject({ code: 'APPROVAL_PENDING', pendingApprovals: ['t1', 't2'] });
+    expect(refusal.message).toContain("approvals 't1', 't2'");
+    const refused = { name: 'ApprovalError', code: 'APPROVAL_PENDING', message: refusal.message };
+    await expect(agent.execute(waiting.withUserMessage('hello?'))).rejects.toMatchObject(refused);
+    await expect(agent.chat('s1', 'hello?')).rejects.toMatchObject(refused);
+    const actor = agent.createActor(waiting);
+    const events = recordEvents(actor);
+    actor.start();
+    actor.send({ type: 'user.message', text: 'hello?' });
+    const event = events.find((e) => e.type === 'event.refused');
+    expect(event?.type === 'event.refused' && event.error).toMatchObject(refused);
+    actor.stop();
+  });
+
   it('round-trips a waiting state through JSON, and the restored state takes the decision', async () => {
     const { transfer, transfers } = bank();
     const agent = createAgent({

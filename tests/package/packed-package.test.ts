@@ -114,6 +114,7 @@ describe.each(majors)('the packed package with ai@$ai', (major) => {
         streamed: 'it is 5',
         errorName: 'InvalidDefinitionError',
         stopErrorClass: 'AgentStopError',
+        misnamedClasses: [],
         subpaths: EVERY_SUBPATH_SAME,
       });
       expect(server.requests).toHaveLength(4);
@@ -131,6 +132,7 @@ describe.each(majors)('the packed package with ai@$ai', (major) => {
       status: 'completed',
       answer: 'hello from cjs',
       errorClass: 'AgentRuntimeError',
+      misnamedClasses: [],
       subpaths: EVERY_SUBPATH_SAME,
     });
   });

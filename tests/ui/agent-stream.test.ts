@@ -121,7 +121,7 @@ describe('agent.stream()', () => {
     await expect(stream.state).rejects.toBeInstanceOf(ApprovalError);
     await expect(async () => {
       for await (const _ of stream) expect.unreachable('no event before the refusal');
-    }).rejects.toThrow(/waits for approval/);
+    }).rejects.toThrow(/waits for a decision on approval/);
     expect(await readAll(stream.toUIMessageStream())).toEqual([
       { type: 'start' },
       { type: 'error', errorText: 'The agent could not answer (APPROVAL_PENDING).' },

@@ -1,7 +1,7 @@
 import type { UIMessage } from 'ai';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { defineTool, scriptedDriver } from '../../src/index';
+import { type AgentState, ApprovalError, defineTool, scriptedDriver } from '../../src/index';
 import { chatClient } from '../support/ai-chat';
 import { gate, lookup, partsOf, startChat, transferTool, types } from '../support/chat-fixtures';
 import { postJson, readChunks, userMessageBody } from '../support/ui-stream';
@@ -284,9 +284,12 @@ describe('createChatHandler: refused requests (nothing run, nothing saved)', () 
     const { error } = (await message.json()) as { error: { code: string; message: string } };
     expect(error).toEqual({
       code: 'APPROVAL_PENDING',
-      message: expect.stringContaining(`Chat "wait" waits for a decision on approval 't1': approve or deny`),
+      message: expect.stringContaining(`The run waits for a decision on approval 't1'`),
       pendingApprovals: ['t1'],
     });
+    expect(error.message).toBe(
+      ApprovalError.pending((await store.load('wait'))?.state as AgentState).message,
+    );
     expect(error.message).toContain('addToolApprovalResponse({ id, approved })');
     expect(error.message).toContain('send this message again');
     const stale = JSON.stringify({

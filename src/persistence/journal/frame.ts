@@ -7,7 +7,7 @@ import { crc32 } from './crc32';
  * after it is where an append was cut off (a crash): it and what follows are not part of the
  * journal. A bad frame with an intact frame after it is damage: appends only ever tear the end.
  */
-export const FRAME_HEADER_BYTES = 8;
+const FRAME_HEADER_BYTES = 8;
 
 /** The bytes of one framed record. */
 export function frame(text: string): Buffer {

@@ -61,7 +61,7 @@ export function nextRecord(tip: JournalTip | null, state: AgentState, version: n
 }
 
 /** A snapshot record of `state` at `version`, and its tip. */
-export function encodeSnapshot(state: AgentState, version: number): NextRecord {
+function encodeSnapshot(state: AgentState, version: number): NextRecord {
   const content = new ContentWriter(new Set());
   const head = headOf(state);
   const sections: Record<string, SequencePatch> = {};
@@ -232,7 +232,7 @@ function stepList(state: AgentState): StepExecution[] {
  * The small fields of a state, each as JSON: identity, timing, settings, and the execution without
  * its steps (status, continuation, errors, a step awaiting approval), as `toJSON` writes them.
  */
-export function headOf(state: AgentState): Record<string, string> {
+function headOf(state: AgentState): Record<string, string> {
   // Its keys are HEAD_FIELDS (journal-record.ts), which a load accepts.
   const fields: Record<string, unknown> = {
     agentId: state.agentId(),

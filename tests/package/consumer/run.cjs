@@ -28,6 +28,7 @@ createAgent({ model })
         status: state.status(),
         answer: state.finalResponse(),
         errorClass: AgentRuntimeError.name,
+        misnamedClasses: misnamedClasses(),
         subpaths: sameAsMain(),
       }),
     );
@@ -43,4 +44,18 @@ function sameAsMain() {
     result[name] = names.length > 0 && names.every((key) => entry[key] === main[key]);
   }
   return result;
+}
+
+/** Exported classes whose name is not the one they are exported under (a bundler's `_AgentStopError`). */
+function misnamedClasses() {
+  const entries = [require('agent-machine')];
+  for (const name of ['stores', 'distributed', 'inspect', 'ui', 'mcp', 'telemetry', 'testing', 'internal'])
+    entries.push(require(`agent-machine/${name}`));
+  return entries.flatMap((entry) =>
+    Object.entries(entry)
+      .filter(
+        ([key, value]) => typeof value === 'function' && /^class\b/.test(String(value)) && value.name !== key,
+      )
+      .map(([key, value]) => `${key} (${value.name})`),
+  );
 }

@@ -30,6 +30,7 @@ console.log(
     streamed: deltas.join(''),
     errorName: new InvalidDefinitionError('model', 'is missing').name,
     stopErrorClass: AgentStopError.name,
+    misnamedClasses: await misnamedClasses(),
     subpaths: await sameAsMain(),
   }),
 );
@@ -44,4 +45,18 @@ async function sameAsMain() {
     result[name] = names.length > 0 && names.every((key) => entry[key] === main[key]);
   }
   return result;
+}
+
+/** Exported classes whose name is not the one they are exported under (a bundler's `_AgentStopError`). */
+async function misnamedClasses() {
+  const entries = [await import('agent-machine')];
+  for (const name of ['stores', 'distributed', 'inspect', 'ui', 'mcp', 'telemetry', 'testing', 'internal'])
+    entries.push(await import(`agent-machine/${name}`));
+  return entries.flatMap((entry) =>
+    Object.entries(entry)
+      .filter(
+        ([key, value]) => typeof value === 'function' && /^class\b/.test(String(value)) && value.name !== key,
+      )
+      .map(([key, value]) => `${key} (${value.name})`),
+  );
 }

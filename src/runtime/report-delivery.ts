@@ -28,34 +28,25 @@ export function deliverReport(self: AnyActorRef, report: ReportEvent): void {
     self.send(report);
     return;
   }
-  const delivery = new ReportDelivery(self, actor as ActorInternals, report);
+  const internals = actor as ActorInternals;
   // During a macrostep of the agent (a worker answering at once), after that macrostep's own
   // events, in order, as the event queued behind it would have been.
-  if (actor.mailbox._current !== null) actor._deferred.push(delivery.run);
-  else delivery.run();
+  if (internals.mailbox._current !== null)
+    internals._deferred.push(() => emitReport(self, internals, report));
+  else emitReport(self, internals, report);
 }
 
-/** One report's delivery. A class, not a closure: see OutcomeWait in run-to-outcome.ts. */
-class ReportDelivery {
-  constructor(
-    private readonly self: AnyActorRef,
-    private readonly actor: ActorInternals,
-    private readonly report: ReportEvent,
-  ) {}
-
-  readonly run = (): void => {
-    const { self, actor, report } = this;
-    actor.system._sendInspectionEvent({
-      type: '@xstate.event',
-      sourceRef: undefined,
-      actorRef: self,
-      event: report,
-    });
-    actor.system._sendInspectionEvent({
-      type: '@xstate.action',
-      actorRef: self,
-      action: { type: 'xstate.emit', params: { event: report } },
-    });
-    actor._actorScope.emit(report);
-  };
+function emitReport(self: AnyActorRef, actor: ActorInternals, report: ReportEvent): void {
+  actor.system._sendInspectionEvent({
+    type: '@xstate.event',
+    sourceRef: undefined,
+    actorRef: self,
+    event: report,
+  });
+  actor.system._sendInspectionEvent({
+    type: '@xstate.action',
+    actorRef: self,
+    action: { type: 'xstate.emit', params: { event: report } },
+  });
+  actor._actorScope.emit(report);
 }

@@ -94,7 +94,7 @@ export function provideLoop(
   // takes them in `inProgress` only.
   const reporter = (self: AnyActorRef) => (event: ReportEvent) => {
     const snapshot = self.getSnapshot() as SnapshotFrom<typeof agentLoop>;
-    if (snapshot.status === 'active' && snapshot.context.reports && snapshot.matches(IN_PROGRESS))
+    if (snapshot.status === 'active' && snapshot.context.reports && inProgress(snapshot.value))
       deliverReport(self, event);
   };
 
@@ -193,7 +193,14 @@ function registerSubagents(machine: typeof agentLoop, subagents: SubagentCalls):
 
 const noSignal = new AbortController().signal;
 
-const IN_PROGRESS = statePath(StateId.inProgress) as 'inProgress';
+const IN_PROGRESS = statePath(StateId.inProgress);
+
+/**
+ * `snapshot.matches('inProgress')`, without parsing the path at every report: a top-level state
+ * other than `inProgress` is atomic, so its value is a string.
+ */
+const inProgress = (value: unknown): boolean =>
+  typeof value === 'object' && value !== null && Object.hasOwn(value, IN_PROGRESS);
 
 /**
  * The tool executor's options for one request: its signal is the request's, made only if a tool or

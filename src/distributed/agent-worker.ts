@@ -1,10 +1,10 @@
 import type { Job, Worker } from 'bullmq';
-import type { InspectionEvent } from 'xstate';
 import { SessionNotFoundError } from '../persistence/errors';
 import type { SessionStore } from '../persistence/session-store';
-import { type Agent, type AgentActor, createAgent } from '../runtime/create-agent';
+import { type Agent, createAgent } from '../runtime/create-agent';
 import { AgentState } from '../state/agent-state';
 import { AgentMachineError } from '../state/errors';
+import type { EventSource } from '../state/event-source';
 import type { AgentEvent } from '../state/loop-events';
 import {
   type AgentJobRequest,
@@ -219,7 +219,7 @@ async function runJob(
     controller.abort(error);
   });
   const progress = progressReporter(context, job, request);
-  const runOptions = { signal: controller.signal, inspect: onRootActor((actor) => progress.attach(actor)) };
+  const runOptions = { signal: controller.signal, onEvent: progress.onEvent };
   try {
     const agent = createAgent({ ...base.definition, store: runStore });
     const running =
@@ -266,16 +266,6 @@ async function otherJobUnfinished(context: JobContext, state: AgentState, job: J
   return UNFINISHED_JOB_STATES.has(await other.getState());
 }
 
-/** An `inspect` observer that calls `attach` with the run's root agent actor, once. */
-function onRootActor(attach: (actor: AgentActor) => void): (event: InspectionEvent) => void {
-  let attached = false;
-  return (event) => {
-    if (attached || event.type !== '@xstate.actor' || event.actorRef.sessionId !== event.rootId) return;
-    attached = true;
-    attach(event.actorRef as AgentActor);
-  };
-}
-
 /** Reports each `step.finished` of the run as the job's progress, in order. */
 function progressReporter(context: JobContext, job: Job, request: AgentJobRequest) {
   const pending = new Set<Promise<void>>();
@@ -305,8 +295,9 @@ function progressReporter(context: JobContext, job: Job, request: AgentJobReques
     void update.finally(() => pending.delete(update));
   };
   return {
-    attach: (actor: AgentActor) => {
-      actor.on('step.finished', report);
+    /** The run's listener: the root agent's steps are the job's progress (a subagent's are not). */
+    onEvent: (event: AgentEvent, source: EventSource) => {
+      if (event.type === 'step.finished' && source.subagent === null) report(event);
     },
     flush: async () => {
       await Promise.all([...pending]);

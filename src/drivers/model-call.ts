@@ -39,7 +39,17 @@ export async function callModel(
   if (!options.stream) return withRetries(() => model.doGenerate(call), context.signal, options);
   const opened = await withRetries(() => model.doStream(call), context.signal, options);
   const ids = stepEventIds(state);
-  return collectStream(opened, (delta) => context.report({ type: 'text.delta', ...ids, delta }));
+  // a literal, not a spread of `ids` followed by a key: see stepEventIds
+  return collectStream(opened, (delta) =>
+    context.report({
+      type: 'text.delta',
+      agentId: ids.agentId,
+      parentAgentId: ids.parentAgentId,
+      executionId: ids.executionId,
+      stepNumber: ids.stepNumber,
+      delta,
+    }),
+  );
 }
 
 /**

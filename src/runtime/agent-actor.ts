@@ -3,8 +3,8 @@ import type { Actor, ActorOptions, AnyActorRef } from 'xstate';
 import type { agentLoop, LoopInput, LoopSession } from '../../machines/agentLoop';
 import type { Recording } from '../drivers/replay-driver';
 import type { AgentState } from '../state/agent-state';
+import type { RunListener } from '../state/event-source';
 import type { ExecutionBudget } from '../state/execution-budget';
-import type { AgentEvent } from '../state/loop-events';
 import type { ToolSet } from '../tools/define-tool';
 import type { AgentStream } from '../ui/agent-stream';
 import type { AgentDefinition } from './agent-definition';
@@ -36,8 +36,12 @@ export interface ExecuteOptions extends Omit<CreateActorOptions, 'session'> {
    * step and at the end. An existing session is continued from its stored version.
    */
   readonly sessionId?: string;
-  /** Receives every event the run emits (steps, tool calls, text deltas, approvals, ...). */
-  readonly onEvent?: (event: AgentEvent) => void;
+  /**
+   * Receives every event of the run, the agent's and its subagents' (steps, tool calls, text
+   * deltas, approvals, ...), with its source: the step it belongs to and the subagent call it
+   * comes from (null for the agent's own events).
+   */
+  readonly onEvent?: RunListener;
 }
 
 export interface Agent {

@@ -9,11 +9,12 @@ import type { ResponseFormat } from '../state/agent-context';
 import { AgentState } from '../state/agent-state';
 import { ApprovalError } from '../state/approval';
 import { InvalidArgumentError } from '../state/errors';
+import type { RunListener } from '../state/event-source';
 import { ExecutionBudget } from '../state/execution-budget';
 import { DEFAULT_MAX_DEPTH } from '../subagents/subagent-definition';
 import { AgentTracing } from '../telemetry/agent-tracing';
 import type { TracedModel } from '../telemetry/model-attributes';
-import { AgentStream, alongside } from '../ui/agent-stream';
+import { AgentStream } from '../ui/agent-stream';
 import type { Agent } from './agent-actor';
 import { type AgentDefinition, checkDefinition } from './agent-definition';
 import { replayRun } from './agent-replay';
@@ -143,10 +144,17 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
     },
     replay: (recorded, options) => replayRun(definition, createAgent, recorded, options),
     stream: (state, options = {}) =>
-      new AgentStream((listen) =>
+      new AgentStream((listen) => {
+        const { onEvent } = options;
+        const both: RunListener = onEvent
+          ? (event, source) => {
+              listen(event, source);
+              onEvent(event, source);
+            }
+          : listen;
         // Object.assign, not a spread and a new key: see `listened`
-        agent.execute(state, Object.assign({}, options, { inspect: alongside(options.inspect, listen) })),
-      ),
+        return agent.execute(state, Object.assign({}, options, { onEvent: both }));
+      }),
     async decide(target, decisions, options = {}) {
       const { signal, onEvent, ...actorOptions } = options;
       await tracing?.ready;

@@ -3,14 +3,16 @@
  * provided (`hooks`, `driver`, `toolExecutor`), the `checkpoint` actor, the built-in after-step
  * guards (the chart's step check), and `spawnSubagent`.
  */
-import { type AnyActorLogic, type AnyActorRef, assign, fromPromise } from 'xstate';
+import { type AnyActorLogic, type AnyActorRef, assign, fromPromise, type SnapshotFrom } from 'xstate';
 import {
   agentLoop,
   type CheckpointInput,
   type HooksRequest,
   type LoopContext,
   type LoopInput,
+  StateId,
   type StepCheck,
+  statePath,
   subagentActor,
 } from '../../machines/agentLoop';
 import type { Driver, DriverContext } from '../drivers/driver';
@@ -31,6 +33,7 @@ import { runTools, type ToolExecutorOptions } from '../tools/tool-executor';
 import type { AgentDefinition } from './agent-definition';
 import { withSignedApprovals } from './approval-signature';
 import { approvalDecisions, requestApprovals, unsafeCallsToStart } from './approvals';
+import { deliverReport } from './report-delivery';
 import { SettledToolCalls } from './settled-tool-calls';
 import { type RequestSignal, stepWorker } from './step-worker';
 import type { SubagentCalls } from './subagent-calls';
@@ -89,10 +92,12 @@ export function provideLoop(
     const session = (self.getSnapshot() as { context: LoopContext }).context.session;
     return withSignedApprovals(state, approvalSecret, session?.id ?? null);
   };
-  // Reports after the run ended (an aborted tool settling late) have no one to go to.
+  // Reports after the run ended (an aborted tool settling late) have no one to go to; the chart
+  // takes them in `inProgress` only.
   const reporter = (self: AnyActorRef) => (event: ReportEvent) => {
-    const snapshot = self.getSnapshot() as { status: string; context: LoopContext };
-    if (snapshot.status === 'active' && snapshot.context.reports) self.send(event);
+    const snapshot = self.getSnapshot() as SnapshotFrom<typeof agentLoop>;
+    if (snapshot.status === 'active' && snapshot.context.reports && inProgress(snapshot.value))
+      deliverReport(self, event);
   };
 
   const settled = new SettledToolCalls();
@@ -205,6 +210,15 @@ function registerSubagents(machine: typeof agentLoop, subagents: SubagentCalls):
 }
 
 const noSignal = new AbortController().signal;
+
+const IN_PROGRESS = statePath(StateId.inProgress);
+
+/**
+ * `snapshot.matches('inProgress')`, without parsing the path at every report: a top-level state
+ * other than `inProgress` is atomic, so its value is a string.
+ */
+const inProgress = (value: unknown): boolean =>
+  typeof value === 'object' && value !== null && Object.hasOwn(value, IN_PROGRESS);
 
 /**
  * The tool executor's options for one request: its signal is the request's, made only if a tool or

@@ -3,7 +3,7 @@ import type { SnapshotFrom, Subscription } from 'xstate';
 import { type LoopSession, LoopTag } from '../../machines/agentLoop';
 import type { AgentState } from '../state/agent-state';
 import { AgentMachineError } from '../state/errors';
-import type { AgentEvent } from '../state/loop-events';
+import type { RunListener } from '../state/event-source';
 import type { AgentActor, CreateActorOptions } from './agent-actor';
 import { listenToRun } from './run-events';
 
@@ -45,7 +45,7 @@ export function listened(
 export function runToOutcome(
   actor: AgentActor,
   signal: AbortSignal | undefined,
-  onEvent?: (event: AgentEvent) => void,
+  onEvent?: RunListener,
 ): Promise<AgentState> {
   if (onEvent) listenToRun(actor, onEvent);
   const outcome = awaitOutcome(actor, signal);

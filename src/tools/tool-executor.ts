@@ -92,7 +92,10 @@ export async function runTools(state: AgentState, options: ToolExecutorOptions):
     if (report && ids)
       report({
         type: 'tool.started',
-        ...ids,
+        agentId: ids.agentId,
+        parentAgentId: ids.parentAgentId,
+        executionId: ids.executionId,
+        stepNumber: ids.stepNumber,
         toolCallId: requested.id,
         toolName: requested.name,
         args: requested.args,
@@ -228,6 +231,7 @@ function inModelOrder(
   return step.requestedToolCalls().flatMap((call) => byCall.get(call.id) ?? []);
 }
 
+/** The reports are literals, not spreads of `ids`: a spread followed by keys gives each its own hidden class on Node 20. */
 function reportFinished(
   report: ToolExecutorOptions['report'],
   ids: ReturnType<typeof stepEventIds> | null,
@@ -238,7 +242,10 @@ function reportFinished(
   const error = execution.error();
   report({
     type: 'tool.finished',
-    ...ids,
+    agentId: ids.agentId,
+    parentAgentId: ids.parentAgentId,
+    executionId: ids.executionId,
+    stepNumber: ids.stepNumber,
     toolCallId: execution.toolCallId(),
     toolName: execution.name(),
     ok: error === null,

@@ -1,19 +1,17 @@
-import type { AnyActorRef, InspectionEvent, Observer } from 'xstate';
 import type { AgentState } from '../state/agent-state';
-import type { AgentStep } from '../state/agent-step';
+import type { RunListener } from '../state/event-source';
 import type { AgentEvent } from '../state/loop-events';
 import {
   createUIChunkMapper,
   type RunEntry,
   type RunOutcome,
-  type SubagentOrigin,
   type UIMessageStreamOptions,
   type UIStreamContinuation,
 } from './ui-chunk-mapper';
 import { UI_MESSAGE_STREAM_HEADERS, type UIMessageChunk } from './ui-message';
 
-/** What starts the run: given an inspection listener, it runs and resolves with the final state. */
-export type RunStarter = (listen: (event: InspectionEvent) => void) => Promise<AgentState>;
+/** What starts the run: given a listener (`onEvent`), it runs and resolves with the final state. */
+export type RunStarter = (onEvent: RunListener) => Promise<AgentState>;
 
 export interface UIStreamReadOptions extends UIMessageStreamOptions {
   /**
@@ -46,15 +44,9 @@ export class AgentStream implements AsyncIterable<AgentEvent> {
     start: RunStarter,
     private readonly continuation?: UIStreamContinuation & { readonly prefix: readonly UIMessageChunk[] },
   ) {
-    const listen = (inspection: InspectionEvent) => {
-      if (inspection.type !== '@xstate.actor') return;
-      const ref = inspection.actorRef as AnyActorRef;
-      const subagent = subagentOrigin(ref);
-      ref.on('*', (event: AgentEvent) => {
-        // XState emits after the snapshot is updated: the step read here is the one of the event.
-        this.push({ event, step: subagent ? null : stepOf(ref, event), subagent });
-      });
-    };
+    // A subagent's entry carries no step: the chunks of steps are the root agent's.
+    const listen: RunListener = (event, { step, subagent }) =>
+      this.push({ event, step: subagent ? null : step, subagent });
     this.state = start(listen).then(
       (state) => {
         this.settle({ state });
@@ -150,42 +142,6 @@ export class AgentStream implements AsyncIterable<AgentEvent> {
   private changed(): Promise<void> {
     return new Promise((resolve) => this.waiters.push(resolve));
   }
-}
-
-/** An inspection observer of the user's, and the stream's listener, as one. */
-export function alongside(
-  user: Observer<InspectionEvent> | ((event: InspectionEvent) => void) | undefined,
-  listen: (event: InspectionEvent) => void,
-): (event: InspectionEvent) => void {
-  if (!user) return listen;
-  return (event) => {
-    listen(event);
-    if (typeof user === 'function') user(event);
-    else user.next?.(event);
-  };
-}
-
-const SUBAGENT_ID = /^subagent:([^:]+):(.+)$/;
-
-/**
- * Subagent actors are named `subagent:<name>:<toolCallId>` by the runtime; the subagent actors
- * above this one (its parents) give the rest of its call path.
- */
-function subagentOrigin(ref: AnyActorRef): SubagentOrigin | null {
-  const match = SUBAGENT_ID.exec(ref.id);
-  if (!match) return null;
-  const callPath: string[] = [];
-  for (let at: AnyActorRef | undefined = ref; at; at = at._parent) {
-    const call = SUBAGENT_ID.exec(at.id);
-    if (call) callPath.unshift(call[2] as string);
-  }
-  return { name: match[1] as string, toolCallId: match[2] as string, callPath };
-}
-
-function stepOf(ref: AnyActorRef, event: AgentEvent): AgentStep | null {
-  const state = (ref.getSnapshot() as { context?: { state?: AgentState } }).context?.state;
-  if (!state) return null;
-  return event.type === 'step.finished' ? state.lastStep() : state.currentStep();
 }
 
 function sseEncoder(): TransformStream<UIMessageChunk, Uint8Array> {

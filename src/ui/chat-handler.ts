@@ -1,4 +1,3 @@
-import type { InspectionEvent } from 'xstate';
 import { toUIMessages } from '../messages/ui-messages';
 import { NoSessionStoreError } from '../persistence/errors';
 import { assertSessionId } from '../persistence/session-id';
@@ -7,6 +6,7 @@ import type { AgentError } from '../state/agent-error';
 import { AgentState } from '../state/agent-state';
 import { type ApprovalDecision, ApprovalError, type ApprovalInput } from '../state/approval';
 import { AgentMachineError } from '../state/errors';
+import type { RunListener } from '../state/event-source';
 import { newId } from '../state/ids';
 import { AgentStream } from './agent-stream';
 import { chatToolCallId, toApprovalInputs } from './chat-approvals';
@@ -29,7 +29,7 @@ interface ChatAgent {
   decide(
     sessionId: string,
     decisions: readonly ApprovalInput[],
-    options: { readonly inspect: (event: InspectionEvent) => void; readonly signal?: AbortSignal },
+    options: { readonly onEvent: RunListener; readonly signal?: AbortSignal },
   ): Promise<AgentState>;
 }
 
@@ -203,10 +203,7 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
       denied: new Set(decisions.filter((d) => !d.approved).map((d) => d.toolCallId)),
       prefix: message ? toUIMessageChunks(message) : [],
     };
-    return new AgentStream(
-      (listen) => agent.decide(chatId, inputs, { inspect: listen, signal }),
-      continuation,
-    );
+    return new AgentStream((onEvent) => agent.decide(chatId, inputs, { onEvent, signal }), continuation);
   }
 
   async function get(request: Request): Promise<Response> {

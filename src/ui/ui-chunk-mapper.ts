@@ -1,6 +1,7 @@
 import { AgentError } from '../state/agent-error';
 import type { AgentState } from '../state/agent-state';
 import type { AgentStep } from '../state/agent-step';
+import type { SubagentOrigin } from '../state/event-source';
 import type { AgentEvent } from '../state/loop-events';
 import { approvalRequestChunks, chatToolCallId } from './chat-approvals';
 import type { UIFinishReason, UIMessageChunk } from './ui-message';
@@ -17,12 +18,7 @@ export interface RunEntry {
   readonly subagent: SubagentOrigin | null;
 }
 
-export interface SubagentOrigin {
-  readonly name: string;
-  readonly toolCallId: string;
-  /** The ids of the subagent calls from the root down to this subagent's (the last is `toolCallId`). */
-  readonly callPath?: readonly string[];
-}
+export type { SubagentOrigin };
 
 /** How a run ended: its final state (or the state waiting for approval), or what it threw. */
 export type RunOutcome = { readonly state: AgentState } | { readonly error: unknown };

@@ -184,6 +184,31 @@ describe('execute and resume jobs', () => {
     expect(readLedger(ledger).map((l) => l.callId)).toEqual(callsOf('one'));
   });
 
+  it("reports the root agent's steps as progress, not its subagents'", async () => {
+    const { client, startWorker } = await setup();
+    const helper = { description: 'Helps', driver: scriptedDriver([{ text: 'helped' }]) };
+    const withHelper = createAgent({
+      driver: scriptedDriver([
+        { toolCalls: [{ name: 'helper', args: { task: 'help' }, id: 'help-1' }] },
+        { text: 'done' },
+      ]),
+      subagents: { agents: { helper } },
+    });
+    await startWorker({ id: 'solo', agents: { withHelper } });
+    const progress: AgentStepProgress[] = [];
+    const job = await client.execute(
+      { agent: 'withHelper', sessionId: 'sub', message: 'go' },
+      { onProgress: (p) => progress.push(p) },
+    );
+    const result = await job.finished({ timeoutMs: 10_000 });
+    expect(result.state.finalResponse()).toBe('done');
+    expect(progress.map((p) => [p.stepNumber, p.stepType])).toEqual([
+      [1, 'tool_execution'],
+      [2, 'final_response'],
+    ]);
+    expect(progress.map((p) => p.stepId)).toEqual(result.state.stepExecutions().map((s) => s.id()));
+  });
+
   it('an execute job with only a message continues the stored session (multi-turn)', async () => {
     const { client, startWorker } = await setup();
     const echo = (state: AgentState) => ({

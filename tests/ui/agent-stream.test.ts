@@ -45,6 +45,17 @@ describe('agent.stream()', () => {
     expect(state.finalResponse()).toBe('It is 5.');
   });
 
+  it("gives the caller's onEvent every event of the streamed run, with its source, as the stream gets them", async () => {
+    const heard: string[] = [];
+    const stream = createAgent({ driver: script(), tools: { add } }).stream(question(), {
+      onEvent: (e, source) => heard.push(`${e.type}:${source.step?.stepType() ?? '-'}`),
+    });
+    const events: AgentEvent[] = [];
+    for await (const event of stream) events.push(event);
+    expect(heard.map((h) => h.split(':')[0])).toEqual(events.map((e) => e.type));
+    expect(heard).toContain('tool.started:tool_execution');
+  });
+
   it("gives a UI message stream the AI SDK's readUIMessageStream builds the assistant message from", async () => {
     const stream = createAgent({ driver: script(), tools: { add } }).stream(question());
     let last: UIMessage | undefined;

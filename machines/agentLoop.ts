@@ -52,9 +52,14 @@ export const agentLoop = loopImplementations.createMachine({
     reports: input.reports ?? true,
     checkStep: input.checkStep ?? null,
     toolExecutorStarted: false,
+    steering: [],
   }),
   initial: 'pending',
-  on: { 'subagent.release': { actions: 'releaseSubagent' } },
+  on: {
+    'subagent.release': { actions: 'releaseSubagent' },
+    // no run to steer: refused with NO_RUN_IN_PROGRESS (a message starts a run as `user.message`)
+    steer: { actions: 'refuseSteer' },
+  },
   states: {
     pending: { on: acceptsWorkOrDecisions() },
     inProgress: {
@@ -66,6 +71,12 @@ export const agentLoop = loopImplementations.createMachine({
         // a run in progress takes no new work: refused with RUN_IN_PROGRESS (awaitingApproval: APPROVAL_PENDING)
         execute: { actions: 'refuseWhileRunning' },
         'user.message': { actions: 'refuseWhileRunning' },
+        // kept for the next step boundary, in every state of the run (a model call, a tool, an
+        // approval in flight); a steer that carries no message is refused
+        steer: [
+          { guard: 'carriesMessage', actions: 'keepSteer' },
+          { actions: { type: 'refuseSteer', params: { running: true } } },
+        ],
         'tool.started': { actions: 'forwardReport' },
         'tool.finished': { actions: 'forwardReport' },
         'text.delta': { actions: 'forwardReport' },
@@ -82,7 +93,8 @@ export const agentLoop = loopImplementations.createMachine({
           exit: 'stopToolExecutor',
           states: {
             beforeStep: {
-              entry: ['startStep', 'emitStepStarted'],
+              // steered messages join after `startStep`, unless it found the budget used up (no model call)
+              entry: ['startStep', 'emitMessagesSteered', 'applySteering', 'emitStepStarted'],
               ...hookStage('beforeStep', StateId.checkSignals, onActorError(AFTER_EXECUTION), {
                 withoutHooks: TO_INFERENCE,
               }),
@@ -196,7 +208,7 @@ export const agentLoop = loopImplementations.createMachine({
               onActorError(RECORD, { failTarget: RECORD, evaluate: false }),
             ),
             record: {
-              entry: ['recordStep', 'emitStepFinished', 'emitContinuationEvaluated'],
+              entry: ['recordStep', 'saveSteering', 'emitStepFinished', 'emitContinuationEvaluated'],
               // with a session the step is saved first; without one, `record` decides what `decide` would
               always: [{ guard: 'hasSession', target: 'persist' }, ...DECIDE],
             },
@@ -231,7 +243,8 @@ export const agentLoop = loopImplementations.createMachine({
           on: { stop: { target: 'finalizing' } },
         },
         finalizing: {
-          entry: 'completeExecution',
+          // a message steered too late for a step waits, saved, for the next execution's first step
+          entry: ['saveSteering', 'completeExecution'],
           // the run is over: a stop changes nothing while the final state is saved
           on: { stop: {} },
           // without a session, `checkStore` concludes as `concluding` would

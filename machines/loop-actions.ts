@@ -8,7 +8,7 @@ import { AgentStopError } from '../src/state/agent-stop-error';
 import { BUDGET_GUARD, budgetSignal } from '../src/state/budget-signal';
 import { StopReason } from '../src/state/stop-reason';
 import { StopSignal } from '../src/state/stop-signal';
-import { outputState, toDecision } from './loop-context';
+import { outputState, steeredMessage, steeringToApply, toDecision } from './loop-context';
 import { loopSetup } from './loop-setup';
 import type { HookStage, WorkerInput } from './worker-protocol';
 
@@ -20,6 +20,27 @@ export const loopActions = loopSetup.extend({
       state: ({ context, event }) =>
         event.type === 'user.message' ? context.state.withUserMessage(event.text) : context.state,
     }),
+    keepSteer: assign({
+      steering: ({ context, event }) => {
+        const message = steeredMessage(event);
+        return message ? [...context.steering, message] : context.steering;
+      },
+    }),
+    /** Steered messages join the state's steering section (no worker answers for the state here). */
+    saveSteering: assign(({ context }) =>
+      context.steering.length === 0
+        ? {}
+        : { state: context.state.withSteeredMessages(context.steering), steering: [] },
+    ),
+    /** At a step boundary: every steered message joins the conversation, for the step that starts. */
+    applySteering: assign(({ context }) =>
+      steeringToApply(context).length === 0
+        ? {}
+        : {
+            state: context.state.withSteeredMessages(context.steering).withSteeringApplied(),
+            steering: [],
+          },
+    ),
     startExecution: assign({
       state: ({ context }) => context.state.withExecutionStarted(now()),
       error: null,

@@ -5,6 +5,7 @@ import type { AgentState } from '../src/state/agent-state';
 import type { ApprovalDecision, ApprovalRoute } from '../src/state/approval';
 import type { ExecutionBudget } from '../src/state/execution-budget';
 import type { ReportEvent } from '../src/state/loop-events';
+import { Message } from '../src/state/message';
 import type { HookStage, WorkerAnswer } from './worker-protocol';
 
 export interface LoopContext {
@@ -23,6 +24,12 @@ export interface LoopContext {
   readonly checkStep: StepCheck | null;
   /** Whether the step cycle started its tool executor (at its first tool call; stopped when it ends). */
   readonly toolExecutorStarted: boolean;
+  /**
+   * Messages steered in since the state was last handed on: kept here, not in `state`, while a
+   * worker answers for that state (a changed state would make its answer stale); they join the
+   * state's steering section where the step is recorded or the run ends, so a save keeps them.
+   */
+  readonly steering: readonly Message[];
 }
 
 export interface LoopSession {
@@ -57,10 +64,40 @@ export type LoopEvent =
   | { type: 'execute' }
   | { type: 'user.message'; text: string }
   | { type: 'stop'; reason?: string }
+  | SteerEvent
   | ApprovalEvent
   | ReportEvent
   | SubagentEvent
   | WorkerAnswer;
+
+/**
+ * A message for the run in progress, which the model sees at its next step (the step in flight
+ * finishes first): a `Message` (`Message.user(text)`) or plain text, a user message.
+ */
+type SteerEvent = { type: 'steer'; message: Message | string };
+
+/** The message a `steer` event carries, or null when it carries none. */
+export function steeredMessage(event: LoopEvent): Message | null {
+  if (event.type !== 'steer') return null;
+  if (typeof event.message === 'string') return event.message.length > 0 ? Message.user(event.message) : null;
+  const message = event.message as Partial<Message> | null;
+  return typeof message?.content === 'string' &&
+    typeof message.metadata === 'object' &&
+    message.metadata !== null
+    ? (message as Message)
+    : null;
+}
+
+/** Steered messages not yet in the state's steering section, and those in it. */
+export function pendingSteering(context: LoopContext): readonly Message[] {
+  return [...context.state.steeredMessages(), ...context.steering];
+}
+
+/** The steered messages that join the conversation as a step starts: none when the step will not call the model. */
+export function steeringToApply(context: LoopContext): readonly Message[] {
+  const stopping = context.state.execution()?.continuation().shouldStop() ?? false;
+  return stopping ? [] : pendingSteering(context);
+}
 
 /**
  * A person's decision on a tool call awaiting approval. `callPath` (the pending call's) tells apart

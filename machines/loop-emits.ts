@@ -1,11 +1,11 @@
 /** The events the agent machine emits (`actor.on(type, listener)`), from its context. */
-import { emit } from 'xstate';
+import { emit, enqueueActions } from 'xstate';
 import { AgentError } from '../src/state/agent-error';
 import { ApprovalError, decisionRefused } from '../src/state/approval';
-import { RunInProgressError } from '../src/state/errors';
+import { InvalidArgumentError, NoRunInProgressError, RunInProgressError } from '../src/state/errors';
 import { eventIds, type ReportEvent } from '../src/state/loop-events';
 import { loopActions } from './loop-actions';
-import { routeOf, toDecision } from './loop-context';
+import { routeOf, steeringToApply, toDecision } from './loop-context';
 
 export const loopImplementations = loopActions.extend({
   actions: {
@@ -46,6 +46,30 @@ export const loopImplementations = loopActions.extend({
       event: event.type,
       error: AgentError.from(new RunInProgressError(event.type, context.state.executionId())),
     })),
+    /** A `steer` outside a run, or one without a message: refused out loud, never dropped. */
+    refuseSteer: emit(({ context, event }, params?: { running?: boolean }) => ({
+      type: 'event.refused' as const,
+      ...eventIds(context.state),
+      event: event.type,
+      error: AgentError.from(
+        params?.running
+          ? new InvalidArgumentError(
+              'steer.message',
+              'is neither text nor a Message (send { type: "steer", message: Message.user(text) } or plain text)',
+            )
+          : new NoRunInProgressError(event.type),
+      ),
+    })),
+    /** One `message.steered` per steered message, as it joins the conversation (before `startStep`). */
+    emitMessagesSteered: enqueueActions(({ context, enqueue }) => {
+      for (const message of steeringToApply(context))
+        enqueue.emit({
+          type: 'message.steered' as const,
+          ...eventIds(context.state),
+          stepNumber: context.state.stepCount() + 1,
+          message,
+        });
+    }),
     emitExecutionStarted: emit(({ context }) => ({
       type: 'execution.started' as const,
       ...eventIds(context.state),

@@ -16,7 +16,9 @@ import {
   type LoopEvent,
   type LoopInput,
   outputState,
+  pendingSteering,
   routeOf,
+  steeredMessage,
   timeLimitOf,
 } from './loop-context';
 import type { LoopTag } from './state-ids';
@@ -92,13 +94,15 @@ export const loopSetup = setup({
     awaitsApproval: ({ context }) => context.state.approval() !== null,
     /**
      * A saved execution whose last recorded step already ended it (saved between `record` and
-     * finalizing: a crash, or a worker closed): only afterExecution is left, no model call.
+     * finalizing: a crash, or a worker closed): only afterExecution is left, no model call. A
+     * message steered in before that save takes one more step, as it would have without the crash.
      */
     endedWhenSaved: ({ context }) =>
       context.state.status() === ExecutionStatus.InProgress &&
       context.state.stepCount() > 0 &&
       context.state.currentStep() === null &&
-      context.state.shouldStop(),
+      context.state.shouldStop() &&
+      context.state.steeredMessages().length === 0,
     asksApproval: ({ event }) => outputState(event).approval() !== null,
     /** A decision that names exactly one pending call (a call inside a subagent included). */
     isPendingCall: ({ context, event }) =>
@@ -108,6 +112,11 @@ export const loopSetup = setup({
     /** The time budget (maxSeconds, deadline) ran out while the run waited for approval. */
     timeBudgetExhausted: ({ context }) => timeLimitOf(context) === 0,
     hasTimeLimit: ({ context }) => timeLimitOf(context) !== null,
+    carriesMessage: ({ event }) => steeredMessage(event) !== null,
+    /** Messages were steered in and no stop signal stands (the model just answered without tool calls). */
+    steeredAfterAnswer: ({ context }) =>
+      pendingSteering(context).length > 0 &&
+      !(context.state.execution()?.continuation().hasStopSignals() ?? false),
     isFailed: ({ context }) => context.state.status() === ExecutionStatus.Failed,
     isStopped: ({ context }) => context.state.status() === ExecutionStatus.Stopped,
   },

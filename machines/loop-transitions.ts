@@ -20,6 +20,8 @@ export const DECIDE = [
   { guard: 'isFailed', target: FAILING },
   // a `stop` (the user's) is never overridden by a continuation request
   { guard: 'userStopped', target: AFTER_EXECUTION },
+  // a message steered in while the model gave its final answer: one more step, which sees it
+  { guard: 'steeredAfterAnswer', target: StateId.beforeStep },
   { guard: 'shouldStop', target: AFTER_EXECUTION },
   { target: StateId.beforeStep },
 ] as const;

@@ -50,6 +50,7 @@ export function chartFloor(steps: number) {
       shouldStop: ({ context }) => stub(context.state).calls >= steps,
       stopSignalled: () => false,
       userStopped: () => false,
+      steeredAfterAnswer: () => false,
       asksApproval: () => false,
       awaitsApproval: () => false,
       endedWhenSaved: () => false,

@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import { InvalidArgumentError } from '../state/errors';
+import type { Message } from '../state/message';
 import { StreamNotOpenError, type StreamStore, type StreamStoreOptions } from '../ui/stream-store';
 import type { UIMessageChunk } from '../ui/ui-message';
 import { closeRedis, openRedis } from './redis-modules';
@@ -26,7 +27,20 @@ return 1
 `;
 
 /**
- * KEYS: active key, stream key, stop flag. ARGV: stream id, ttl seconds. The end mark is written
+ * KEYS: active key; ARGV: the key prefix of steer lists, the steer channel prefix, the chat id, the
+ * message's JSON. Replies the stream id or false.
+ */
+const STEER_SCRIPT = `
+local id = redis.call('GET', KEYS[1])
+if not id then return false end
+redis.call('RPUSH', ARGV[1] .. id, ARGV[4])
+redis.call('PEXPIRE', ARGV[1] .. id, redis.call('PTTL', KEYS[1]) + 60000)
+redis.call('PUBLISH', ARGV[2] .. ARGV[3], id)
+return id
+`;
+
+/**
+ * KEYS: active key, stream key, stop flag, steer list. ARGV: stream id, ttl seconds. The end mark is written
  * even when the lease ran out, so that readers of the stream finish.
  */
 const END_SCRIPT = `
@@ -36,7 +50,7 @@ if open or redis.call('EXISTS', KEYS[2]) == 1 then
   redis.call('EXPIRE', KEYS[2], ARGV[2])
 end
 if open then redis.call('DEL', KEYS[1]) end
-redis.call('DEL', KEYS[3])
+redis.call('DEL', KEYS[3], KEYS[4])
 return 1
 `;
 
@@ -81,6 +95,7 @@ export class RedisStreamStore implements StreamStore {
   private subscriber: Promise<Redis> | null = null;
   private readonly readers = new Set<Redis>();
   private readonly stopListeners = new Map<string, Set<() => void>>();
+  private readonly steerListeners = new Map<string, Set<SteerListener>>();
   private closed = false;
 
   constructor(private readonly options: RedisStreamStoreOptions) {
@@ -105,6 +120,8 @@ export class RedisStreamStore implements StreamStore {
   private streamKey = (chatId: string, streamId: string) => `${this.prefix}stream:${chatId}:${streamId}`;
   private stopFlagPrefix = (chatId: string) => `${this.prefix}stream-stop:${chatId}:`;
   private stopChannelPrefix = () => `${this.prefix}stream-stop:`;
+  private steerListPrefix = (chatId: string) => `${this.prefix}stream-steer:${chatId}:`;
+  private steerChannelPrefix = () => `${this.prefix}stream-steered:`;
 
   async begin(chatId: string, streamId: string): Promise<boolean> {
     const redis = await this.redis();
@@ -145,10 +162,11 @@ export class RedisStreamStore implements StreamStore {
     const redis = await this.redis();
     await redis.eval(
       END_SCRIPT,
-      3,
+      4,
       this.activeKey(chatId),
       this.streamKey(chatId, streamId),
       this.stopFlagPrefix(chatId) + streamId,
+      this.steerListPrefix(chatId) + streamId,
       streamId,
       String(this.ttlSeconds),
     );
@@ -245,9 +263,67 @@ export class RedisStreamStore implements StreamStore {
     };
   }
 
+  async steer(chatId: string, message: Message): Promise<boolean> {
+    const redis = await this.redis();
+    const id = await redis.eval(
+      STEER_SCRIPT,
+      1,
+      this.activeKey(chatId),
+      this.steerListPrefix(chatId),
+      this.steerChannelPrefix(),
+      chatId,
+      JSON.stringify(message),
+    );
+    return typeof id === 'string';
+  }
+
+  async onSteer(chatId: string, streamId: string, listener: (message: Message) => void): Promise<() => void> {
+    const channel = this.steerChannelPrefix() + chatId;
+    const subscriber = await this.subscribe();
+    const key = `${chatId}\u0000${streamId}`;
+    let listeners = this.steerListeners.get(key);
+    if (!listeners) {
+      listeners = new Set();
+      this.steerListeners.set(key, listeners);
+      await subscriber.subscribe(channel);
+    }
+    const entry: SteerListener = { listener, delivered: 0, draining: Promise.resolve() };
+    listeners.add(entry);
+    // the messages steered before this subscription are in the list already
+    await this.drainSteered(chatId, streamId, entry);
+    return () => {
+      listeners.delete(entry);
+      if (listeners.size === 0 && this.steerListeners.get(key) === listeners) {
+        this.steerListeners.delete(key);
+        const stillHeard = [...this.steerListeners.keys()].some((k) => k.startsWith(`${chatId}\u0000`));
+        if (!stillHeard) void subscriber.unsubscribe(channel).catch(() => undefined);
+      }
+    };
+  }
+
+  /** Gives `entry` the steered messages it has not had yet, one read at a time (each message once). */
+  private drainSteered(chatId: string, streamId: string, entry: SteerListener): Promise<void> {
+    entry.draining = entry.draining.then(async () => {
+      if (this.closed) return;
+      const list = this.steerListPrefix(chatId) + streamId;
+      const messages = await (await this.redis()).lrange(list, entry.delivered, -1);
+      entry.delivered += messages.length;
+      for (const json of messages) entry.listener(JSON.parse(json) as Message);
+    });
+    return entry.draining;
+  }
+
   private subscribe(): Promise<Redis> {
     this.subscriber ??= openRedis(this.options.connection).then((subscriber) => {
       subscriber.on('message', (channel: string, streamId: string) => {
+        if (channel.startsWith(this.steerChannelPrefix())) {
+          const chatId = channel.slice(this.steerChannelPrefix().length);
+          for (const entry of [...(this.steerListeners.get(`${chatId}\u0000${streamId}`) ?? [])])
+            void this.drainSteered(chatId, streamId, entry).catch((error: unknown) =>
+              console.error(`RedisStreamStore: steered messages of chat "${chatId}" not read`, error),
+            );
+          return;
+        }
         const chatId = channel.slice(this.stopChannelPrefix().length);
         for (const listener of [...(this.stopListeners.get(`${chatId}\u0000${streamId}`) ?? [])]) listener();
       });
@@ -261,9 +337,17 @@ export class RedisStreamStore implements StreamStore {
     this.closed = true;
     for (const reader of this.readers) reader.disconnect();
     this.stopListeners.clear();
+    this.steerListeners.clear();
     const connections = await Promise.all([this.commands, this.subscriber].filter((c) => c !== null));
     await Promise.all(connections.map((c) => closeRedis(c)));
   }
+}
+
+/** A steer listener and how many of the stream's steered messages it has had. */
+interface SteerListener {
+  readonly listener: (message: Message) => void;
+  delivered: number;
+  draining: Promise<void>;
 }
 
 function positive(name: string, value: number | undefined, fallback: number): number {

@@ -4,6 +4,8 @@ import type { Message } from './message';
 
 /** The section the conversation lives in; other sections (buffer, summary) are for hooks. */
 export const DEFAULT_SECTION = 'messages';
+/** Messages steered into a run (`{ type: 'steer' }`), saved with it, joining the conversation at the next step. */
+export const STEERING_SECTION = 'steering';
 
 /** Structured output the final answer must follow. `schema` is a JSON Schema. */
 export type ResponseFormat =
@@ -107,6 +109,9 @@ export class AgentContext {
   }
   withMessages(messages: readonly Message[], section: string = DEFAULT_SECTION): AgentContext {
     return this.withStore(this.props.store.withAppended(messages, section));
+  }
+  withSectionReplaced(messages: readonly Message[], section: string): AgentContext {
+    return this.withStore(this.props.store.withSectionReplaced(messages, section));
   }
   withMetadata(key: string, value: unknown): AgentContext {
     return new AgentContext({

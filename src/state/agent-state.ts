@@ -1,4 +1,4 @@
-import { AgentContext, type MessageStore, type ResponseFormat } from './agent-context';
+import { AgentContext, type MessageStore, type ResponseFormat, STEERING_SECTION } from './agent-context';
 import { AgentError } from './agent-error';
 import type { AgentStateProps, LlmConfig } from './agent-state-props';
 import { AgentStep } from './agent-step';
@@ -269,6 +269,22 @@ export class AgentState {
   withMessages(messages: readonly Message[], section?: string): AgentState {
     assertMessages(messages);
     return this.withContext(this.props.context.withMessages(messages, section));
+  }
+  /** Messages steered into the run that have not yet joined the conversation (saved with the state). */
+  steeredMessages(): readonly Message[] {
+    return this.props.context.store().section(STEERING_SECTION);
+  }
+  /** Keeps messages steered into the run until the next step starts (`withSteeringApplied`). */
+  withSteeredMessages(messages: readonly Message[]): AgentState {
+    return this.withMessages(messages, STEERING_SECTION);
+  }
+  /** The steered messages join the conversation, for the model to see at the step that starts. */
+  withSteeringApplied(): AgentState {
+    const steered = this.steeredMessages();
+    if (steered.length === 0) return this;
+    return this.withContext(
+      this.props.context.withMessages(steered).withSectionReplaced([], STEERING_SECTION),
+    );
   }
   withMetadata(key: string, value: unknown): AgentState {
     return this.withContext(this.props.context.withMetadata(key, value));

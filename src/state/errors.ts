@@ -71,6 +71,19 @@ export class InvalidArgumentError extends AgentMachineError {
 }
 
 /**
+ * A message steered (`{ type: 'steer' }`) into an agent that runs nothing: send it as
+ * `user.message` instead, which starts a run. Refused with an `event.refused` event.
+ */
+export class NoRunInProgressError extends AgentMachineError {
+  constructor(readonly event: string) {
+    super(
+      'NO_RUN_IN_PROGRESS',
+      `'${event}' refused: no execution is in progress to steer; send the message as 'user.message' to start one`,
+    );
+  }
+}
+
+/**
  * An event the agent cannot take while a run is in progress (`user.message`, `execute`): the
  * actor refuses it with an `event.refused` event carrying this error, and changes nothing.
  */

@@ -12,7 +12,13 @@ export {
   type ApprovalRoute,
   type PendingApproval,
 } from './approval';
-export { AgentMachineError, InvalidArgumentError, InvalidStateError, RunInProgressError } from './errors';
+export {
+  AgentMachineError,
+  InvalidArgumentError,
+  InvalidStateError,
+  NoRunInProgressError,
+  RunInProgressError,
+} from './errors';
 export { type BudgetLimits, type BudgetUsage, ExecutionBudget } from './execution-budget';
 export { ExecutionContinuation } from './execution-continuation';
 export { ExecutionState } from './execution-state';

@@ -3,6 +3,7 @@ import type { AgentState } from './agent-state';
 import type { AgentStepType } from './agent-step-type';
 import type { ApprovalDecision, PendingApproval } from './approval';
 import type { ExecutionStatus } from './execution-status';
+import type { Message } from './message';
 import type { StopReason } from './stop-reason';
 import type { StopSignal } from './stop-signal';
 import type { Usage } from './usage';
@@ -139,6 +140,8 @@ export type AgentEvent =
       readonly callPath?: readonly string[];
     })
   | (EventIds & { readonly type: 'event.refused'; readonly event: string; readonly error: AgentError })
+  /** A message steered into the run joined the conversation: the model sees it at step `stepNumber`. */
+  | (EventIds & { readonly type: 'message.steered'; readonly stepNumber: number; readonly message: Message })
   | ReportEvent;
 
 export type LoopEmitted = AgentEvent;

@@ -22,6 +22,13 @@ import {
   STALE_ERROR,
 } from './test-model-vocabulary';
 
+/** Whether messages were steered into the run and have not joined the conversation yet. */
+const steered = (context: LoopContext) =>
+  context.steering.length + context.state.steeredMessages().length > 0;
+const STEER: ModelEvent = { type: 'steer', message: 'steered', behaviour: 'message' };
+const STEER_EMPTY: ModelEvent = { type: 'steer', message: '', behaviour: 'empty' };
+const STEER_OUTSIDE: ModelEvent = { type: 'steer', message: 'no run', behaviour: 'outside' };
+
 /** The workers answer with events of their own; `checkpoint` ends as an actor does. */
 const WORKERS = new Set(['hooks', 'driver', 'toolExecutor']);
 const answerType = (actor: string, kind: 'done' | 'error') =>
@@ -71,7 +78,9 @@ export function eventsFor(
   const value = JSON.stringify(snapshot.value);
   if (snapshot.matches('pending') || snapshot.hasTag(LoopTag.outcome)) {
     if (!snapshot.matches('pending') && state.executionCount() >= options.executions) return [];
-    return [{ type: 'execute' }, { type: 'user.message', text: 'again' }];
+    const work = [{ type: 'execute' }, { type: 'user.message', text: 'again' }];
+    // no run to steer: refused (NO_RUN_IN_PROGRESS); probed before the first execution only
+    return state.executionCount() === 0 ? [...work, STEER_OUTSIDE] : work;
   }
   const stage = Object.keys(hookStageOf).find((s) => value.includes(`"${s}"`)) as string;
   const hookStage = hookStageOf[stage] as HookStage;
@@ -105,6 +114,16 @@ export function eventsFor(
         : []),
     ];
     for (const answer of answers) events.push(done('driver', modelAnswer(state, answer), answer));
+    // a steer while the model answers joins the next step (one more after a final answer)
+    // probed in the first step of the first execution, without probe hooks (each probe doubles
+    // the rest of the step's situations)
+    if (
+      options.probeHooks !== true &&
+      state.executionCount() === 1 &&
+      state.stepCount() === 0 &&
+      !steered(snapshot.context as LoopContext)
+    )
+      events.push(STEER, STEER_EMPTY);
     events.push(failed('driver', new Error('model unavailable'), 'error'));
     events.push(failed('driver', new AgentStopError('model stops'), 'stop'));
     events.push(...staleAnswers('driver', state));
@@ -175,6 +194,7 @@ export function abstractState(snapshot: Snapshot): string {
     last: lastStepOf(state),
     approval: approvalOf(state),
     failing: error !== null,
+    steered: steered(snapshot.context as LoopContext),
   });
 }
 

@@ -1,3 +1,4 @@
+import type { InspectionEvent } from 'xstate';
 import { toUIMessages } from '../messages/ui-messages';
 import { NoSessionStoreError } from '../persistence/errors';
 import { assertSessionId } from '../persistence/session-id';
@@ -5,12 +6,14 @@ import type { SessionStore } from '../persistence/session-store';
 import type { AgentError } from '../state/agent-error';
 import { AgentState } from '../state/agent-state';
 import { type ApprovalDecision, ApprovalError, type ApprovalInput } from '../state/approval';
-import { AgentMachineError } from '../state/errors';
+import { AgentMachineError, InvalidArgumentError } from '../state/errors';
 import type { RunListener } from '../state/event-source';
 import { newId } from '../state/ids';
+import { Message } from '../state/message';
 import { AgentStream } from './agent-stream';
 import { chatToolCallId, toApprovalInputs } from './chat-approvals';
 import { type ChatDecision, ChatRequestError, parseChatRequest } from './chat-request';
+import { noChunks, type RunningActor, runningActor } from './running-actor';
 import { InMemoryStreamStore, type StreamStore } from './stream-store';
 import { StreamWriter } from './stream-writer';
 import { UI_MESSAGE_STREAM_HEADERS, type UIMessageChunk } from './ui-message';
@@ -24,12 +27,20 @@ interface ChatAgent {
   readonly definition: { readonly store?: SessionStore };
   stream(
     state: AgentState,
-    options: { readonly sessionId: string; readonly signal?: AbortSignal },
+    options: {
+      readonly sessionId: string;
+      readonly signal?: AbortSignal;
+      readonly inspect?: (event: InspectionEvent) => void;
+    },
   ): AgentStream;
   decide(
     sessionId: string,
     decisions: readonly ApprovalInput[],
-    options: { readonly onEvent: RunListener; readonly signal?: AbortSignal },
+    options: {
+      readonly onEvent: RunListener;
+      readonly signal?: AbortSignal;
+      readonly inspect?: (event: InspectionEvent) => void;
+    },
   ): Promise<AgentState>;
 }
 
@@ -64,9 +75,19 @@ export interface ChatHandlerOptions {
    * Default: an `InMemoryStreamStore` of this handler (one process); `RedisStreamStore` for many.
    */
   readonly streams?: StreamStore;
+  /**
+   * What a message sent while the chat answers does, in every handler sharing `streams`:
+   * `'reject'` (default) answers 409 SESSION_BUSY; `'steer'` hands it to the running execution,
+   * whose model sees it at its next step (one more step if it was giving its final answer; event
+   * `message.steered`), and answers the run's stream from its start, as `GET <api>/<id>/stream` does.
+   */
+  readonly whileRunning?: WhileRunning;
   /** How often a run renews its stream's lease while it writes nothing (a long tool call), in ms. Default 10,000. */
   readonly streamRenewMs?: number;
 }
+
+/** What a chat handler does with a message sent while the chat answers (see `ChatHandlerOptions.whileRunning`). */
+export type WhileRunning = 'reject' | 'steer';
 
 /** A Web-standard request handler: Next.js route handlers, Hono, Bun, Deno, or node:http via `toNodeHandler`. */
 export type ChatHandler = (request: Request) => Promise<Response>;
@@ -100,6 +121,12 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
   const onError = options.onError ?? ((error: unknown) => console.error(error));
   const streams = options.streams ?? new InMemoryStreamStore();
   const renewMs = options.streamRenewMs ?? 10_000;
+  const whileRunning = options.whileRunning ?? 'reject';
+  if (whileRunning !== 'reject' && whileRunning !== 'steer')
+    throw new InvalidArgumentError(
+      'whileRunning',
+      `${JSON.stringify(whileRunning)} is not 'reject' or 'steer'`,
+    );
 
   async function allow(request: Request, chatId: string, action: ChatAction): Promise<void> {
     if (!options.authorize || (await options.authorize(request, { chatId, action })) === true) return;
@@ -113,25 +140,31 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
     await allow(request, chatId, chat.kind === 'message' ? 'write' : 'decide');
     // One run per chat across every handler sharing `streams`: claiming its stream is the lock.
     const streamId = newId();
-    if (!(await streams.begin(chatId, streamId))) {
+    while (!(await streams.begin(chatId, streamId))) {
+      // a run goes on: steered into it (if it ended meanwhile, the message starts the next one)
+      if (whileRunning === 'steer' && chat.kind === 'message') {
+        if (await streams.steer(chatId, Message.user(chat.text))) return relay(chatId);
+        continue;
+      }
       throw new ChatRequestError(
         'SESSION_BUSY',
         `Chat "${chatId}" is still answering; wait for it to finish (or stop it: POST <api>/${chatId}/stop).`,
       );
     }
     const stop = new AbortController();
+    const actor = runningActor();
     let stream: AgentStream;
     try {
       const stored = await store.load(chatId);
       stream =
         chat.kind === 'message'
-          ? startMessage(chatId, stored?.state ?? AgentState.empty(), chat.text, stop.signal)
-          : startDecisions(chatId, stored?.state ?? null, chat.decisions, stop.signal);
+          ? startMessage(chatId, stored?.state ?? AgentState.empty(), chat.text, stop.signal, actor.inspect)
+          : startDecisions(chatId, stored?.state ?? null, chat.decisions, stop.signal, actor.inspect);
     } catch (error) {
       await streams.end(chatId, streamId);
       throw error;
     }
-    void publish(stream, chatId, streamId, stop);
+    void publish(stream, chatId, streamId, stop, actor);
     return stream.toUIMessageStreamResponse({ errorText });
   }
 
@@ -140,7 +173,13 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
    * before an approval included) to `streams`, stops the run when a stop is asked for anywhere,
    * keeps the stream's lease, and ends the stream with the run.
    */
-  async function publish(stream: AgentStream, chatId: string, streamId: string, stop: AbortController) {
+  async function publish(
+    stream: AgentStream,
+    chatId: string,
+    streamId: string,
+    stop: AbortController,
+    actor: RunningActor,
+  ) {
     const writer = new StreamWriter(streams, chatId, streamId, { onError });
     const renew = setInterval(
       () => void streams.renew(chatId, streamId).catch((error: unknown) => onError(error)),
@@ -148,8 +187,10 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
     );
     renew.unref?.();
     let unlisten = () => {};
+    let unlistenSteer = () => {};
     try {
       unlisten = await streams.onStop(chatId, streamId, () => stop.abort());
+      unlistenSteer = await streams.onSteer(chatId, streamId, actor.steer);
       const reader = stream.toUIMessageStream({ errorText, replay: true }).getReader();
       for (;;) {
         const { done, value } = await reader.read();
@@ -162,8 +203,29 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
       clearInterval(renew);
       unlisten();
       await writer.end().catch((error: unknown) => onError(error));
+      unlistenSteer();
     }
-    await stream.state.catch((error: unknown) => onError(error));
+    const final = await stream.state.catch((error: unknown) => onError(error));
+    if (final) await keepLateSteering(chatId, actor.unapplied(final));
+  }
+
+  /**
+   * Messages steered as the run concluded (after its last save, or once its actor had finished)
+   * are saved to the session's steering section: the chat's next execution applies them first.
+   */
+  async function keepLateSteering(chatId: string, late: readonly Message[]): Promise<void> {
+    if (late.length === 0) return;
+    try {
+      const stored = await store.load(chatId);
+      if (!stored)
+        throw new AgentMachineError(
+          'SESSION_NOT_FOUND',
+          `Chat "${chatId}" has no stored session to keep its steered messages in.`,
+        );
+      await store.save(chatId, stored.state.withSteeredMessages(late), stored.version);
+    } catch (error) {
+      onError(error);
+    }
   }
 
   async function stopRun(request: Request, chatId: string): Promise<Response> {
@@ -173,9 +235,30 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
     return Response.json({ id: chatId, stopping: running }, { status: 202 });
   }
 
-  function startMessage(chatId: string, state: AgentState, text: string, signal: AbortSignal): AgentStream {
+  /** The chat's running stream from its start (an empty one if the run has just ended). */
+  async function relay(chatId: string): Promise<Response> {
+    const read = new AbortController();
+    const chunks = (await streams.read(chatId, { signal: read.signal })) ?? noChunks();
+    return new Response(
+      sse(chunks, () => read.abort()),
+      { headers: UI_MESSAGE_STREAM_HEADERS },
+    );
+  }
+
+  function startMessage(
+    chatId: string,
+    state: AgentState,
+    text: string,
+    signal: AbortSignal,
+    inspect: (event: InspectionEvent) => void,
+  ): AgentStream {
     if (state.approval()) throw ApprovalError.pending(state);
-    return agent.stream(state.withUserMessage(text), { sessionId: chatId, signal });
+    // messages steered in as the last run concluded came before this one
+    return agent.stream(state.withSteeringApplied().withUserMessage(text), {
+      sessionId: chatId,
+      signal,
+      inspect,
+    });
   }
 
   function startDecisions(
@@ -183,6 +266,7 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
     state: AgentState | null,
     decisions: readonly ChatDecision[],
     signal: AbortSignal,
+    inspect: (event: InspectionEvent) => void,
   ) {
     if (!state) throw new ChatRequestError('SESSION_NOT_FOUND', `No chat "${chatId}" to approve calls in.`);
     const inputs = toApprovalInputs(state, decisions);
@@ -203,7 +287,10 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
       denied: new Set(decisions.filter((d) => !d.approved).map((d) => d.toolCallId)),
       prefix: message ? toUIMessageChunks(message) : [],
     };
-    return new AgentStream((onEvent) => agent.decide(chatId, inputs, { onEvent, signal }), continuation);
+    return new AgentStream(
+      (onEvent) => agent.decide(chatId, inputs, { onEvent, inspect, signal }),
+      continuation,
+    );
   }
 
   async function get(request: Request): Promise<Response> {

@@ -7,6 +7,7 @@ export {
   type ChatHandler,
   type ChatHandlerOptions,
   createChatHandler,
+  type WhileRunning,
 } from './chat-handler';
 export { type ChatDecision, type ChatRequest, ChatRequestError, parseChatRequest } from './chat-request';
 export { toNodeHandler } from './node-handler';

@@ -1,4 +1,5 @@
 import { AgentMachineError } from '../state/errors';
+import type { Message } from '../state/message';
 import type { UIMessageChunk } from './ui-message';
 
 /**
@@ -38,6 +39,16 @@ export interface StreamStore {
    * before this call). Resolves with the function that stops listening.
    */
   onStop(chatId: string, streamId: string, listener: () => void): Promise<() => void>;
+  /**
+   * Hands `message` to the run of the chat's open stream, in whichever process it runs (the chat
+   * handler's `whileRunning: 'steer'`); false when none is open.
+   */
+  steer(chatId: string, message: Message): Promise<boolean>;
+  /**
+   * Calls `listener` with each message steered to stream `streamId`, once each and in order (those
+   * steered before this call too). Resolves with the function that stops listening.
+   */
+  onSteer(chatId: string, streamId: string, listener: (message: Message) => void): Promise<() => void>;
   /** Releases the store's connections and timers. */
   close(): Promise<void>;
 }
@@ -74,6 +85,8 @@ interface MemoryStream {
   leaseUntil: number;
   waiters: Set<() => void>;
   stopListeners: Set<() => void>;
+  readonly steered: Message[];
+  steerListeners: Set<(message: Message) => void>;
 }
 
 /**
@@ -114,6 +127,8 @@ export class InMemoryStreamStore implements StreamStore {
       leaseUntil: this.now() + this.leaseMs,
       waiters: new Set(),
       stopListeners: new Set(),
+      steered: [],
+      steerListeners: new Set(),
     });
     return true;
   }
@@ -140,6 +155,7 @@ export class InMemoryStreamStore implements StreamStore {
     if (!stream || stream.id !== streamId || stream.ended) return;
     stream.ended = true;
     stream.stopListeners.clear();
+    stream.steerListeners.clear();
     wake(stream);
     const expiry = setTimeout(() => {
       if (this.streams.get(chatId) === stream) this.forget(chatId);
@@ -195,6 +211,22 @@ export class InMemoryStreamStore implements StreamStore {
     if (stream.stopAsked) listener();
     stream.stopListeners.add(listener);
     return () => stream.stopListeners.delete(listener);
+  }
+
+  async steer(chatId: string, message: Message): Promise<boolean> {
+    const stream = this.open(chatId);
+    if (!stream) return false;
+    stream.steered.push(message);
+    for (const listener of [...stream.steerListeners]) listener(message);
+    return true;
+  }
+
+  async onSteer(chatId: string, streamId: string, listener: (message: Message) => void): Promise<() => void> {
+    const stream = this.streams.get(chatId);
+    if (!stream || stream.id !== streamId || stream.ended) return () => {};
+    for (const message of stream.steered) listener(message);
+    stream.steerListeners.add(listener);
+    return () => stream.steerListeners.delete(listener);
   }
 
   async close(): Promise<void> {

@@ -5,7 +5,7 @@
  *
  * The probe hooks answer as the path made them answer (`path.replay`). Left out: paths with an
  * input from outside the agent during the replayed execution (a `stop`, an approval decision or
- * its timeout, a message sent while waiting, a late answer), which a replay of the state alone
+ * its timeout, a message sent while waiting or steered into the run, a late answer), which a replay of the state alone
  * cannot deliver again, and paths that end while hooks wait for the puppet (the replay's hooks
  * would wait for an answer that never comes). The configurations have no probe store (a replay
  * saves nothing).
@@ -13,7 +13,7 @@
 import { describe, expect, it } from 'vitest';
 import { type AgentTestPath, createAgentTestModel, ExecutionBudget } from '../../src/index';
 
-const external = new Set(['stop', 'approve', 'reject', 'edit', 'user.message']);
+const external = new Set(['stop', 'approve', 'reject', 'edit', 'user.message', 'steer']);
 /**
  * A path that leaves its agent waiting on its hooks ends a recording the replay cannot end at
  * (the hooks would have to wait for an answer that never comes); waiting on its model or tools,

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisStreamStore } from '../../src/distributed/index';
 import {
   InMemoryStreamStore,
+  Message,
   StreamNotOpenError,
   type StreamStore,
   StreamWriter,
@@ -127,6 +128,31 @@ describe.each(kinds)('%s', (_kind, fixture) => {
     let late = 0;
     await writer.onStop('c1', 's2', () => late++);
     await until(async () => late >= 1);
+    await writer.end('c1', 's2');
+    await Promise.all([writer.close(), reader.close()]);
+  });
+
+  it('a message steered anywhere reaches the listener of the running stream once each, in order, before or after it listens', async () => {
+    const { writer, reader } = fixture.pair();
+    expect(await reader.steer('c1', Message.user('nobody runs'))).toBe(false);
+    await writer.begin('c1', 's1');
+    expect(await reader.steer('c1', Message.user('first'))).toBe(true); // before the run listens
+    const heard: string[] = [];
+    const stopListening = await writer.onSteer('c1', 's1', (message) => heard.push(message.content));
+    expect(await reader.steer('c1', Message.user('second'))).toBe(true);
+    expect(await writer.steer('c1', Message.user('third'))).toBe(true);
+    await until(async () => heard.length === 3);
+    expect(heard).toEqual(['first', 'second', 'third']);
+    stopListening();
+    await writer.end('c1', 's1');
+    expect(await reader.steer('c1', Message.user('too late'))).toBe(false);
+    // the next run of the chat hears only its own
+    await writer.begin('c1', 's2');
+    const next: string[] = [];
+    await writer.onSteer('c1', 's2', (message) => next.push(message.content));
+    await reader.steer('c1', Message.user('for s2'));
+    await until(async () => next.length === 1);
+    expect(next).toEqual(['for s2']);
     await writer.end('c1', 's2');
     await Promise.all([writer.close(), reader.close()]);
   });

@@ -18,6 +18,8 @@ export default defineConfig({
   // Shared code in chunks for CommonJS too: one copy of every class, so `instanceof` holds across
   // entries (`AgentState` from 'agent-machine' is the one 'agent-machine/stores' loads).
   splitting: true,
+  // import.meta.url in the CommonJS build too: the testing entry loads its optional peer with createRequire.
+  shims: true,
   // TypeScript 7 (the native compiler) has no JS API for tsup's dts: `tsc -p tsconfig.build.json` emits them
   dts: false,
   sourcemap: true,

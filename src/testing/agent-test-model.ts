@@ -1,8 +1,8 @@
-import { getAdjacencyMap, getShortestPaths, getSimplePaths, type StatePath } from '@xstate/graph';
 import type { AgentDefinition } from '../runtime/agent-definition';
 import { createAgent } from '../runtime/create-agent';
 import { ExecutionBudget } from '../state/execution-budget';
 import { Coverage } from './coverage';
+import { type GraphPath, loadGraph } from './graph';
 import {
   AnsweringPuppet,
   gateTool,
@@ -99,7 +99,7 @@ export function createAgentTestModel(options: AgentTestModelOptions = {}) {
     serializeState: (snapshot: Snapshot) => abstractState(snapshot),
     serializeEvent: (event: ModelEvent) => `${event.type}:${event.behaviour ?? ''}:${event.toolCallId ?? ''}`,
   };
-  const toPaths = (paths: StatePath<Snapshot, ModelEvent>[]): AgentTestPath[] =>
+  const toPaths = (paths: GraphPath<Snapshot, ModelEvent>[]): AgentTestPath[] =>
     paths
       .filter((path) => !restless(path.state))
       .map((path) => {
@@ -121,23 +121,24 @@ export function createAgentTestModel(options: AgentTestModelOptions = {}) {
     /** The agent with no puppets: it replays a path's final state (`agent.replay(state)`), its model and tools answering from it. */
     agent: graphAgent,
     /** One shortest path to every distinct situation of the loop. */
-    shortestPaths: () => toPaths(getShortestPaths(graphAgent.machine, traversal as never) as never),
+    shortestPaths: () =>
+      toPaths(loadGraph().getShortestPaths(graphAgent.machine, traversal as never) as never),
     /**
      * One path per transition of the situation graph: the shortest path to the transition's
      * source, then the transition. Together they take every transition of the chart that this
      * configuration can take.
      */
     transitionPaths: () => {
-      const shortest = getShortestPaths(graphAgent.machine, traversal as never) as unknown as StatePath<
-        Snapshot,
-        ModelEvent
-      >[];
+      const shortest = loadGraph().getShortestPaths(
+        graphAgent.machine,
+        traversal as never,
+      ) as unknown as GraphPath<Snapshot, ModelEvent>[];
       const bySituation = new Map(shortest.map((p) => [abstractState(p.state), p]));
-      const adjacency = getAdjacencyMap(graphAgent.machine as never, traversal as never) as unknown as Record<
-        string,
-        { transitions: Record<string, { event: ModelEvent; state: Snapshot }> }
-      >;
-      const paths: StatePath<Snapshot, ModelEvent>[] = [];
+      const adjacency = loadGraph().getAdjacencyMap(
+        graphAgent.machine as never,
+        traversal as never,
+      ) as unknown as Record<string, { transitions: Record<string, { event: ModelEvent; state: Snapshot }> }>;
+      const paths: GraphPath<Snapshot, ModelEvent>[] = [];
       for (const [situation, { transitions }] of Object.entries(adjacency)) {
         const head = bySituation.get(situation);
         if (!head) continue;
@@ -148,7 +149,7 @@ export function createAgentTestModel(options: AgentTestModelOptions = {}) {
       return toPaths(paths);
     },
     /** Every simple path (no situation twice); grows fast: keep budgets small. */
-    simplePaths: () => toPaths(getSimplePaths(graphAgent.machine, traversal as never) as never),
+    simplePaths: () => toPaths(loadGraph().getSimplePaths(graphAgent.machine, traversal as never) as never),
     /** States and transitions of the chart taken by the runs so far, and those never taken. */
     coverage: () => coverage.report(graphAgent.machine),
   };

@@ -1,5 +1,4 @@
 /** Running one path of the agent test model against the real runtime, checking invariants at every step. */
-import type { StatePath } from '@xstate/graph';
 import { type InspectionEvent, SimulatedClock } from 'xstate';
 import { type LoopSession, LoopTag } from '../../machines/agentLoop';
 import type { AgentDefinition } from '../runtime/agent-definition';
@@ -8,6 +7,7 @@ import type { AgentState } from '../state/agent-state';
 import type { ExecutionBudget } from '../state/execution-budget';
 import type { AgentEvent } from '../state/loop-events';
 import type { Coverage } from './coverage';
+import type { GraphPath } from './graph';
 import { invariantViolations } from './invariants';
 import { Puppet } from './puppets';
 import { abstractState, answeringActor } from './test-model-events';
@@ -23,7 +23,7 @@ import {
   TIME_LIMIT_SECONDS,
 } from './test-model-vocabulary';
 export async function runPath(
-  path: StatePath<Snapshot, ModelEvent>,
+  path: GraphPath<Snapshot, ModelEvent>,
   definition: (puppet: Puppet) => AgentDefinition,
   coverage: Coverage,
   budget: ExecutionBudget,

@@ -1,11 +1,11 @@
 /** The graph side of the agent test model: the events possible in each situation, and how situations are told apart. */
-import type { StatePath } from '@xstate/graph';
 import { type LoopContext, LoopTag } from '../../machines/agentLoop';
 import { consecutiveErrorSteps } from '../hooks/error-policy';
 import type { AgentState } from '../state/agent-state';
 import { AgentStep } from '../state/agent-step';
 import { AgentStopError } from '../state/agent-stop-error';
 import type { HookStage } from '../state/hook-stage';
+import type { GraphPath } from './graph';
 import { hookBehaviour, modelAnswer, toolOutcome } from './puppets';
 import {
   APPROVAL_TIMEOUT_EVENT,
@@ -215,7 +215,7 @@ function lastStepOf(state: AgentState) {
   return [last.step().stepType(), last.step().hasToolCalls(), last.continuation().isContinuationRequested()];
 }
 
-export function describe(path: StatePath<Snapshot, ModelEvent>): string {
+export function describe(path: GraphPath<Snapshot, ModelEvent>): string {
   const events = path.steps
     .map((s) => s.event)
     .filter((e) => e.type !== 'xstate.init')

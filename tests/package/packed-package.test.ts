@@ -116,6 +116,7 @@ describe.each(majors)('the packed package with ai@$ai', (major) => {
         stopErrorClass: 'AgentStopError',
         misnamedClasses: [],
         subpaths: EVERY_SUBPATH_SAME,
+        testingWithoutGraph: 'TESTING_DEPENDENCY_MISSING',
       });
       expect(server.requests).toHaveLength(4);
     } finally {

@@ -32,6 +32,7 @@ console.log(
     stopErrorClass: AgentStopError.name,
     misnamedClasses: await misnamedClasses(),
     subpaths: await sameAsMain(),
+    testingWithoutGraph: await testingWithoutGraph(),
   }),
 );
 
@@ -59,4 +60,20 @@ async function misnamedClasses() {
       )
       .map(([key, value]) => `${key} (${value.name})`),
   );
+}
+
+/** `@xstate/graph` is an optional peer this project did not install: the test model says so when used. */
+async function testingWithoutGraph() {
+  const { createAgentTestModel } = await import('agent-machine/testing');
+  try {
+    createAgentTestModel({
+      probeHooks: false,
+      subagent: false,
+      approvals: false,
+      executions: 1,
+    }).shortestPaths();
+    return 'loaded';
+  } catch (error) {
+    return error.code;
+  }
 }

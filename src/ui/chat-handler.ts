@@ -8,12 +8,11 @@ import { AgentState } from '../state/agent-state';
 import { type ApprovalDecision, ApprovalError, type ApprovalInput } from '../state/approval';
 import { AgentMachineError, InvalidArgumentError } from '../state/errors';
 import type { RunListener } from '../state/event-source';
-import { ExecutionStatus } from '../state/execution-status';
 import { newId } from '../state/ids';
 import { Message } from '../state/message';
 import { AgentStream } from './agent-stream';
 import { chatToolCallId, toApprovalInputs } from './chat-approvals';
-import { fromQueuedAnswer, queuedMarker } from './chat-queue';
+import { fromQueuedAnswer, nextQueuedExecution } from './chat-queue';
 import { type ChatDecision, ChatRequestError, parseChatRequest } from './chat-request';
 import { noChunks, type RunningActor, runningActor } from './running-actor';
 import { InMemoryStreamStore, type StreamStore } from './stream-store';
@@ -214,7 +213,9 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
           writer.write(value);
         }
         final = await running.state;
-        const next = await nextExecution(chatId, final, queued, stop);
+        const next = await nextQueuedExecution(store, chatId, final, queued, stop.signal, (state) =>
+          agent.stream(state, { sessionId: chatId, signal: stop.signal }),
+        );
         if (!next) break;
         writer.write(next.marker);
         running = next.stream;
@@ -231,26 +232,6 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
     if (!final) final = await running.state.catch(() => undefined);
     // queued as the stream ended, or not answered (the run stopped or failed): kept for the next one
     if (final) await keepLateSteering(chatId, [...actor.unapplied(final), ...queued.splice(0)]);
-  }
-
-  /**
-   * The execution answering the queued messages, after `final` (none queued, or the run stopped,
-   * failed or waits for approval: they stay in `queued`, to be kept in the session).
-   */
-  async function nextExecution(
-    chatId: string,
-    final: AgentState,
-    queued: Message[],
-    stop: AbortController,
-  ): Promise<{ marker: UIMessageChunk; stream: AgentStream } | null> {
-    if (queued.length === 0) return null;
-    const answerable = final.status() === ExecutionStatus.Completed && !stop.signal.aborted;
-    const stored = answerable ? await store.load(chatId) : undefined;
-    if (!stored || stored.state.approval()) return null;
-    const messages = queued.splice(0);
-    const state = stored.state.withSteeringApplied().withSteeredMessages(messages).withSteeringApplied();
-    const stream = agent.stream(state, { sessionId: chatId, signal: stop.signal });
-    return { marker: queuedMarker(messages), stream };
   }
 
   /**

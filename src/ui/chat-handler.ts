@@ -12,6 +12,7 @@ import { newId } from '../state/ids';
 import { Message } from '../state/message';
 import { AgentStream } from './agent-stream';
 import { chatToolCallId, toApprovalInputs } from './chat-approvals';
+import { fromQueuedAnswer, nextQueuedExecution } from './chat-queue';
 import { type ChatDecision, ChatRequestError, parseChatRequest } from './chat-request';
 import { noChunks, type RunningActor, runningActor } from './running-actor';
 import { InMemoryStreamStore, type StreamStore } from './stream-store';
@@ -79,7 +80,10 @@ export interface ChatHandlerOptions {
    * What a message sent while the chat answers does, in every handler sharing `streams`:
    * `'reject'` (default) answers 409 SESSION_BUSY; `'steer'` hands it to the running execution,
    * whose model sees it at its next step (one more step if it was giving its final answer; event
-   * `message.steered`), and answers the run's stream from its start, as `GET <api>/<id>/stream` does.
+   * `message.steered`), and answers the run's stream from its start, as `GET <api>/<id>/stream` does;
+   * `'queue'` hands it to the process running the chat, which answers it by the next execution as
+   * soon as the running one ends, on the same stream (the POST answers the chat's stream from where
+   * that answer starts); a run that is stopped or fails keeps it in the session for the next one.
    */
   readonly whileRunning?: WhileRunning;
   /** How often a run renews its stream's lease while it writes nothing (a long tool call), in ms. Default 10,000. */
@@ -87,7 +91,7 @@ export interface ChatHandlerOptions {
 }
 
 /** What a chat handler does with a message sent while the chat answers (see `ChatHandlerOptions.whileRunning`). */
-export type WhileRunning = 'reject' | 'steer';
+export type WhileRunning = 'reject' | 'steer' | 'queue';
 
 /** A Web-standard request handler: Next.js route handlers, Hono, Bun, Deno, or node:http via `toNodeHandler`. */
 export type ChatHandler = (request: Request) => Promise<Response>;
@@ -122,10 +126,10 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
   const streams = options.streams ?? new InMemoryStreamStore();
   const renewMs = options.streamRenewMs ?? 10_000;
   const whileRunning = options.whileRunning ?? 'reject';
-  if (whileRunning !== 'reject' && whileRunning !== 'steer')
+  if (whileRunning !== 'reject' && whileRunning !== 'steer' && whileRunning !== 'queue')
     throw new InvalidArgumentError(
       'whileRunning',
-      `${JSON.stringify(whileRunning)} is not 'reject' or 'steer'`,
+      `${JSON.stringify(whileRunning)} is not 'reject', 'steer' or 'queue'`,
     );
 
   async function allow(request: Request, chatId: string, action: ChatAction): Promise<void> {
@@ -142,8 +146,13 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
     const streamId = newId();
     while (!(await streams.begin(chatId, streamId))) {
       // a run goes on: steered into it (if it ended meanwhile, the message starts the next one)
-      if (whileRunning === 'steer' && chat.kind === 'message') {
-        if (await streams.steer(chatId, Message.user(chat.text))) return relay(chatId);
+      // (queued: the process running the chat answers it next, on the same stream)
+      if (whileRunning !== 'reject' && chat.kind === 'message') {
+        const queueId = whileRunning === 'queue' ? newId() : undefined;
+        const message = queueId
+          ? Message.of({ role: 'user', content: chat.text, metadata: { queueId } })
+          : Message.user(chat.text);
+        if (await streams.steer(chatId, message)) return relay(chatId, queueId);
         continue;
       }
       throw new ChatRequestError(
@@ -171,7 +180,8 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
   /**
    * Writes the run's UI message stream (as a reader who joins gets it: the whole message, the part
    * before an approval included) to `streams`, stops the run when a stop is asked for anywhere,
-   * keeps the stream's lease, and ends the stream with the run.
+   * keeps the stream's lease, and ends the stream with the run; with `whileRunning: 'queue'`, runs
+   * the next execution with the messages queued meanwhile first, on the same stream.
    */
   async function publish(
     stream: AgentStream,
@@ -188,14 +198,27 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
     renew.unref?.();
     let unlisten = () => {};
     let unlistenSteer = () => {};
+    const queued: Message[] = [];
+    let running = stream;
+    let final: AgentState | undefined;
     try {
       unlisten = await streams.onStop(chatId, streamId, () => stop.abort());
-      unlistenSteer = await streams.onSteer(chatId, streamId, actor.steer);
-      const reader = stream.toUIMessageStream({ errorText, replay: true }).getReader();
+      const steer = whileRunning === 'queue' ? (m: Message) => void queued.push(m) : actor.steer;
+      unlistenSteer = await streams.onSteer(chatId, streamId, steer);
       for (;;) {
-        const { done, value } = await reader.read();
-        if (done) break;
-        writer.write(value);
+        const reader = running.toUIMessageStream({ errorText, replay: true }).getReader();
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (done) break;
+          writer.write(value);
+        }
+        final = await running.state;
+        const next = await nextQueuedExecution(store, chatId, final, queued, stop.signal, (state) =>
+          agent.stream(state, { sessionId: chatId, signal: stop.signal }),
+        );
+        if (!next) break;
+        writer.write(next.marker);
+        running = next.stream;
       }
     } catch (error) {
       onError(error);
@@ -205,8 +228,10 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
       await writer.end().catch((error: unknown) => onError(error));
       unlistenSteer();
     }
-    const final = await stream.state.catch((error: unknown) => onError(error));
-    if (final) await keepLateSteering(chatId, actor.unapplied(final));
+    // a run that threw has been given to onError above (its read or its state)
+    if (!final) final = await running.state.catch(() => undefined);
+    // queued as the stream ended, or not answered (the run stopped or failed): kept for the next one
+    if (final) await keepLateSteering(chatId, [...actor.unapplied(final), ...queued.splice(0)]);
   }
 
   /**
@@ -235,10 +260,14 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
     return Response.json({ id: chatId, stopping: running }, { status: 202 });
   }
 
-  /** The chat's running stream from its start (an empty one if the run has just ended). */
-  async function relay(chatId: string): Promise<Response> {
+  /**
+   * The chat's running stream from its start (an empty one if the run has just ended), or from the
+   * answer to the message queued as `queueId` on.
+   */
+  async function relay(chatId: string, queueId?: string): Promise<Response> {
     const read = new AbortController();
-    const chunks = (await streams.read(chatId, { signal: read.signal })) ?? noChunks();
+    const all = (await streams.read(chatId, { signal: read.signal })) ?? noChunks();
+    const chunks = queueId === undefined ? all : fromQueuedAnswer(all, queueId);
     return new Response(
       sse(chunks, () => read.abort()),
       { headers: UI_MESSAGE_STREAM_HEADERS },

@@ -63,6 +63,8 @@ async function serve(
     res.end();
     return;
   }
+  // the headers go now: a stream whose first chunk comes later (a queued message's answer) is answered at once
+  res.flushHeaders();
   const reader = response.body.getReader();
   const cancel = () => reader.cancel().catch((error: unknown) => console.error(error));
   left.signal.addEventListener('abort', cancel, { once: true });

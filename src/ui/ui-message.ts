@@ -38,7 +38,12 @@ export type UIMessageChunk =
   | { readonly type: 'tool-output-available'; readonly toolCallId: string; readonly output: unknown }
   | { readonly type: 'tool-output-error'; readonly toolCallId: string; readonly errorText: string }
   | { readonly type: 'tool-output-denied'; readonly toolCallId: string }
-  | { readonly type: `data-${string}`; readonly id?: string; readonly data: unknown }
+  | {
+      readonly type: `data-${string}`;
+      readonly id?: string;
+      readonly data: unknown;
+      readonly transient?: boolean;
+    }
   | { readonly type: 'error'; readonly errorText: string }
   | { readonly type: 'finish'; readonly finishReason?: UIFinishReason; readonly messageMetadata?: unknown };
 

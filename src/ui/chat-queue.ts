@@ -1,0 +1,61 @@
+import type { SessionStore } from '../persistence/session-store';
+import type { AgentState } from '../state/agent-state';
+import { ExecutionStatus } from '../state/execution-status';
+import type { Message } from '../state/message';
+import type { AgentStream } from './agent-stream';
+import type { UIMessageChunk } from './ui-message';
+
+/**
+ * The execution answering the messages queued while the chat's run went on, after its `final`
+ * state, with the chunk that marks where its answer starts; null when none are queued, or the run
+ * stopped, failed or waits for approval (they stay in `queued`, for the handler to keep in the
+ * session's steering section).
+ */
+export async function nextQueuedExecution(
+  store: SessionStore,
+  chatId: string,
+  final: AgentState,
+  queued: Message[],
+  signal: AbortSignal,
+  start: (state: AgentState) => AgentStream,
+): Promise<{ marker: UIMessageChunk; stream: AgentStream } | null> {
+  if (queued.length === 0) return null;
+  const answerable = final.status() === ExecutionStatus.Completed && !signal.aborted;
+  const stored = answerable ? await store.load(chatId) : undefined;
+  if (!stored || stored.state.approval()) return null;
+  const messages = queued.splice(0);
+  // messages steered in as the last run concluded came before these
+  const state = stored.state.withSteeringApplied().withSteeredMessages(messages).withSteeringApplied();
+  return { marker: queuedMarker(messages), stream: start(state) };
+}
+
+/**
+ * The chunk a chat's stream carries where the answer to queued messages starts (the chat handler's
+ * `whileRunning: 'queue'`): transient, so the AI SDK's chat client hands it to `onData` and keeps
+ * it out of the message.
+ */
+/** Each queued message carries the `queueId` its POST waits for in `metadata`. */
+export function queuedMarker(messages: readonly Message[]): UIMessageChunk {
+  return {
+    type: 'data-queued',
+    data: { queueIds: messages.map((m) => m.metadata.queueId) },
+    transient: true,
+  };
+}
+
+/** The chunks of a chat's stream from the answer to the message queued as `queueId` on (none if the stream ends first). */
+export async function* fromQueuedAnswer(
+  chunks: AsyncIterable<UIMessageChunk>,
+  queueId: string,
+): AsyncIterable<UIMessageChunk> {
+  let answering = false;
+  for await (const chunk of chunks) {
+    if (answering) yield chunk;
+    else if (chunk.type === 'data-queued' && queuedIds(chunk).includes(queueId)) answering = true;
+  }
+}
+
+function queuedIds(chunk: UIMessageChunk): readonly string[] {
+  const data = 'data' in chunk ? (chunk.data as { queueIds?: unknown }) : undefined;
+  return Array.isArray(data?.queueIds) ? (data.queueIds as string[]) : [];
+}

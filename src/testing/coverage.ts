@@ -23,11 +23,17 @@ function transitionKey(t: TransitionLike): string {
   return `${t.source.id} --${t.eventType || 'always'}${guard}--> ${targets}`;
 }
 
+const REPORTS = new Set(['tool.started', 'tool.finished', 'text.delta', 'context.compacted']);
+
 export class Coverage {
   private readonly states = new Set<string>();
   private readonly transitions = new Set<string>();
 
   record(event: InspectionEvent): void {
+    if (event.type === '@xstate.event') {
+      this.recordReport(event);
+      return;
+    }
     if (event.type !== '@xstate.microstep' && event.type !== '@xstate.snapshot') return;
     const snapshot = event.snapshot as { _nodes?: { id: string }[] };
     for (const node of snapshot._nodes ?? []) this.states.add(node.id);
@@ -36,6 +42,20 @@ export class Coverage {
       this.transitions.add(transitionKey(t));
       for (const target of t.target ?? []) this.states.add(target.id);
     }
+  }
+
+  /**
+   * Reports from the agent's workers (`tool.started`, `tool.finished`, `text.delta`,
+   * `context.compacted`) are delivered without a macrostep (src/runtime/report-delivery.ts): the
+   * inspector sees the event the agent received and the `xstate.emit` its `inProgress`
+   * self-transition (`forwardReport`) makes, and no microstep. Such an event, received while the
+   * agent is `inProgress`, is that transition taken.
+   */
+  private recordReport(event: InspectionEvent & { type: '@xstate.event' }): void {
+    if (!REPORTS.has(event.event.type)) return;
+    const snapshot = event.actorRef.getSnapshot() as { _nodes?: { id: string }[] };
+    if (!snapshot._nodes?.some((node) => node.id === 'agent.inProgress')) return;
+    this.transitions.add(`agent.inProgress --${event.event.type}--> (self)`);
   }
 
   report(machine: Agent['machine']) {

@@ -1,6 +1,7 @@
-import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
@@ -17,6 +18,7 @@ import {
 import { renderRunViewer } from '../../src/inspect/run-viewer';
 import { recordTrace } from '../../src/inspect/trace-recorder';
 import { waitForState } from '../support/agents';
+import { launchChromium } from '../support/chromium';
 
 const dirs: string[] = [];
 const tempDir = () => {
@@ -151,5 +153,43 @@ describe('interrupted calls in the run viewer and the trace', () => {
     expect(JSON.stringify(emitted[0])).toContain('"reason":"interrupted"');
     expect(JSON.stringify(emitted[1])).toContain('"reason":"interrupted"');
     expect(text(renderRunViewer(trace))).toContain('pay ✗ interrupted, rejected: recorded as not run');
+  });
+
+  it('in a real browser: the pending call with its reason; the step shows how the call was resolved', async () => {
+    const store = await crashedInPay();
+    const waiting = (await store.load('s1'))?.state;
+    const agent = paymentAgent(store);
+    await agent.resume('s1');
+    const done = await agent.decide('s1', [{ toolCallId: 'pay-1', type: 'complete', result: 'paid 5' }]);
+    const dir = tempDir();
+    const browser = await launchChromium('the run viewer with interrupted calls');
+    try {
+      const page = await browser.newPage();
+      const problems: string[] = [];
+      page.on('console', (m) => {
+        if (m.type() === 'error') problems.push(m.text());
+      });
+      page.on('pageerror', (e) => problems.push(e.message));
+      const open = async (state: unknown, name: string) => {
+        const file = join(dir, `${name}.html`);
+        writeFileSync(file, renderRunViewer(JSON.parse(JSON.stringify(state))));
+        await page.goto(pathToFileURL(file).href);
+      };
+      await open(waiting, 'waiting');
+      // biome-ignore lint/performance/useDomNodeTextContent: Playwright's Locator.innerText, not the DOM property
+      const pending = await page.locator('[data-testid="pending-approvals"]').innerText();
+      expect(pending).toMatch(/pay\s+pay-1\s+interrupted by a crash: decide approve \/ reject \/ complete/);
+
+      await open(done, 'resolved');
+      expect(await page.locator('[data-testid="pending-approvals"]').count()).toBe(0);
+      await page.locator('li.step').first().click();
+      // biome-ignore lint/performance/useDomNodeTextContent: Playwright's Locator.innerText, not the DOM property
+      const detail = await page.locator('#detail').innerText();
+      expect(detail).toContain('interrupted by a crash, completed: result given by a person');
+      expect(detail).toContain('paid 5');
+      expect(problems).toEqual([]);
+    } finally {
+      await browser.close();
+    }
   });
 });

@@ -1,7 +1,7 @@
 /** The events the agent machine emits (`actor.on(type, listener)`), from its context. */
 import { emit, enqueueActions } from 'xstate';
 import { AgentError } from '../src/state/agent-error';
-import { ApprovalError, decisionRefused } from '../src/state/approval';
+import { ApprovalError, approvalReasonOf, decisionRefused } from '../src/state/approval';
 import { InvalidArgumentError, NoRunInProgressError, RunInProgressError } from '../src/state/errors';
 import { eventIds, type ReportEvent } from '../src/state/loop-events';
 import { loopActions } from './loop-actions';
@@ -17,6 +17,7 @@ export const loopImplementations = loopActions.extend({
     })),
     emitApprovalDecided: emit(({ context, event }) => {
       const [toolCallId, decision, route] = toDecision(event);
+      const reason = approvalReasonOf(context.state, toolCallId, route);
       return {
         type: 'approval.decided' as const,
         ...eventIds(context.state),
@@ -24,6 +25,7 @@ export const loopImplementations = loopActions.extend({
         toolCallId,
         decision,
         ...route,
+        ...(reason ? { reason } : {}),
       };
     }),
     /** An event the agent cannot take now (a decision for a call that is not pending, a message mid-approval). */

@@ -74,6 +74,7 @@ export function agentView(source: AgentSource, args: AgentContextArgs): AgentVie
         durationMs: Math.max(0, execution.completedAt().getTime() - execution.startedAt().getTime()),
         childAgent: child ? (args.keyOf.get(child.state.agentId()) ?? null) : null,
         waiting: false,
+        resolution: execution.resolution() ?? null,
       };
     });
     // the calls of a waiting step whose subagent waits for decisions: no result yet
@@ -92,6 +93,7 @@ export function agentView(source: AgentSource, args: AgentContextArgs): AgentVie
         durationMs: 0,
         childAgent: child ? (args.keyOf.get(child.state.agentId()) ?? null) : null,
         waiting: true,
+        resolution: null,
       });
     }
     const measured = timing?.model.get(number);

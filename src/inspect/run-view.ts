@@ -54,7 +54,11 @@ export interface ToolView {
   /** The subagent this call ran, when the data links one. */
   readonly childAgent: string | null;
   /** A subagent call whose child waits for decisions on its tool calls (no result yet). */
-  readonly waiting: boolean;
+  readonly waiting: boolean /**
+   * For a call a crash interrupted: how a person resolved it (run again, recorded as not run, or
+   * given its result); null for any other call.
+   */;
+  readonly resolution: 'approved' | 'rejected' | 'completed' | null;
 }
 /** A tool call waiting for a person's decision, as `state.pendingApprovals()` lists it. */
 interface PendingApprovalView {

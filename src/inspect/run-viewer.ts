@@ -192,7 +192,11 @@ function pendingApprovals(agent: AgentView): string {
         p.path.length
           ? ` <span class="muted">in ${p.path.map((name) => `<code>${esc(name)}</code>`).join(' › ')}</span>`
           : ''
-      }<pre>${esc(p.args)}</pre></li>`,
+      } <span class="reason" data-reason="${p.reason}">${
+        p.reason === 'interrupted'
+          ? 'interrupted by a crash: decide approve / reject / complete'
+          : 'needs approval: decide approve / reject / edit'
+      }</span><pre>${esc(p.args)}</pre></li>`,
   );
   return `<div class="signals" data-testid="pending-approvals"><b>Waiting for approval</b> of ${agent.pendingApprovals.length} tool call${agent.pendingApprovals.length === 1 ? '' : 's'}<ul>${items.join('')}</ul></div>`;
 }
@@ -203,6 +207,13 @@ function timelineSpan(agent: AgentView): number {
   for (const s of agent.steps) end = Math.max(end, s.offsetMs + s.durationMs);
   return Math.max(end, 0.001);
 }
+
+/** How a call a crash interrupted was resolved, as the page says it. */
+const resolutions = {
+  approved: 'approved: ran again',
+  rejected: 'rejected: recorded as not run',
+  completed: 'completed: result given by a person',
+} as const;
 
 function stepRow(agent: AgentView, step: StepView, total: number): string {
   const pct = (v: number) => `${Math.max(0, Math.min(100, (v / total) * 100)).toFixed(3)}%`;
@@ -222,7 +233,10 @@ function stepRow(agent: AgentView, step: StepView, total: number): string {
         : t.waiting
           ? 'waiting for approval in its subagent'
           : `${formatMs(t.durationMs)}`;
-      return `<span class="${cls}" title="${esc(title)}">${esc(t.name)}${mark}</span>`;
+      const resolved = t.resolution
+        ? ` <span class="resolution">interrupted, ${resolutions[t.resolution]}</span>`
+        : '';
+      return `<span class="${cls}" title="${esc(title)}">${esc(t.name)}${mark}${resolved}</span>`;
     })
     .join('');
   const segments = [

@@ -396,9 +396,25 @@ export class AgentState {
       this.ensureExecution().withApproval(ApprovalRequest.withStarted(this.approval(), toolCallIds, at)),
     );
   }
-  /** The decisions have been carried out (the approved calls ran): no approval is pending. */
+  /**
+   * The decisions have been carried out (the approved calls ran): no approval is pending. Each call
+   * a crash had interrupted keeps how a person resolved it (`ToolExecution.resolution()`).
+   */
   withApprovalCleared(): AgentState {
-    return this.approval() ? this.withExecution(this.ensureExecution().withApproval(null)) : this;
+    const approval = this.approval();
+    if (!approval) return this;
+    const cleared = this.withExecution(this.ensureExecution().withApproval(null));
+    const step = cleared.currentStep();
+    const interrupted = new Set(approval.interrupted ?? []);
+    if (!step || interrupted.size === 0) return cleared;
+    const resolved = step.toolExecutions().map((execution) => {
+      const decision = approval.decisions[execution.toolCallId()];
+      if (!decision || !interrupted.has(execution.toolCallId())) return execution;
+      return execution.withResolution(
+        decision.type === 'reject' ? 'rejected' : decision.type === 'complete' ? 'completed' : 'approved',
+      );
+    });
+    return cleared.withCurrentStep(step.withToolExecutions(resolved));
   }
   /**
    * Records the step in flight as a StepExecution and moves its output messages into the store,

@@ -136,6 +136,24 @@ function isNameList(route: ApprovalRoute | readonly string[]): route is readonly
   return Array.isArray(route);
 }
 
+/**
+ * Why the call `toolCallId` at `route` waits, or waited before a decision on it (`'interrupted'`
+ * for a call a crash interrupted); undefined when the state does not tell (a route by subagent
+ * names only, or a call that never waited).
+ */
+export function approvalReasonOf(
+  state: AgentState,
+  toolCallId: string,
+  route?: ApprovalRoute,
+): ApprovalReason | undefined {
+  if (route?.path?.length && !route.callPath) return undefined;
+  let at: AgentState | undefined = state;
+  for (const id of route?.callPath ?? []) at = at?.approval()?.children[id];
+  const approval = at?.approval();
+  if (approval?.interrupted?.includes(toolCallId)) return 'interrupted';
+  return approval?.toolCallIds.includes(toolCallId) ? 'approval' : undefined;
+}
+
 /** The pending calls a decision names: those with its id, at its `callPath` and `path` when it gives them. */
 export function pendingMatches(
   pending: readonly PendingApproval[],

@@ -40,5 +40,5 @@ export { type AgentStateJSON, agentStateSchema, FORMAT_VERSION } from './schemas
 export { StepExecution } from './step-execution';
 export { failsTheRun, StopReason, stopReasonPriority, wasForceStopped } from './stop-reason';
 export { StopSignal } from './stop-signal';
-export { ToolExecution } from './tool-execution';
+export { ToolExecution, type ToolResolution } from './tool-execution';
 export { Usage } from './usage';

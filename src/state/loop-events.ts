@@ -1,7 +1,7 @@
 import type { AgentError } from './agent-error';
 import type { AgentState } from './agent-state';
 import type { AgentStepType } from './agent-step-type';
-import type { ApprovalDecision, PendingApproval } from './approval';
+import type { ApprovalDecision, ApprovalReason, PendingApproval } from './approval';
 import type { ExecutionStatus } from './execution-status';
 import type { Message } from './message';
 import type { StopReason } from './stop-reason';
@@ -138,6 +138,8 @@ export type AgentEvent =
       readonly path?: readonly string[];
       /** For a call inside a subagent, when the decision named it: the ids of the calls leading to it. */
       readonly callPath?: readonly string[];
+      /** Why the call waited: its tool needs approval, or a crash interrupted it (`'interrupted'`). */
+      readonly reason?: ApprovalReason;
     })
   | (EventIds & { readonly type: 'event.refused'; readonly event: string; readonly error: AgentError })
   /** A message steered into the run joined the conversation: the model sees it at step `stepNumber`. */

@@ -148,6 +148,8 @@ export const toolExecutionSchema = z.strictObject({
   usage: usageSchema,
   /** A subagent's final state (an AgentState document), validated when the whole is decoded. */
   childState: z.lazy((): z.ZodType<unknown> => agentStateSchema).nullable(),
+  /** For a call a crash interrupted: how a person resolved it (absent otherwise, and before). */
+  resolution: z.enum(['approved', 'rejected', 'completed']).optional(),
 });
 
 const inferenceResponseSchema = z.strictObject({

@@ -22,7 +22,15 @@ interface ToolExecutionProps {
   readonly usage: Usage;
   /** A subagent's final state, when the call ran one. */
   readonly childState: AgentState | null;
+  /** For a call a crash interrupted: how a person resolved it. */
+  readonly resolution?: ToolResolution;
 }
+
+/**
+ * How a person resolved a call that a crash interrupted: run again (`'approved'`, an edit
+ * included), recorded as not run (`'rejected'`), or given its result (`'completed'`).
+ */
+export type ToolResolution = 'approved' | 'rejected' | 'completed';
 
 /** The outcome of one tool call: its value or its error, whether a hook blocked it, and timing. */
 export class ToolExecution {
@@ -43,6 +51,7 @@ export class ToolExecution {
       usage: Usage.of(json.usage),
       // validated with this document: the schema checks a child as a whole AgentState
       childState: json.childState === null ? null : decodeNestedState(json.childState as AgentStateJSON),
+      ...(json.resolution ? { resolution: json.resolution } : {}),
     });
   }
 
@@ -168,6 +177,11 @@ export class ToolExecution {
     return this.props.usage;
   }
 
+  /** For a call a crash interrupted: how a person resolved it; undefined for any other call. */
+  resolution(): ToolResolution | undefined {
+    return this.props.resolution;
+  }
+
   /** The subagent's final state, when this call ran one; the tree of agents stays readable. */
   childState(): AgentState | null {
     return this.props.childState;
@@ -179,6 +193,10 @@ export class ToolExecution {
   /** This call as having run the subagent `child`: its usage counts for the calling step. */
   withChildState(child: AgentState): ToolExecution {
     return new ToolExecution({ ...this.props, childState: child, usage: child.usage() });
+  }
+  /** This call as one a crash interrupted and a person resolved (`resolution`). */
+  withResolution(resolution: ToolResolution): ToolExecution {
+    return new ToolExecution({ ...this.props, resolution });
   }
   withValue(value: unknown): ToolExecution {
     return new ToolExecution({ ...this.props, value: resultValue(this.props.toolCall, value), error: null });
@@ -199,6 +217,7 @@ export class ToolExecution {
       completedAt: new Date(p.completedAt).toISOString(),
       usage: p.usage,
       childState: (p.childState?.toJSON() ?? null) as unknown,
+      ...(p.resolution ? { resolution: p.resolution } : {}),
     };
   }
 }

@@ -1,15 +1,14 @@
 import { mkdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { chatScript, typing } from '../../examples/http-app';
 import type { Driver } from '../../src/index';
 import { startApp } from '../support/chat-app';
 import { gate } from '../support/chat-fixtures';
+import { ask, assistant, endlessDriver, SLOW, watch } from '../support/chat-page';
 import { launchChromium } from '../support/chromium';
 
-// Generous limits: the machine may be loaded; the page answers in well under a second when it is not.
-const SLOW = { timeout: 30_000 };
 let browser: Browser;
 
 beforeAll(async () => {
@@ -19,26 +18,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
 });
-
-/** Page errors and console errors: the page must have none. */
-function watch(page: Page): string[] {
-  const problems: string[] = [];
-  page.on('pageerror', (error) => problems.push(`pageerror: ${error.message}`));
-  page.on('console', (message) => {
-    if (message.type() === 'error') problems.push(`console: ${message.text()}`);
-  });
-  page.on('request', (request) => {
-    if (!request.url().startsWith('http://127.0.0.1:')) problems.push(`request: ${request.url()}`);
-  });
-  return problems;
-}
-
-async function ask(page: Page, text: string): Promise<void> {
-  await page.fill('#text', text);
-  await page.click('#send');
-}
-
-const assistant = (page: Page) => page.locator('li.assistant').last();
 
 it('in Chromium: ask, see the tool call and the answer typed in, approve a payment, reload mid-answer and see it continue', async () => {
   const held = gate();
@@ -182,24 +161,7 @@ it('in Chromium: a chat id the server refuses starts a new chat under an id of t
 }, 90_000);
 
 it('in Chromium: Stop ends an answer mid-way; the run is stopped on the server', async () => {
-  // A model that starts typing and then waits until the run is stopped.
-  const driver: Driver = {
-    name: 'endless',
-    infer: async (state, context) => {
-      context.report({
-        type: 'text.delta',
-        agentId: state.agentId(),
-        parentAgentId: state.parentAgentId(),
-        executionId: state.executionId() ?? '',
-        stepNumber: state.stepCount() + 1,
-        delta: 'Thinking about it',
-      });
-      return new Promise((_resolve, reject) => {
-        context.signal.addEventListener('abort', () => reject(context.signal.reason), { once: true });
-      });
-    },
-  };
-  const { url, store } = await startApp({ driver });
+  const { url, store } = await startApp({ driver: endlessDriver });
   const page = await browser.newPage();
   const problems = watch(page);
   await page.goto(`${url}/?chat=stop-1`);

@@ -1,13 +1,12 @@
-import type { Browser, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { chatScript, typing } from '../../examples/http-app';
 import type { Driver } from '../../src/index';
 import { startApp } from '../support/chat-app';
 import { gate } from '../support/chat-fixtures';
+import { ask, assistant, endlessDriver, SLOW, watch } from '../support/chat-page';
 import { launchChromium } from '../support/chromium';
 
-// Generous limits: the machine may be loaded; the page answers in well under a second when it is not.
-const SLOW = { timeout: 30_000 };
 let browser: Browser;
 
 beforeAll(async () => {
@@ -17,26 +16,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
 });
-
-/** Page errors, console errors and requests off this server: the page must have none. */
-function watch(page: Page): string[] {
-  const problems: string[] = [];
-  page.on('pageerror', (error) => problems.push(`pageerror: ${error.message}`));
-  page.on('console', (message) => {
-    if (message.type() === 'error') problems.push(`console: ${message.text()}`);
-  });
-  page.on('request', (request) => {
-    if (!request.url().startsWith('http://127.0.0.1:')) problems.push(`request: ${request.url()}`);
-  });
-  return problems;
-}
-
-async function ask(page: Page, text: string): Promise<void> {
-  await page.fill('#text', text);
-  await page.click('#send');
-}
-
-const assistant = (page: Page) => page.locator('li.assistant').last();
 
 it("in Chromium, React's useChat: stored messages on load, input disabled while an approval waits, resume after a reload", async () => {
   const held = gate();
@@ -125,23 +104,7 @@ it("in Chromium, React's useChat: stored messages on load, input disabled while 
 }, 120_000);
 
 it("in Chromium, React's useChat: Stop ends an answer mid-way; the run is stopped on the server", async () => {
-  const driver: Driver = {
-    name: 'endless',
-    infer: async (state, context) => {
-      context.report({
-        type: 'text.delta',
-        agentId: state.agentId(),
-        parentAgentId: state.parentAgentId(),
-        executionId: state.executionId() ?? '',
-        stepNumber: state.stepCount() + 1,
-        delta: 'Thinking about it',
-      });
-      return new Promise((_resolve, reject) => {
-        context.signal.addEventListener('abort', () => reject(context.signal.reason), { once: true });
-      });
-    },
-  };
-  const { url, store } = await startApp({ driver, client: 'react' });
+  const { url, store } = await startApp({ driver: endlessDriver, client: 'react' });
   const page = await browser.newPage();
   const problems = watch(page);
   await page.goto(`${url}/?chat=react-stop`);

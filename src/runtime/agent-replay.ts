@@ -1,6 +1,6 @@
 import type { Driver } from '../drivers/driver';
 import { modelDriver } from '../drivers/model-driver';
-import { type Recording, recordedState, replayDriver } from '../drivers/replay-driver';
+import { type Recording, recordedState, replayDriver, untilAborted } from '../drivers/replay-driver';
 import { ReplaySession } from '../drivers/replay-session';
 import { MessageStore } from '../state/agent-context';
 import { AgentState } from '../state/agent-state';
@@ -48,7 +48,7 @@ export async function replayRun(
   );
   let done: AgentState;
   try {
-    const signals = [session.endSignal, ...(options.signal ? [options.signal] : [])];
+    const signals = [session.endSignal, session.userStopSignal, ...(options.signal ? [options.signal] : [])];
     done = await agent.execute(startOf(state, execution.executionId(), definition), {
       signal: AbortSignal.any(signals),
       onEvent: options.onEvent,
@@ -149,8 +149,16 @@ function recordedTools(tools: ToolSet, session: ReplaySession): ToolSet {
           return tool.execute(input, options);
         }
         const recorded = session.recordedExecution(options.state, options.toolCallId);
+        const error = recorded?.error();
+        // a person stopped the recorded run while this call was in flight (it has no result, or
+        // was aborted): the replay sends the same stop here
+        if (
+          (!recorded || error?.code === 'ABORTED') &&
+          session.isRoot(options.state) &&
+          session.deliverUserStop()
+        )
+          return untilAborted(options.signal);
         if (!recorded) throw new MissingRecordedResultError(name, options.toolCallId);
-        const error = recorded.error();
         // a tool that asked the run to stop asks again; any other error is thrown as the plain
         // record it is, which the tool executor records unchanged
         if (error?.code === 'AGENT_STOP') throw session.recordedStop(options.state, error.message) ?? error;

@@ -4,17 +4,19 @@
  * same definition with the model and tools answering from the recording: no divergence.
  *
  * The probe hooks answer as the path made them answer (`path.replay`); a `stop` that came while the
- * model or a tool ran is sent again there by the replay. Left out: paths with another input from
- * outside the agent during the replayed execution (a stop while hooks or a person waited, an approval decision or
- * its timeout, a message sent while waiting or steered into the run, a late answer), which a replay of the state alone
- * cannot deliver again, and paths that end while hooks wait for the puppet (the replay's hooks
+ * model or a tool ran is sent again there by the replay, and the decisions on the agent's own calls
+ * are taken again. Left out: paths with another input from outside the agent during the replayed
+ * execution (a stop while hooks or a person waited, a decision inside a subagent, an approval
+ * timeout, a message sent while waiting or steered into the run, a late answer), which a replay
+ * of the state alone cannot deliver again, and paths that end while hooks wait for the puppet (the replay's hooks
  * would wait for an answer that never comes). The configurations have no probe store (a replay
  * saves nothing).
  */
 import { describe, expect, it } from 'vitest';
 import { type AgentTestPath, createAgentTestModel, ExecutionBudget } from '../../src/index';
 
-const external = new Set(['stop', 'approve', 'reject', 'edit', 'user.message', 'steer']);
+const external = new Set(['stop', 'user.message', 'steer']);
+const decision = new Set(['approve', 'reject', 'edit']);
 /**
  * A path that leaves its agent waiting on its hooks ends a recording the replay cannot end at
  * (the hooks would have to wait for an answer that never comes); waiting on its model or tools,
@@ -41,6 +43,9 @@ const replayable = (withHooks: boolean) => (path: AgentTestPath) => {
   const start = path.events.findLastIndex((e) => e.type === 'execute' || e.type === 'user.message');
   const last = path.events.slice(start + 1);
   const stopOk = stopReplayable(last, withHooks);
+  // decisions are taken again on the agent's own calls, not inside a waiting subagent
+  if (last.some((e) => e.behaviour === 'nestedApproval') && last.some((e) => decision.has(e.type)))
+    return false;
   return last.every(
     (e) =>
       (!external.has(e.type) || (e.type === 'stop' && stopOk)) &&

@@ -83,10 +83,10 @@ export function replayDriver(recorded: Recording, options: ReplayDriverOptions =
       if (!recordedStep && track.root && session.unfinished) {
         // the recording ends here (a run saved in progress): so does the replay
         session.endOfRecording();
-        return new Promise<never>((_, reject) =>
-          context.signal.addEventListener('abort', () => reject(context.signal.reason), { once: true }),
-        );
+        return untilAborted(context.signal);
       }
+      // a person stopped the recorded run while this step's model call was in flight: so does the replay
+      if (!recordedStep && track.root && session.deliverUserStop()) return untilAborted(context.signal);
       // the model call of the recording's last step asked the run to stop (an AgentStopError)
       const stop = !recordedStep && stepNumber === track.steps.length + 1 && session.recordedStop(state);
       if (stop) throw stop;
@@ -119,6 +119,14 @@ export function replayDriver(recorded: Recording, options: ReplayDriverOptions =
       );
     },
   };
+}
+
+/** A call that waits for the run to stop it. */
+export function untilAborted(signal: AbortSignal): Promise<never> {
+  return new Promise<never>((_, reject) => {
+    if (signal.aborted) reject(signal.reason);
+    else signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+  });
 }
 
 /**

@@ -82,6 +82,32 @@ export class ReplaySession {
     this.ended.abort(new Error('The recording ends here'));
   }
 
+  private readonly stopped = new AbortController();
+
+  /** Aborted, with the recorded message, when the replay delivers the stop a person sent the recorded run. */
+  get userStopSignal(): AbortSignal {
+    return this.stopped.signal;
+  }
+
+  /**
+   * Where the replayed root run goes past its recording (a step or a tool result it lacks) and the
+   * recorded run was stopped by a person (a `stop`, an aborted signal: a `user_requested` signal),
+   * the replay sends the same stop there; true if it did (or had already).
+   */
+  deliverUserStop(): boolean {
+    if (this.stopped.signal.aborted) return true;
+    const signals = this.recorded.execution()?.continuation().toJSON().stopSignals ?? [];
+    const stop = signals.find((s) => s.reason === 'user_requested');
+    if (!stop) return false;
+    this.stopped.abort(stop.message);
+    return true;
+  }
+
+  /** Whether this state is the root agent's (a subagent's stop is its caller's to deliver). */
+  isRoot(state: AgentState): boolean {
+    return this.tracks.get(state.agentId())?.root === true;
+  }
+
   /** The track of the agent whose state this is; a subagent's is claimed at its first call. */
   trackOf(state: AgentState): ReplayTrack {
     const known = this.tracks.get(state.agentId());

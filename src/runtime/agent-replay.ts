@@ -1,14 +1,17 @@
 import type { Driver } from '../drivers/driver';
 import { modelDriver } from '../drivers/model-driver';
-import { type Recording, recordedState, replayDriver } from '../drivers/replay-driver';
+import { type Recording, recordedState, replayDriver, untilAborted } from '../drivers/replay-driver';
 import { ReplaySession } from '../drivers/replay-session';
 import { MessageStore } from '../state/agent-context';
 import { AgentState } from '../state/agent-state';
 import { AgentMachineError, InvalidArgumentError } from '../state/errors';
+import { firstDifference } from '../state/json-difference';
 import type { Message } from '../state/message';
+import type { ToolExecution } from '../state/tool-execution';
 import type { Tool, ToolSet } from '../tools/define-tool';
 import type { Agent } from './agent-actor';
 import type { AgentDefinition, SubagentDefinition } from './agent-definition';
+import type { ApprovalInput } from './approvals';
 import { firstDivergence } from './replay-comparison';
 import type { ReplayOptions, ReplayResult } from './replay-options';
 
@@ -48,11 +51,14 @@ export async function replayRun(
   );
   let done: AgentState;
   try {
-    const signals = [session.endSignal, ...(options.signal ? [options.signal] : [])];
-    done = await agent.execute(startOf(state, execution.executionId(), definition), {
-      signal: AbortSignal.any(signals),
-      onEvent: options.onEvent,
-    });
+    const signals = [session.endSignal, session.userStopSignal, ...(options.signal ? [options.signal] : [])];
+    const runOptions = { signal: AbortSignal.any(signals), onEvent: options.onEvent };
+    done = await agent.execute(startOf(state, execution.executionId(), definition), runOptions);
+    // the replayed run waits for a person: the decisions recorded on the calls are taken again
+    for (let decisions = recordedDecisions(done, session); decisions.length > 0; ) {
+      done = await agent.decide(done, decisions, runOptions);
+      decisions = recordedDecisions(done, session);
+    }
   } finally {
     await agent.close();
   }
@@ -61,6 +67,35 @@ export async function replayRun(
     state: done,
     divergence: firstDivergence(state, done, (recorded) => session.requestDivergence(recorded), upTo),
   };
+}
+
+/**
+ * The decisions a person took on the calls this replayed state waits for, as the recording holds
+ * them: a blocked call was rejected (with the recorded reason), a call run with other arguments was
+ * edited, any other ended call approved. A call the recording never ended (it was still waiting, or
+ * the wait timed out) gets none; neither does a call inside a subagent.
+ */
+function recordedDecisions(state: AgentState, session: ReplaySession): ApprovalInput[] {
+  const decisions: ApprovalInput[] = [];
+  for (const pending of state.pendingApprovals()) {
+    if (pending.path?.length) continue;
+    const recorded = session.recordedExecution(state, pending.toolCallId);
+    if (!recorded || recorded.error()?.code === 'ABORTED') continue;
+    const { toolCallId } = pending;
+    if (recorded.wasBlocked()) decisions.push({ toolCallId, type: 'reject', reason: rejection(recorded) });
+    else if (firstDifference(recorded.toolCall().args, pending.args))
+      decisions.push({ toolCallId, type: 'edit', args: recorded.toolCall().args });
+    else decisions.push({ toolCallId, type: 'approve' });
+  }
+  return decisions;
+}
+
+/** The reason a person gave for a rejection, from the blocked call's message (`Rejected by a person: <reason>`). */
+function rejection(execution: ToolExecution): string | undefined {
+  const message = execution.error()?.message ?? '';
+  const prefix = 'Rejected by a person';
+  if (!message.startsWith(prefix)) return message || undefined;
+  return message.slice(prefix.length).replace(/^: /, '') || undefined;
 }
 
 /** The recorded state as it was before its execution: the execution cleared, its messages left out. */
@@ -149,8 +184,16 @@ function recordedTools(tools: ToolSet, session: ReplaySession): ToolSet {
           return tool.execute(input, options);
         }
         const recorded = session.recordedExecution(options.state, options.toolCallId);
+        const error = recorded?.error();
+        // a person stopped the recorded run while this call was in flight (it has no result, or
+        // was aborted): the replay sends the same stop here
+        if (
+          (!recorded || error?.code === 'ABORTED') &&
+          session.isRoot(options.state) &&
+          session.deliverUserStop()
+        )
+          return untilAborted(options.signal);
         if (!recorded) throw new MissingRecordedResultError(name, options.toolCallId);
-        const error = recorded.error();
         // a tool that asked the run to stop asks again; any other error is thrown as the plain
         // record it is, which the tool executor records unchanged
         if (error?.code === 'AGENT_STOP') throw session.recordedStop(options.state, error.message) ?? error;

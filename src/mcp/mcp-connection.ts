@@ -252,9 +252,33 @@ async function listAllTools(client: SdkClient, signal?: AbortSignal): Promise<Mc
   const tools: McpToolInfo[] = [];
   let cursor: string | undefined;
   do {
-    const page = await client.listTools(cursor ? { cursor } : undefined, { signal });
+    const params = cursor ? { cursor } : undefined;
+    const page = await withPageSignal(signal, (pageSignal) =>
+      client.listTools(params, { signal: pageSignal }),
+    );
     tools.push(...page.tools);
     cursor = page.nextCursor;
   } while (cursor);
   return tools;
+}
+
+/**
+ * Runs one request with a signal of its own that follows `signal`: the SDK leaves its abort
+ * listener on the signal it is given, so a tool list of many pages would pile them up on one
+ * (Node warns past ten: MaxListenersExceededWarning).
+ */
+async function withPageSignal<T>(
+  signal: AbortSignal | undefined,
+  request: (signal: AbortSignal | undefined) => Promise<T>,
+): Promise<T> {
+  if (!signal) return request(undefined);
+  const page = new AbortController();
+  const abort = () => page.abort(signal.reason);
+  if (signal.aborted) abort();
+  else signal.addEventListener('abort', abort, { once: true });
+  try {
+    return await request(page.signal);
+  } finally {
+    signal.removeEventListener('abort', abort);
+  }
 }

@@ -6,11 +6,11 @@ import { describe, expect, it } from 'vitest';
 import { isRunning } from './support/mock-model';
 
 /** Runs tests/mcp/support/close-while-starting.ts; resolves with its exit and output, or 'still running' after the safety net. */
-async function closeWhileStarting(mode: string, request: string) {
+async function closeWhileStarting(mode: string, request: string, times: number) {
   const log = join(mkdtempSync(join(tmpdir(), 'mcp-close-')), 'requests');
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', 'tests/mcp/support/close-while-starting.ts', mode, log, request],
+    ['--import', 'tsx', 'tests/mcp/support/close-while-starting.ts', mode, log, request, String(times)],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let stdout = '';
@@ -40,12 +40,13 @@ async function closeWhileStarting(mode: string, request: string) {
 
 describe('agent.close() while an MCP stdio server is starting', () => {
   it.each([
-    ['never answers initialize (and outlives its stdin)', 'silent', 'initialize'],
-    ['lists its tools in pages without end', 'endless-pages', 'tools/list'],
+    ['never answers initialize (and outlives its stdin)', 'silent', 'initialize', 1],
+    // closed at the 12th page: each page's request must leave no listener on the start's signal
+    ['lists its tools in pages without end', 'endless-pages', 'tools/list', 12],
   ])(
     'stops a server that %s: the process exits by itself, no server process remains',
-    async (_what, mode, request) => {
-      const { outcome, report, stderr } = await closeWhileStarting(mode, request);
+    async (_what, mode, request, times) => {
+      const { outcome, report, stderr } = await closeWhileStarting(mode, request, times);
       expect(stderr).toBe('');
       expect(outcome).toBe(0);
       expect(report).toMatchObject({ status: 'failed', code: 'MCP_SERVER_CLOSED' });

@@ -6,8 +6,11 @@ import {
   type ChatHandlerOptions,
   createAgent,
   createChatHandler,
+  type Driver,
   defineTool,
   InMemorySessionStore,
+  type ScriptEntry,
+  scriptedDriver,
 } from '../../src/index';
 import { serveChat } from './ai-chat';
 import type { Chunk } from './ui-stream';
@@ -62,3 +65,43 @@ export function gate() {
 export const types = (chunks: readonly Chunk[]) => chunks.map((c) => c.type);
 // biome-ignore lint/suspicious/noExplicitAny: parts of the client's messages are checked by shape
 export const partsOf = (message: UIMessage | undefined): any[] => message?.parts ?? [];
+
+/** The text of a UI message's text parts, joined. */
+export const textOf = (message: { parts: readonly unknown[] } | undefined) =>
+  partsOf(message as never)
+    .filter((p) => p.type === 'text')
+    .map((p) => p.text)
+    .join('');
+
+/**
+ * A chat whose first step calls `lookup`, which waits for `release` (its call is in flight
+ * meanwhile); the model then plays `answers`, and keeps the prompts it was given.
+ */
+export function slowChat(answers: readonly ScriptEntry[]) {
+  const started = gate();
+  const release = gate();
+  const lookup = defineTool({
+    description: 'Look a city up',
+    inputSchema: z.object({ city: z.string() }),
+    execute: async ({ city }) => {
+      started.open();
+      await release.opened;
+      return { city, celsius: 22 };
+    },
+  });
+  const script = scriptedDriver([
+    { toolCalls: [{ name: 'lookup', args: { city: 'Lisbon' }, id: 'c1' }] },
+    ...answers,
+  ]);
+  const prompts: string[][] = [];
+  const driver: Driver = {
+    name: 'recording',
+    infer: (state, context) => {
+      prompts.push(state.messages().map((m) => `${m.role}: ${m.content}`));
+      return script.infer(state, context);
+    },
+  };
+  const store = new InMemorySessionStore();
+  const agent = createAgent({ driver, tools: { lookup }, store });
+  return { agent, store, prompts, started, release };
+}

@@ -4,60 +4,21 @@
  * chat and on the same stream; the POST that queued it answers with that answer.
  */
 import { describe, expect, it } from 'vitest';
-import { z } from 'zod';
-import {
-  createAgent,
-  createChatHandler,
-  type Driver,
-  defineTool,
-  ExecutionStatus,
-  InMemorySessionStore,
-  InMemoryStreamStore,
-  scriptedDriver,
-} from '../../src/index';
+import { createChatHandler, ExecutionStatus, InMemoryStreamStore, type ScriptEntry } from '../../src/index';
 import { chatClient, serveChat } from '../support/ai-chat';
-import { gate, partsOf } from '../support/chat-fixtures';
+import { slowChat as slowChatOf, textOf } from '../support/chat-fixtures';
 import { postJson, readChunks, userMessageBody } from '../support/ui-stream';
 
-/** A lookup that waits for `release` (its call is in flight meanwhile), and a model that keeps its prompts. */
-function slowChat() {
-  const started = gate();
-  const release = gate();
-  const lookup = defineTool({
-    description: 'Look a city up',
-    inputSchema: z.object({ city: z.string() }),
-    execute: async ({ city }) => {
-      started.open();
-      await release.opened;
-      return { city, celsius: 22 };
-    },
-  });
-  const answer = (state: Parameters<Driver['infer']>[0]) => ({
-    text: `Answered: ${
-      state
-        .messages()
-        .filter((m) => m.role === 'user')
-        .at(-1)?.content
-    }`,
-  });
-  const script = scriptedDriver([
-    { toolCalls: [{ name: 'lookup', args: { city: 'Lisbon' }, id: 'c1' }] },
-    answer,
-    answer,
-    answer,
-  ]);
-  const prompts: string[][] = [];
-  const driver: Driver = {
-    name: 'recording',
-    infer: (state, context) => {
-      prompts.push(state.messages().map((m) => `${m.role}: ${m.content}`));
-      return script.infer(state, context);
-    },
-  };
-  const store = new InMemorySessionStore();
-  const agent = createAgent({ driver, tools: { lookup }, store });
-  return { agent, store, prompts, started, release };
-}
+/** The model answers the last user message, for each execution. */
+const answerLastUser: ScriptEntry = (state) => ({
+  text: `Answered: ${
+    state
+      .messages()
+      .filter((m) => m.role === 'user')
+      .at(-1)?.content
+  }`,
+});
+const slowChat = () => slowChatOf([answerLastUser, answerLastUser, answerLastUser]);
 
 /** An InMemoryStreamStore that counts the streams begun per chat. */
 class CountingStreams extends InMemoryStreamStore {
@@ -68,12 +29,6 @@ class CountingStreams extends InMemoryStreamStore {
     return began;
   }
 }
-
-const textOf = (message: { parts: readonly unknown[] } | undefined) =>
-  partsOf(message as never)
-    .filter((p) => p.type === 'text')
-    .map((p) => p.text)
-    .join('');
 
 describe("whileRunning: 'queue'", () => {
   it("the AI SDK's chat client sends a second message mid-run: the next execution answers it after the first, on the same stream", async () => {

@@ -4,12 +4,10 @@
  * handler sharing the stream store gets it; the POST that steers answers the run's stream.
  */
 import { describe, expect, it } from 'vitest';
-import { z } from 'zod';
 import {
   createAgent,
   createChatHandler,
   type Driver,
-  defineTool,
   ExecutionStatus,
   InMemorySessionStore,
   InMemoryStreamStore,
@@ -17,44 +15,11 @@ import {
   scriptedDriver,
 } from '../../src/index';
 import { chatClient, serveChat } from '../support/ai-chat';
-import { gate, partsOf } from '../support/chat-fixtures';
+import { gate, slowChat as slowChatOf, textOf } from '../support/chat-fixtures';
 import { postJson, readChunks, userMessageBody } from '../support/ui-stream';
 
-/** A lookup that waits for `release` (its call is in flight meanwhile), and a model that keeps its prompts. */
-function slowChat() {
-  const started = gate();
-  const release = gate();
-  const lookup = defineTool({
-    description: 'Look a city up',
-    inputSchema: z.object({ city: z.string() }),
-    execute: async ({ city }) => {
-      started.open();
-      await release.opened;
-      return { city, celsius: 22 };
-    },
-  });
-  const script = scriptedDriver([
-    { toolCalls: [{ name: 'lookup', args: { city: 'Lisbon' }, id: 'c1' }] },
-    (state) => ({ text: `Answered: ${state.messages().at(-1)?.content}` }),
-  ]);
-  const prompts: string[][] = [];
-  const driver: Driver = {
-    name: 'recording',
-    infer: (state, context) => {
-      prompts.push(state.messages().map((m) => `${m.role}: ${m.content}`));
-      return script.infer(state, context);
-    },
-  };
-  const store = new InMemorySessionStore();
-  const agent = createAgent({ driver, tools: { lookup }, store });
-  return { agent, store, prompts, started, release };
-}
-
-const textOf = (message: { parts: readonly unknown[] } | undefined) =>
-  partsOf(message as never)
-    .filter((p) => p.type === 'text')
-    .map((p) => p.text)
-    .join('');
+/** The model answers the last message of its prompt. */
+const slowChat = () => slowChatOf([(state) => ({ text: `Answered: ${state.messages().at(-1)?.content}` })]);
 
 describe("whileRunning: 'steer'", () => {
   it("the AI SDK's chat client sends a second message mid-run: the model sees it at the next step, the client gets the answer", async () => {

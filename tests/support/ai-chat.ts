@@ -53,11 +53,10 @@ export async function serveChat(handler: ChatHandler): Promise<{ api: string; cl
 }
 
 /**
- * A chat client of `id` talking to `api` with DefaultChatTransport; errors are collected, and
- * `responded(method)` resolves when the server has answered a request of that method (its headers).
+ * A fetch that tells when the server has answered a request of a method (its headers):
+ * `responded(method)` resolves with that answer's status.
  */
-export function chatClient(api: string, id: string, init: Partial<ChatInit<UIMessage>> = {}) {
-  const errors: Error[] = [];
+export function respondingFetch() {
   const waiters: Array<{ method: string; resolve: (status: number) => void }> = [];
   const fetchAndTell: typeof fetch = async (input, options) => {
     const response = await fetch(input, options);
@@ -68,13 +67,23 @@ export function chatClient(api: string, id: string, init: Partial<ChatInit<UIMes
     }
     return response;
   };
+  const responded = (method: 'GET' | 'POST') =>
+    new Promise<number>((resolve) => waiters.push({ method, resolve }));
+  return { fetch: fetchAndTell, responded };
+}
+
+/**
+ * A chat client of `id` talking to `api` with DefaultChatTransport; errors are collected, and
+ * `responded(method)` resolves when the server has answered a request of that method (its headers).
+ */
+export function chatClient(api: string, id: string, init: Partial<ChatInit<UIMessage>> = {}) {
+  const errors: Error[] = [];
+  const { fetch: fetchAndTell, responded } = respondingFetch();
   const chat = new TestChat({
     id,
     transport: new DefaultChatTransport({ api, fetch: fetchAndTell }),
     onError: (error) => errors.push(error),
     ...init,
   });
-  const responded = (method: 'GET' | 'POST') =>
-    new Promise<number>((resolve) => waiters.push({ method, resolve }));
   return { chat, errors, responded };
 }

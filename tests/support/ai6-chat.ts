@@ -6,6 +6,7 @@ import {
   DefaultChatTransport,
   type UIMessage,
 } from 'ai6';
+import { respondingFetch } from './ai-chat';
 
 /** AI SDK 6's chat client (what `npm install ai` gives on Node 20), with its state kept plainly. */
 export class Ai6Chat extends AbstractChat<UIMessage> {
@@ -32,23 +33,12 @@ export class Ai6Chat extends AbstractChat<UIMessage> {
 /** As `chatClient` (support/ai-chat.ts), with AI SDK 6's chat client and transport. */
 export function ai6ChatClient(api: string, id: string, init: Partial<ChatInit<UIMessage>> = {}) {
   const errors: Error[] = [];
-  const waiters: Array<{ method: string; resolve: (status: number) => void }> = [];
-  const fetchAndTell: typeof fetch = async (input, options) => {
-    const response = await fetch(input, options);
-    const method = options?.method ?? 'GET';
-    for (const waiter of waiters.filter((w) => w.method === method)) {
-      waiters.splice(waiters.indexOf(waiter), 1);
-      waiter.resolve(response.status);
-    }
-    return response;
-  };
+  const { fetch: fetchAndTell, responded } = respondingFetch();
   const chat = new Ai6Chat({
     id,
     transport: new DefaultChatTransport({ api, fetch: fetchAndTell }),
     onError: (error) => errors.push(error),
     ...init,
   });
-  const responded = (method: 'GET' | 'POST') =>
-    new Promise<number>((resolve) => waiters.push({ method, resolve }));
   return { chat, errors, responded };
 }

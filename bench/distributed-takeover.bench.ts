@@ -28,7 +28,7 @@ import { WORKER_TIMING_DEFAULTS } from '../src/distributed/worker-options';
 import { abortableDelay } from '../src/drivers/abortable-delay';
 import { createAgent, defineTool, ExecutionBudget, scriptedDriver } from '../src/index';
 import { median, now, printTable } from './harness';
-import { redisServerPath, startRedis } from './redis-process';
+import { redisServerPath, serveUntilTerminated, startRedis } from './redis-process';
 
 const TRIALS = Number(process.env.TAKEOVER_TRIALS ?? 4);
 const ONLY = process.env.TAKEOVER_ONLY;
@@ -124,15 +124,7 @@ async function runWorker(config: WorkerConfig): Promise<void> {
     // A job lock that could not be renewed is the victim's, after the kill: expected here.
     onError: () => undefined,
   });
-  process.once('SIGTERM', () => {
-    void worker
-      .close()
-      .then(() => store.close())
-      .then(() => process.exit(0));
-  });
-  process.stdin.on('end', () => process.exit(1));
-  process.stdin.resume();
-  process.stdout.write(`ready ${config.tag}\n`);
+  serveUntilTerminated(config.tag, () => worker.close().then(() => store.close()));
 }
 
 const workerFlag = process.argv.indexOf('--takeover-worker');

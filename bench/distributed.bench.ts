@@ -27,7 +27,7 @@ import {
   scriptedDriver,
 } from '../src/index';
 import { median, now, printTable } from './harness';
-import { redisServerPath, startRedis, waitForOutput } from './redis-process';
+import { redisServerPath, serveUntilTerminated, startRedis, waitForOutput } from './redis-process';
 
 const SESSIONS = 60;
 const ROUNDS = 3;
@@ -94,15 +94,7 @@ async function runWorker(config: WorkerConfig): Promise<void> {
     queueName: config.queueName,
     concurrency: WORKER_CONCURRENCY,
   });
-  process.once('SIGTERM', () => {
-    void worker
-      .close()
-      .then(() => store.close())
-      .then(() => process.exit(0));
-  });
-  process.stdin.on('end', () => process.exit(1));
-  process.stdin.resume();
-  process.stdout.write(`ready ${config.tag}\n`);
+  serveUntilTerminated(config.tag, () => worker.close().then(() => store.close()));
 }
 
 const workerFlag = process.argv.indexOf('--worker');

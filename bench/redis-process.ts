@@ -74,3 +74,16 @@ export function waitForOutput(child: ChildProcess, text: string, timeoutMs: numb
     child.on('exit', onExit);
   });
 }
+
+/**
+ * A bench's worker child process: prints `ready <tag>`, closes with `close` and exits 0 on
+ * SIGTERM, and exits 1 when its parent goes away (stdin ends).
+ */
+export function serveUntilTerminated(tag: string, close: () => Promise<unknown>): void {
+  process.once('SIGTERM', () => {
+    void close().then(() => process.exit(0));
+  });
+  process.stdin.on('end', () => process.exit(1));
+  process.stdin.resume();
+  process.stdout.write(`ready ${tag}\n`);
+}

@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SqliteSessionStore } from '../../src/index';
 import { type RedisServer, startRedisServer } from '../distributed/support/redis-server';
 import { chatClient } from '../support/ai-chat';
-import { chatProcesses, until } from './support/chat-processes';
+import { chatProcesses, until } from '../support/chat-processes';
 
 const WORDS = 40;
 const DROPS = Number(process.env.CHAT_DROPS ?? 4);
@@ -22,7 +22,7 @@ const seed = Number(process.env.CHAT_SEED ?? Date.now() % 100_000);
 
 let redis: RedisServer;
 let dir: string;
-const processes = chatProcesses();
+const processes = chatProcesses(join(import.meta.dirname, 'support/chat-process.ts'));
 let first: string;
 let second: string;
 

@@ -13,14 +13,14 @@ import { RedisStreamStore } from '../../src/distributed/index';
 import { SqliteSessionStore } from '../../src/index';
 import { type RedisServer, startRedisServer } from '../distributed/support/redis-server';
 import { chatClient } from '../support/ai-chat';
+import { chatProcesses, until } from '../support/chat-processes';
 import { postJson, readChunks, userMessageBody } from '../support/ui-stream';
-import { chatProcesses, until } from './support/chat-processes';
 
 const PREFIX = 'handoff-test:';
 let redis: RedisServer;
 let dir: string;
 let streams: RedisStreamStore;
-const processes = chatProcesses();
+const processes = chatProcesses(join(import.meta.dirname, 'support/chat-process.ts'));
 
 beforeAll(async () => {
   redis = await startRedisServer();

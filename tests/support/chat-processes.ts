@@ -1,22 +1,18 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { join } from 'node:path';
 
 /**
- * Chat server processes (support/chat-process.ts) for the cross-process tests: `start(env)` spawns
- * one and resolves with its chat api once it listens; `killAll()` ends those still running.
+ * Chat server processes for the cross-process tests: `start(env)` runs `script` (a TypeScript file
+ * that prints `{"port":N}` once it listens) in a child process and resolves with its address and
+ * chat api; `killAll()` ends those still running.
  */
-export function chatProcesses() {
+export function chatProcesses(script: string) {
   const started: ChildProcess[] = [];
   return {
-    async start(env: Record<string, string>): Promise<{ api: string; child: ChildProcess }> {
-      const child = spawn(
-        process.execPath,
-        ['--import', 'tsx', join(import.meta.dirname, 'chat-process.ts')],
-        {
-          env: { ...process.env, ...env },
-          stdio: ['ignore', 'pipe', 'inherit'],
-        },
-      );
+    async start(env: Record<string, string>): Promise<{ url: string; api: string; child: ChildProcess }> {
+      const child = spawn(process.execPath, ['--import', 'tsx', script], {
+        env: { ...process.env, ...env },
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
       started.push(child);
       const port = await new Promise<number>((resolve, reject) => {
         let out = '';
@@ -27,7 +23,8 @@ export function chatProcesses() {
         });
         child.once('exit', (code) => reject(new Error(`the chat process exited (${code}) before listening`)));
       });
-      return { api: `http://127.0.0.1:${port}/api/chat`, child };
+      const url = `http://127.0.0.1:${port}`;
+      return { url, api: `${url}/api/chat`, child };
     },
     killAll(): void {
       for (const child of started)

@@ -10,14 +10,12 @@ import { handOffId, type StreamStore } from './stream-store';
  * in the session already (saved before the process died, not yet settled) is only settled.
  */
 
-/** The handed-off ids a session holds, in its conversation or its steering section. */
+/** The handed-off ids a session holds, in its conversation or its steering section (its user messages). */
 function heldIn(state: AgentState | undefined): Set<string> {
   const held = new Set<string>();
   if (!state) return held;
-  for (const message of [...state.messages(), ...state.steeredMessages()]) {
-    const { queueId, steerId } = message.metadata;
-    if (typeof queueId === 'string' || typeof steerId === 'string') held.add(handOffId(message));
-  }
+  for (const message of [...state.messages(), ...state.steeredMessages()])
+    if (message.role === 'user') held.add(handOffId(message));
   return held;
 }
 

@@ -41,7 +41,8 @@ export interface StreamStore {
   onStop(chatId: string, streamId: string, listener: () => void): Promise<() => void>;
   /**
    * Hands `message` to the run of the chat's open stream, in whichever process it runs (the chat
-   * handler's `whileRunning: 'steer'`); false when none is open.
+   * handler's `whileRunning: 'steer'` and `'queue'`), and keeps it in `handedOff` until a run
+   * settles it; false (and nothing kept) when none is open.
    */
   steer(chatId: string, message: Message): Promise<boolean>;
   /**

@@ -44,8 +44,8 @@ function serve(whileRunning: 'queue' | 'steer', hold: boolean) {
     WORDS: '8',
     WORD_DELAY_MS: '5',
     WHILE_RUNNING: whileRunning,
-    LEASE_MS: '3000',
-    STREAM_RENEW_MS: '200',
+    LEASE_MS: '5000',
+    STREAM_RENEW_MS: '250',
     BLOCK_MS: '100',
     ...(hold && { HOLD_AFTER_WORDS: '2' }),
   });
@@ -76,10 +76,11 @@ describe.each(['queue', 'steer'] as const)(
       const handing = await postJson(b.api, userMessageBody(chatId, 'And Porto?'));
       expect(handing.status).toBe(200);
       const handedStream = readChunks(handing);
+    expect((await streams.handedOff(chatId)).map((h) => h.message.content)).toEqual(['And Porto?']);
       const exited = new Promise((resolve) => a.child.once('exit', resolve));
       a.child.kill('SIGKILL');
       await exited;
-      // A's stream lease runs out (3 s); the stream B relayed ends with it.
+      // A's stream lease runs out (5 s); the stream B relayed ends with it.
       await until(async () => (await streams.active(chatId)) === null);
       await handedStream;
       expect(await userMessages(chatId)).toEqual(['Lisbon?']);

@@ -76,7 +76,7 @@ describe.each(['queue', 'steer'] as const)(
       const handing = await postJson(b.api, userMessageBody(chatId, 'And Porto?'));
       expect(handing.status).toBe(200);
       const handedStream = readChunks(handing);
-    expect((await streams.handedOff(chatId)).map((h) => h.message.content)).toEqual(['And Porto?']);
+      expect((await streams.handedOff(chatId)).map((h) => h.message.content)).toEqual(['And Porto?']);
       const exited = new Promise((resolve) => a.child.once('exit', resolve));
       a.child.kill('SIGKILL');
       await exited;

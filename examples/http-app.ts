@@ -28,6 +28,7 @@ import {
   modelDriver,
   type SessionStore,
   SqliteSessionStore,
+  type StreamStore,
   scriptedDriver,
   toNodeHandler,
 } from '../src/index';
@@ -47,6 +48,12 @@ export interface ChatAppOptions {
   readonly client?: 'plain' | 'react';
   /** Binds each approval to the exact call (see `approvalSecret`). Default: APPROVAL_SECRET, if set. */
   readonly approvalSecret?: string;
+  /**
+   * Where the runs' streams are kept: a `RedisStreamStore` shared by several processes serving the
+   * app (over one session store) lets a page reloaded against any of them follow the answer.
+   * Default: this process's memory.
+   */
+  readonly streams?: StreamStore;
 }
 
 /** A payment: the model may ask for one, a person approves or denies it in the page. */
@@ -73,7 +80,9 @@ export function createChatApp(options: ChatAppOptions = {}): Server {
     store,
     ...(approvalSecret && { approvalSecret }),
   });
-  const chat = toNodeHandler(createChatHandler({ agent }));
+  const chat = toNodeHandler(
+    createChatHandler({ agent, ...(options.streams && { streams: options.streams }) }),
+  );
   const client = options.client ?? 'plain';
   let script: Promise<string> | undefined;
 

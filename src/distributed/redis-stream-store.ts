@@ -1,7 +1,13 @@
 import type { Redis } from 'ioredis';
 import { InvalidArgumentError } from '../state/errors';
 import type { Message } from '../state/message';
-import { StreamNotOpenError, type StreamStore, type StreamStoreOptions } from '../ui/stream-store';
+import {
+  type HandedOff,
+  handOffId,
+  StreamNotOpenError,
+  type StreamStore,
+  type StreamStoreOptions,
+} from '../ui/stream-store';
 import type { UIMessageChunk } from '../ui/ui-message';
 import { closeRedis, openRedis } from './redis-modules';
 import { DEFAULT_SESSION_KEY_PREFIX } from './redis-session-store';
@@ -27,12 +33,14 @@ return 1
 `;
 
 /**
- * KEYS: active key; ARGV: the key prefix of steer lists, the steer channel prefix, the chat id, the
- * message's JSON. Replies the stream id or false.
+ * KEYS: active key, the chat's handed-off list; ARGV: the key prefix of steer lists, the steer
+ * channel prefix, the chat id, the message's JSON. Replies the stream id or false. The handed-off
+ * list has no expiry: it holds a message until a run settles it.
  */
 const STEER_SCRIPT = `
 local id = redis.call('GET', KEYS[1])
 if not id then return false end
+redis.call('RPUSH', KEYS[2], '{"streamId":' .. cjson.encode(id) .. ',"message":' .. ARGV[4] .. '}')
 redis.call('RPUSH', ARGV[1] .. id, ARGV[4])
 redis.call('PEXPIRE', ARGV[1] .. id, redis.call('PTTL', KEYS[1]) + 60000)
 redis.call('PUBLISH', ARGV[2] .. ARGV[3], id)
@@ -122,6 +130,7 @@ export class RedisStreamStore implements StreamStore {
   private stopChannelPrefix = () => `${this.prefix}stream-stop:`;
   private steerListPrefix = (chatId: string) => `${this.prefix}stream-steer:${chatId}:`;
   private steerChannelPrefix = () => `${this.prefix}stream-steered:`;
+  private handedOffKey = (chatId: string) => `${this.prefix}stream-handed-off:${chatId}`;
 
   async begin(chatId: string, streamId: string): Promise<boolean> {
     const redis = await this.redis();
@@ -267,8 +276,9 @@ export class RedisStreamStore implements StreamStore {
     const redis = await this.redis();
     const id = await redis.eval(
       STEER_SCRIPT,
-      1,
+      2,
       this.activeKey(chatId),
+      this.handedOffKey(chatId),
       this.steerListPrefix(chatId),
       this.steerChannelPrefix(),
       chatId,
@@ -299,6 +309,24 @@ export class RedisStreamStore implements StreamStore {
         if (!stillHeard) void subscriber.unsubscribe(channel).catch(() => undefined);
       }
     };
+  }
+
+  async handedOff(chatId: string): Promise<readonly HandedOff[]> {
+    const entries = await (await this.redis()).lrange(this.handedOffKey(chatId), 0, -1);
+    return entries.map((json) => JSON.parse(json) as HandedOff);
+  }
+
+  async settle(chatId: string, ids: readonly string[]): Promise<void> {
+    if (ids.length === 0) return;
+    const redis = await this.redis();
+    const key = this.handedOffKey(chatId);
+    const settled = new Set(ids);
+    const entries = await redis.lrange(key, 0, -1);
+    const gone = entries.filter((json) => settled.has(handOffId((JSON.parse(json) as HandedOff).message)));
+    if (gone.length === 0) return;
+    const removal = redis.multi();
+    for (const json of gone) removal.lrem(key, 1, json);
+    await removal.exec();
   }
 
   /** Gives `entry` the steered messages it has not had yet, one read at a time (each message once). */

@@ -12,6 +12,7 @@ import { newId } from '../state/ids';
 import { Message } from '../state/message';
 import { AgentStream } from './agent-stream';
 import { chatToolCallId, toApprovalInputs } from './chat-approvals';
+import { adoptHandedOff, settleHandedOff } from './chat-handoff';
 import { fromQueuedAnswer, nextQueuedExecution } from './chat-queue';
 import { type ChatDecision, ChatRequestError, parseChatRequest } from './chat-request';
 import { noChunks, type RunningActor, runningActor } from './running-actor';
@@ -149,9 +150,8 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
       // (queued: the process running the chat answers it next, on the same stream)
       if (whileRunning !== 'reject' && chat.kind === 'message') {
         const queueId = whileRunning === 'queue' ? newId() : undefined;
-        const message = queueId
-          ? Message.of({ role: 'user', content: chat.text, metadata: { queueId } })
-          : Message.user(chat.text);
+        const metadata = queueId ? { queueId } : { steerId: newId() };
+        const message = Message.of({ role: 'user', content: chat.text, metadata });
         if (await streams.steer(chatId, message)) return relay(chatId, queueId);
         continue;
       }
@@ -164,6 +164,7 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
     const actor = runningActor();
     let stream: AgentStream;
     try {
+      await adoptHandedOff(store, streams, chatId, streamId);
       const stored = await store.load(chatId);
       stream =
         chat.kind === 'message'
@@ -225,13 +226,15 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
     } finally {
       clearInterval(renew);
       unlisten();
-      await writer.end().catch((error: unknown) => onError(error));
       unlistenSteer();
+      // a run that threw has been given to onError above (its read or its state)
+      if (!final) final = await running.state.catch(() => undefined);
+      // queued as the run concluded, or not answered (it stopped or failed): kept for the next one
+      if (final) await keepLateSteering(chatId, [...actor.unapplied(final), ...queued.splice(0)]);
+      // what the session holds now leaves the stream store; the rest waits for the next run
+      await settleHandedOff(store, streams, chatId).catch((error: unknown) => onError(error));
+      await writer.end().catch((error: unknown) => onError(error));
     }
-    // a run that threw has been given to onError above (its read or its state)
-    if (!final) final = await running.state.catch(() => undefined);
-    // queued as the stream ended, or not answered (the run stopped or failed): kept for the next one
-    if (final) await keepLateSteering(chatId, [...actor.unapplied(final), ...queued.splice(0)]);
   }
 
   /**

@@ -12,6 +12,8 @@ export {
 export { type ChatDecision, type ChatRequest, ChatRequestError, parseChatRequest } from './chat-request';
 export { toNodeHandler } from './node-handler';
 export {
+  type HandedOff,
+  handOffId,
   InMemoryStreamStore,
   StreamNotOpenError,
   type StreamStore,

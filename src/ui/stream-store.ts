@@ -41,7 +41,8 @@ export interface StreamStore {
   onStop(chatId: string, streamId: string, listener: () => void): Promise<() => void>;
   /**
    * Hands `message` to the run of the chat's open stream, in whichever process it runs (the chat
-   * handler's `whileRunning: 'steer'`); false when none is open.
+   * handler's `whileRunning: 'steer'` and `'queue'`), and keeps it in `handedOff` until a run
+   * settles it; false (and nothing kept) when none is open.
    */
   steer(chatId: string, message: Message): Promise<boolean>;
   /**
@@ -49,8 +50,33 @@ export interface StreamStore {
    * steered before this call too). Resolves with the function that stops listening.
    */
   onSteer(chatId: string, streamId: string, listener: (message: Message) => void): Promise<() => void>;
+  /**
+   * Every message steered to the chat's runs (`steer`) that no run has `settle`d yet, in the order
+   * they came, each with the stream it was steered to: kept across streams, until settled, so that
+   * the messages of a run whose process died are taken by the chat's next run.
+   */
+  handedOff(chatId: string): Promise<readonly HandedOff[]>;
+  /** Forgets the handed-off messages with these `handOffId`s (they are in the session now). */
+  settle(chatId: string, ids: readonly string[]): Promise<void>;
   /** Releases the store's connections and timers. */
   close(): Promise<void>;
+}
+
+/** A message steered (or queued) to a chat's run and not settled yet, and the stream it was steered to. */
+export interface HandedOff {
+  readonly streamId: string;
+  readonly message: Message;
+}
+
+/**
+ * What tells a handed-off message apart: its `metadata.queueId` or `metadata.steerId` (the chat
+ * handler gives each message one), else its role and text.
+ */
+export function handOffId(message: Message): string {
+  const { queueId, steerId } = message.metadata;
+  if (typeof queueId === 'string') return queueId;
+  if (typeof steerId === 'string') return steerId;
+  return `${message.role}:${message.content}`;
 }
 
 /** An append to a stream that is not the chat's open one (it ended, or its lease ran out and another run took the chat). */
@@ -100,6 +126,7 @@ interface MemoryStream {
 export class InMemoryStreamStore implements StreamStore {
   private readonly streams = new Map<string, MemoryStream>();
   private readonly expiries = new Map<string, ReturnType<typeof setTimeout>>();
+  private readonly pending = new Map<string, HandedOff[]>();
   private readonly ttlMs: number;
   private readonly leaseMs: number;
 
@@ -217,6 +244,9 @@ export class InMemoryStreamStore implements StreamStore {
     const stream = this.open(chatId);
     if (!stream) return false;
     stream.steered.push(message);
+    const pending = this.pending.get(chatId) ?? [];
+    pending.push({ streamId: stream.id, message });
+    this.pending.set(chatId, pending);
     for (const listener of [...stream.steerListeners]) listener(message);
     return true;
   }
@@ -229,8 +259,20 @@ export class InMemoryStreamStore implements StreamStore {
     return () => stream.steerListeners.delete(listener);
   }
 
+  async handedOff(chatId: string): Promise<readonly HandedOff[]> {
+    return [...(this.pending.get(chatId) ?? [])];
+  }
+
+  async settle(chatId: string, ids: readonly string[]): Promise<void> {
+    const settled = new Set(ids);
+    const left = (this.pending.get(chatId) ?? []).filter((h) => !settled.has(handOffId(h.message)));
+    if (left.length > 0) this.pending.set(chatId, left);
+    else this.pending.delete(chatId);
+  }
+
   async close(): Promise<void> {
     for (const chatId of [...this.streams.keys()]) this.forget(chatId);
+    this.pending.clear();
   }
 
   private forget(chatId: string): void {

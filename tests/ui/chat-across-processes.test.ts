@@ -6,7 +6,6 @@
  * the chat answers. CHAT_DROPS sets how many random drop points are tried (default 4;
  * `npm run matrix:chat` runs 200).
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SqliteSessionStore } from '../../src/index';
 import { type RedisServer, startRedisServer } from '../distributed/support/redis-server';
 import { chatClient } from '../support/ai-chat';
+import { chatProcesses, until } from '../support/chat-processes';
 
 const WORDS = 40;
 const DROPS = Number(process.env.CHAT_DROPS ?? 4);
@@ -22,7 +22,7 @@ const seed = Number(process.env.CHAT_SEED ?? Date.now() % 100_000);
 
 let redis: RedisServer;
 let dir: string;
-const processes: ChildProcess[] = [];
+const processes = chatProcesses(join(import.meta.dirname, 'support/chat-process.ts'));
 let first: string;
 let second: string;
 
@@ -32,28 +32,6 @@ function random(): () => number {
     state = (state * 1103515245 + 12345) % 2147483648;
     return state / 2147483648;
   };
-}
-
-async function startProcess(env: Record<string, string>): Promise<string> {
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', join(import.meta.dirname, 'support/chat-process.ts')],
-    {
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    },
-  );
-  processes.push(child);
-  const port = await new Promise<number>((resolve, reject) => {
-    let out = '';
-    child.stdout?.on('data', (data: Buffer) => {
-      out += data.toString();
-      const line = /\{"port":(\d+)\}/.exec(out);
-      if (line) resolve(Number(line[1]));
-    });
-    child.once('exit', (code) => reject(new Error(`the chat process exited (${code}) before listening`)));
-  });
-  return `http://127.0.0.1:${port}/api/chat`;
 }
 
 beforeAll(async () => {
@@ -66,19 +44,17 @@ beforeAll(async () => {
     WORDS: String(WORDS),
     WORD_DELAY_MS: '5',
   };
-  [first, second] = await Promise.all([startProcess(env), startProcess(env)]);
+  [first, second] = (await Promise.all([processes.start(env), processes.start(env)])).map((p) => p.api) as [
+    string,
+    string,
+  ];
 }, 60_000);
 
 afterAll(async () => {
-  for (const child of processes) child.kill('SIGKILL');
+  processes.killAll();
   await redis?.stop();
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
-
-/** Resolves once `condition` holds (checked every few ms; the test's timeout is the safety net). */
-async function until(condition: () => boolean | Promise<boolean>): Promise<void> {
-  while (!(await condition())) await new Promise((resolve) => setTimeout(resolve, 5));
-}
 
 /** Words of the answer's text so far (0 while the last message is the user's). */
 const words = (message: UIMessage | undefined) =>

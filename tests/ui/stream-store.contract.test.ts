@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisStreamStore } from '../../src/distributed/index';
 import {
+  handOffId,
   InMemoryStreamStore,
   Message,
   StreamNotOpenError,
@@ -154,6 +155,32 @@ describe.each(kinds)('%s', (_kind, fixture) => {
     await until(async () => next.length === 1);
     expect(next).toEqual(['for s2']);
     await writer.end('c1', 's2');
+    await Promise.all([writer.close(), reader.close()]);
+  });
+
+  it('keeps each steered message, with its stream, across streams until it is settled', async () => {
+    const { writer, reader } = fixture.pair({ leaseMs: 200 });
+    const tagged = (content: string, steerId: string) =>
+      Message.of({ role: 'user', content, metadata: { steerId } });
+    await writer.begin('c1', 's1');
+    await reader.steer('c1', tagged('first', 'm1'));
+    await reader.steer('c1', tagged('second', 'm2'));
+    // the writer dies: its lease runs out, the messages stay
+    await until(async () => (await reader.active('c1')) === null);
+    await reader.begin('c1', 's2');
+    await writer.steer('c1', tagged('third', 'm3'));
+    const pending = await reader.handedOff('c1');
+    expect(pending.map((h) => [h.streamId, h.message.content, h.message.metadata])).toEqual([
+      ['s1', 'first', { steerId: 'm1' }],
+      ['s1', 'second', { steerId: 'm2' }],
+      ['s2', 'third', { steerId: 'm3' }],
+    ]);
+    expect(pending.map((h) => handOffId(h.message))).toEqual(['m1', 'm2', 'm3']);
+    await reader.settle('c1', ['m2', 'm1']);
+    await reader.end('c1', 's2');
+    expect((await writer.handedOff('c1')).map((h) => h.message.content)).toEqual(['third']);
+    await writer.settle('c1', ['m3']);
+    expect(await reader.handedOff('c1')).toEqual([]);
     await Promise.all([writer.close(), reader.close()]);
   });
 

@@ -2,7 +2,9 @@
  * A chat server process for the cross-process tests: createChatHandler over a SQLite session store
  * (CHAT_DB) and a RedisStreamStore (REDIS_PORT, STREAM_PREFIX) on 127.0.0.1 and a free port, which
  * it prints as `{"port":N}`. The model searches, then types WORDS words, one every WORD_DELAY_MS
- * (aborted by a stop). Runs until killed.
+ * (aborted by a stop). Runs until killed. Optional: WHILE_RUNNING (the handler's `whileRunning`),
+ * LEASE_MS and BLOCK_MS (the stream store's), STREAM_RENEW_MS, and HOLD_AFTER_WORDS: the model
+ * stops typing after that many words and waits until the run is stopped (a process to kill mid-run).
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -21,6 +23,9 @@ import {
 
 const words = Number(process.env.WORDS ?? 40);
 const wordDelayMs = Number(process.env.WORD_DELAY_MS ?? 5);
+const holdAfter =
+  process.env.HOLD_AFTER_WORDS === undefined ? Infinity : Number(process.env.HOLD_AFTER_WORDS);
+const optional = (name: string) => (process.env[name] === undefined ? undefined : Number(process.env[name]));
 export const answerText = (n: number) => Array.from({ length: n }, (_, i) => `word${i}`).join(' ');
 
 const search = defineTool({
@@ -47,7 +52,7 @@ const typing: Driver = {
       stepNumber: state.stepCount() + 1,
     };
     for (const [i, word] of (text.match(/\S+\s*/g) ?? []).entries()) {
-      if (i > 0) await abortableDelay(wordDelayMs, context.signal);
+      if (i > 0) await abortableDelay(i >= holdAfter ? 2 ** 31 - 1 : wordDelayMs, context.signal);
       context.report({ type: 'text.delta', ...ids, delta: word });
     }
     return answered;
@@ -62,8 +67,15 @@ const agent = createAgent({
 const streams = new RedisStreamStore({
   connection: { host: '127.0.0.1', port: Number(process.env.REDIS_PORT) },
   prefix: process.env.STREAM_PREFIX,
+  leaseMs: optional('LEASE_MS'),
+  blockMs: optional('BLOCK_MS'),
 });
-const handler = createChatHandler({ agent, streams });
+const handler = createChatHandler({
+  agent,
+  streams,
+  whileRunning: (process.env.WHILE_RUNNING ?? 'reject') as 'reject' | 'steer' | 'queue',
+  streamRenewMs: optional('STREAM_RENEW_MS'),
+});
 const server = createServer(toNodeHandler(handler));
 server.listen(0, '127.0.0.1', () => {
   console.log(JSON.stringify({ port: (server.address() as AddressInfo).port }));

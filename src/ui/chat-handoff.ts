@@ -1,0 +1,67 @@
+import type { SessionStore } from '../persistence/session-store';
+import { AgentState } from '../state/agent-state';
+import { Message } from '../state/message';
+import { handOffId, type StreamStore } from './stream-store';
+
+/**
+ * Messages queued or steered to a chat's run are kept in the stream store (`handedOff`) until they
+ * are in the session; then they are settled. A run whose process died leaves them there: the run
+ * that claims the chat next takes them first, in order, and each is taken once, since one that is
+ * in the session already (saved before the process died, not yet settled) is only settled.
+ */
+
+/** The handed-off ids a session holds, in its conversation or its steering section (its user messages). */
+function heldIn(state: AgentState | undefined): Set<string> {
+  const held = new Set<string>();
+  if (!state) return held;
+  for (const message of [...state.messages(), ...state.steeredMessages()])
+    if (message.role === 'user') held.add(handOffId(message));
+  return held;
+}
+
+/**
+ * Called by the run that has just claimed the chat (stream `streamId`): the messages handed to the
+ * chat's earlier runs that are not in the session (their process died first) are saved to its
+ * steering section, which the new run applies first; then all of them are settled.
+ */
+export async function adoptHandedOff(
+  store: SessionStore,
+  streams: StreamStore,
+  chatId: string,
+  streamId: string,
+): Promise<void> {
+  const earlier = (await streams.handedOff(chatId)).filter((h) => h.streamId !== streamId);
+  if (earlier.length === 0) return;
+  const stored = await store.load(chatId);
+  const held = heldIn(stored?.state);
+  const missing = earlier.map((h) => Message.of(h.message)).filter((m) => !held.has(handOffId(m)));
+  if (missing.length > 0)
+    await store.save(
+      chatId,
+      (stored?.state ?? AgentState.empty()).withSteeredMessages(missing),
+      stored?.version ?? null,
+    );
+  await streams.settle(
+    chatId,
+    earlier.map((h) => handOffId(h.message)),
+  );
+}
+
+/**
+ * Called as a run ends, once what it took is saved: settles the handed-off messages the session
+ * holds. Those it does not (heard too late, or the run failed before saving them) stay for the
+ * chat's next run.
+ */
+export async function settleHandedOff(
+  store: SessionStore,
+  streams: StreamStore,
+  chatId: string,
+): Promise<void> {
+  const pending = await streams.handedOff(chatId);
+  if (pending.length === 0) return;
+  const held = heldIn((await store.load(chatId))?.state);
+  await streams.settle(
+    chatId,
+    pending.map((h) => handOffId(h.message)).filter((id) => held.has(id)),
+  );
+}

@@ -62,13 +62,14 @@ const loop5 = v5
 
 const loop6 = v6
   .setup({
+    schemas: { context: v6.types<Ctx>(), input: v6.types<number>() },
     actors: {
       model: v6.createAsyncLogic({ run: ({ input }: { input: number }) => model(input) }),
       tool: v6.createAsyncLogic({ run: ({ input }: { input: number }) => tool(input) }),
     },
   })
   .createMachine({
-    context: ({ input }: { input: number }): Ctx => ({ n: 0, limit: input, answers: [] }),
+    context: ({ input }) => ({ n: 0, limit: input, answers: [] }),
     initial: 'idle',
     states: {
       idle: { on: { go: { target: 'inference' } } },

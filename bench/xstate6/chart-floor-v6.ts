@@ -40,8 +40,8 @@ export function chartFloor6(steps: number) {
   return agentLoop6.provide({
     actions: noOps6,
     guards: {
-      hasToolCalls: ({ event }: { event: { output: unknown } }) => stub(event.output).tools,
-      shouldStop: ({ context }: { context: { state: unknown } }) => stub(context.state).calls >= steps,
+      hasToolCalls: ({ event }) => stub((event as { output: unknown }).output).tools,
+      shouldStop: ({ context }) => stub(context.state).calls >= steps,
       stopSignalled: () => false,
       userStopped: () => false,
       steeredAfterAnswer: () => false,
@@ -62,6 +62,5 @@ export function chartFloor6(steps: number) {
         return asState({ calls: stub(state).calls, tools: false });
       }),
     },
-    // biome-ignore lint/suspicious/noExplicitAny: provide's types follow the (untyped) port
-  } as any);
+  });
 }

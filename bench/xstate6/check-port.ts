@@ -64,24 +64,31 @@ function stable(event: Record<string, unknown>): string {
 
 async function realRun(version: 5 | 6, steps: number, failAt = -1) {
   const events: string[] = [];
-  const actors = (worker: typeof stepWorker5 | typeof stepWorker6) => ({
-    driver: worker('driver', async ({ state }) => {
-      if (state.stepCount() === failAt) throw new Error('model down');
-      return answer(state, steps);
-    }),
-    toolExecutor: worker('toolExecutor', async ({ state }) => runTool(state)),
-  });
+  const model = async ({ state }: { state: AgentState }) => {
+    if (state.stepCount() === failAt) throw new Error('model down');
+    return answer(state, steps);
+  };
+  const tool = async ({ state }: { state: AgentState }) => runTool(state);
   const input = { state: AgentState.empty().withUserMessage('go') };
   let state: AgentState;
   if (version === 5) {
-    const actor = v5.createActor(agentLoop5.provide({ actors: actors(stepWorker5) as never }), { input });
+    const actor = v5.createActor(
+      agentLoop5.provide({
+        actors: { driver: stepWorker5('driver', model), toolExecutor: stepWorker5('toolExecutor', tool) },
+      }),
+      { input },
+    );
     actor.on('*', (e) => events.push(stable(e as never)));
     state = await runToOutcome5(actor as never, undefined);
   } else {
-    // biome-ignore lint/suspicious/noExplicitAny: the port is untyped
-    const actor = v6.createActor(agentLoop6.provide({ actors: actors(stepWorker6) } as any), {
-      input,
-    } as never);
+    const actor = v6.createActor(
+      agentLoop6.provide({
+        actors: { driver: stepWorker6('driver', model), toolExecutor: stepWorker6('toolExecutor', tool) },
+      }),
+      {
+        input,
+      } as never,
+    );
     actor.on('*', (e: unknown) => events.push(stable(e as never)));
     state = await runToOutcome6(actor);
   }
@@ -95,7 +102,8 @@ for (const steps of [1, 3]) {
   assert.equal(b.state.stepCount(), steps);
   assert.equal(b.state.status(), a.state.status());
   assert.equal(b.state.finalResponse(), a.state.finalResponse());
-  assert.equal(b.state.messageList().length, a.state.messageList().length);
+  assert.equal(b.state.messageList().size, a.state.messageList().size);
+  assert.deepEqual(b.state.usage(), a.state.usage());
   assert.deepEqual(b.events, a.events);
   console.log(
     `real actions, ${steps} steps: same outcome (${a.state.status()}) and the same ${a.events.length} events`,

@@ -222,5 +222,4 @@ export const agentLoop = loopSetup.createMachine({
     stopped: { tags: [LoopTag.outcome], entry: run('emitExecutionFinished'), on: acceptsWork() },
     failed: { tags: [LoopTag.outcome], entry: run('emitExecutionFinished'), on: acceptsWork() },
   },
-  // biome-ignore lint/suspicious/noExplicitAny: the config is checked at run time here (README: types)
-} as any);
+});

@@ -23,6 +23,8 @@ type Args = { context: LoopContext; event: any; self: any; children: Record<stri
 type Enq = any;
 
 const now = () => Date.now();
+/** What `assign` did: XState 6 merges the `context` an action or transition function returns. */
+const patch = (context: Partial<LoopContext>) => ({ context });
 
 /** What the workers are made with: the agent actor they work for. */
 export function workerInput({ self }: { self: WorkerInput['agent'] }): WorkerInput {
@@ -44,43 +46,48 @@ const work = (context: LoopContext) => ({
 });
 
 export const loopActions = {
-  appendUserMessage: ({ context, event }: Args) => ({
-    state: event.type === 'user.message' ? context.state.withUserMessage(event.text) : context.state,
-  }),
+  appendUserMessage: ({ context, event }: Args) =>
+    patch({
+      state: event.type === 'user.message' ? context.state.withUserMessage(event.text) : context.state,
+    }),
   keepSteer: ({ context, event }: Args) => {
     const message = steeredMessage(event);
-    return { steering: message ? [...context.steering, message] : context.steering };
+    return patch({ steering: message ? [...context.steering, message] : context.steering });
   },
   saveSteering: ({ context }: Args) =>
     context.steering.length === 0
       ? undefined
-      : { state: context.state.withSteeredMessages(context.steering), steering: [] },
+      : patch({ state: context.state.withSteeredMessages(context.steering), steering: [] }),
   applySteering: ({ context }: Args) =>
     steeringToApply(context).length === 0
       ? undefined
-      : { state: context.state.withSteeredMessages(context.steering).withSteeringApplied(), steering: [] },
-  startExecution: ({ context }: Args) => ({
-    state: context.state.withExecutionStarted(now()),
-    error: null,
-    toolExecutorStarted: false,
-  }),
-  assignState: ({ event }: Args) => ({ state: outputState(event) }),
+      : patch({
+          state: context.state.withSteeredMessages(context.steering).withSteeringApplied(),
+          steering: [],
+        }),
+  startExecution: ({ context }: Args) =>
+    patch({
+      state: context.state.withExecutionStarted(now()),
+      error: null,
+      toolExecutorStarted: false,
+    }),
+  assignState: ({ event }: Args) => patch({ state: outputState(event) }),
   assignStateForTools: ({ context, event, self }: Args, enq: Enq) => {
-    if (context.toolExecutorStarted) return { state: outputState(event) };
+    if (context.toolExecutorStarted) return patch({ state: outputState(event) });
     enq.spawn('toolExecutor', { id: 'toolExecutor', input: workerInput({ self }) });
-    return { state: outputState(event), toolExecutorStarted: true };
+    return patch({ state: outputState(event), toolExecutorStarted: true });
   },
   startToolExecutor: ({ context, self }: Args, enq: Enq) => {
     if (context.toolExecutorStarted) return undefined;
     enq.spawn('toolExecutor', { id: 'toolExecutor', input: workerInput({ self }) });
-    return { toolExecutorStarted: true };
+    return patch({ toolExecutorStarted: true });
   },
   stopToolExecutor: ({ children }: Args, enq: Enq) => enq.stop(children.toolExecutor),
   startStep: ({ context }: Args) => {
     const at = now();
     const started = context.state.withStepStarted(at);
     const signal = budgetSignal(context.budget, started, at);
-    return { state: signal ? started.withStopSignal(signal) : started };
+    return patch({ state: signal ? started.withStopSignal(signal) : started });
   },
   stopOverBudget: ({ context }: Args) => {
     const signal = budgetSignal(context.budget, context.state, now());
@@ -89,63 +96,67 @@ export const loopActions = {
       ?.continuation()
       .stopSignals.some((s) => s.source === BUDGET_GUARD && s.context.limit === signal?.context.limit);
     const state = signal && !raised ? context.state.withStopSignal(signal) : context.state;
-    return { state: state.withContinuationRequested(false) };
+    return patch({ state: state.withContinuationRequested(false) });
   },
-  recordStep: ({ context }: Args) => ({
-    state: (context.checkStep ? context.checkStep(context.state) : context.state).withCurrentStepRecorded(
-      now(),
-    ),
-  }),
+  recordStep: ({ context }: Args) =>
+    patch({
+      state: (context.checkStep ? context.checkStep(context.state) : context.state).withCurrentStepRecorded(
+        now(),
+      ),
+    }),
   recordStopRequest: ({ context, event }: Args, _enq: Enq, params?: { withoutStep?: boolean }) => {
     const error = (event as { error?: AgentStopError }).error;
     const state = params?.withoutStep ? context.state : (error?.state ?? context.state);
-    return { state: state.withStopSignal(AgentStopError.toSignal(error)) };
+    return patch({ state: state.withStopSignal(AgentStopError.toSignal(error)) });
   },
   recordCheckpointFailure: ({ context, event }: Args) => {
     const error = AgentError.from((event as { error?: unknown }).error);
     const waitingChildren = Object.keys(context.state.approval()?.children ?? {}).length > 0;
     const state = waitingChildren ? context.state.withPendingToolCallsFailed(notRun(error)) : context.state;
-    return { state: state.withFailure(error, StopReason.ErrorForbade, 'checkpoint'), error };
+    return patch({ state: state.withFailure(error, StopReason.ErrorForbade, 'checkpoint'), error });
   },
   recordFailure: ({ context, event }: Args, _enq: Enq, params?: { inStep?: boolean }) => {
     const error = AgentError.from((event as { error?: unknown }).error);
     const state = context.state.withPendingToolCallsFailed(notRun(error));
-    return { state: state.withFailure(error, StopReason.ErrorForbade, 'agent-loop', params), error };
+    return patch({ state: state.withFailure(error, StopReason.ErrorForbade, 'agent-loop', params), error });
   },
   keepSettledToolCalls: () => undefined,
   recordUserStop: ({ context, event }: Args) => {
     const reason = event.type === 'stop' && event.reason ? event.reason : 'Stopped by user request';
     const aborted = AgentError.of('AbortError', reason, 'ABORTED');
-    return {
+    return patch({
       state: context.state
         .withPendingToolCallsFailed(aborted)
         .withStopSignal(StopSignal.userRequested(reason)),
-    };
+    });
   },
-  completeExecution: ({ context }: Args) => ({ state: context.state.withExecutionCompleted(now()) }),
-  recordDecision: ({ context, event }: Args) => ({
-    state: context.state.withApprovalDecision(...toDecision(event)),
-  }),
-  recordApprovalTimeout: ({ context }: Args) => ({
-    state: context.state
-      .withPendingToolCallsFailed(
-        AgentError.of('ApprovalTimeout', 'No decision before the time budget ran out', 'APPROVAL_TIMEOUT'),
-      )
-      .withStopSignal(
-        StopSignal.of(
-          StopReason.TimeLimitReached,
-          'Time limit reached while awaiting approval',
-          { limit: 'approval', pending: context.state.pendingApprovals().map((p) => p.toolCallId) },
-          'awaitingApproval',
+  completeExecution: ({ context }: Args) => patch({ state: context.state.withExecutionCompleted(now()) }),
+  recordDecision: ({ context, event }: Args) =>
+    patch({
+      state: context.state.withApprovalDecision(...toDecision(event)),
+    }),
+  recordApprovalTimeout: ({ context }: Args) =>
+    patch({
+      state: context.state
+        .withPendingToolCallsFailed(
+          AgentError.of('ApprovalTimeout', 'No decision before the time budget ran out', 'APPROVAL_TIMEOUT'),
+        )
+        .withStopSignal(
+          StopSignal.of(
+            StopReason.TimeLimitReached,
+            'Time limit reached while awaiting approval',
+            { limit: 'approval', pending: context.state.pendingApprovals().map((p) => p.toolCallId) },
+            'awaitingApproval',
+          ),
         ),
-      ),
-  }),
-  assignVersion: ({ context, event }: Args) => ({
-    session: context.session && {
-      ...context.session,
-      version: (event as { output?: number | null }).output ?? context.session.version,
-    },
-  }),
+    }),
+  assignVersion: ({ context, event }: Args) =>
+    patch({
+      session: context.session && {
+        ...context.session,
+        version: (event as { output?: number | null }).output ?? context.session.version,
+      },
+    }),
   requestInference: ({ context, children }: Args, enq: Enq) => enq.sendTo(children.driver, work(context)),
   requestTools: ({ context, children }: Args, enq: Enq) => enq.sendTo(children.toolExecutor, work(context)),
   requestHooks: ({ context, children }: Args, enq: Enq, params: { stage: HookStage }) =>

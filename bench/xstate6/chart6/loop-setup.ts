@@ -3,9 +3,10 @@
  * caller with `provide({ actors })`), its delay and its guards. The guards are the v5 ones
  * unchanged, but for their signature: `(args, params)`, called by the transition functions (when.ts).
  */
-import { createAsyncLogic, createCallbackLogic, setup } from 'xstate';
+import { createAsyncLogic, createCallbackLogic, setup, types } from 'xstate';
 import {
   type LoopContext,
+  type LoopInput,
   outputState,
   pendingSteering,
   routeOf,
@@ -29,6 +30,7 @@ const notProvided = (name: string) => (): never => {
 type Args = { context: LoopContext; event: any };
 
 export const loopSetup = setup({
+  schemas: { context: types<LoopContext>(), input: types<LoopInput>() },
   actors: {
     hooks: createCallbackLogic(notProvided('hooks')),
     driver: createCallbackLogic(notProvided('driver')),

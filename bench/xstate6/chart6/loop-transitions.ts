@@ -96,7 +96,7 @@ export function persistStage(
 export function checkpointInvoke(done: string, failed: string, evaluate = true) {
   return {
     id: 'checkpoint',
-    src: 'checkpoint',
+    src: 'checkpoint' as const,
     input: ({ context }: { context: LoopContext }): CheckpointInput =>
       Object.defineProperty({ session: context.session! }, 'state', {
         value: context.state,
@@ -112,7 +112,7 @@ export function checkpointInvoke(done: string, failed: string, evaluate = true) 
 }
 
 export function intentInvoke(done: string, failed: string, evaluate = true) {
-  return { ...checkpointInvoke(done, failed, evaluate), src: 'intentCheckpoint' };
+  return { ...checkpointInvoke(done, failed, evaluate), src: 'intentCheckpoint' as const };
 }
 
 const EXECUTE: Branch = { target: StateId.inProgress, actions: 'startExecution' };

@@ -5,8 +5,9 @@
  * and action names) and turns each list into that function, so the port keeps every state and
  * transition of machines/*.ts and `machine.provide({ guards, actions })` still swaps them by name.
  *
- * An action here is `(args, enq, params) => patch | void`: a context patch (what `assign` did) and
- * effects through `enq` (what `sendTo`, `emit`, `spawnChild`, `stopChild` did).
+ * An action here is `(args, enq, params) => { context: patch } | void`, as XState 6 types named
+ * actions: a context patch (what `assign` did) and effects through `enq` (what `sendTo`, `emit`,
+ * `spawnChild`, `stopChild` did).
  */
 export type Named = string | { readonly type: string; readonly params?: unknown };
 export type GuardRef = Named | { readonly and: readonly Named[] };
@@ -34,7 +35,7 @@ export function perform(list: readonly Named[], args: Args, enq: Enq): Patch | u
   let patch: Patch | undefined;
   let current = args;
   for (const ref of list) {
-    const result = args.actions[nameOf(ref)](current, enq, paramsOf(ref));
+    const result = args.actions[nameOf(ref)](current, enq, paramsOf(ref))?.context;
     if (!result) continue;
     patch = patch ? { ...patch, ...result } : result;
     current = { ...current, context: { ...current.context, ...result } };

@@ -1,8 +1,8 @@
 /**
  * Checks that the XState 6 port (chart6/) behaves as machines/*.ts on XState 5, before its figures
  * are believed: (1) with the real actions and guards and a scripted driver and tool executor (the
- * real AgentState updates of bench/workload.ts's plain loop), both versions end in the same state
- * and emit the same events in the same order; (2) the chart-floor stubs take the same microsteps
+ * real AgentState updates of bench/workload.ts's plain loop), both versions end alike (status,
+ * steps, final text, message count, usage) and emit the same events in the same order; (2) the chart-floor stubs take the same microsteps
  * (the state each microstep's transition left from) on both.
  *
  *   node --import tsx check-port.ts

@@ -1,15 +1,18 @@
-import { StateId, statePath } from '../../machines/state-ids';
 import { sha256Base64 } from '../state/content-hash';
 import {
-  type ActorView,
-  type AgentView,
-  buildRunView,
-  type PathView,
-  type RunInput,
-  type RunView,
-  type StepView,
-} from './run-model';
+  esc,
+  formatCost,
+  formatDate,
+  formatMs,
+  formatNumber,
+  jsonForScript,
+  statusBadge,
+  sum,
+  truncate,
+} from './html-format';
+import { type AgentView, buildRunView, type RunInput, type RunView, type StepView } from './run-model';
 import { VIEWER_CSS, VIEWER_JS } from './run-viewer-assets';
+import { actorNode, eventTable, renderStatePath } from './run-viewer-chart';
 import { shortId } from './view-helpers';
 
 export interface RunViewerOptions {
@@ -285,92 +288,6 @@ function errorList(agent: AgentView): string {
     .join('')}</ul>`;
 }
 
-const OUTCOMES = [StateId.completed, StateId.stopped, StateId.failed].map(statePath);
-
-function renderStatePath(agent: AgentView): string {
-  if (!agent.statePath) {
-    return '<p class="empty-note">Not recorded: this page was made from an AgentState. Record a trace with <code>recordTrace()</code> to see the path through the chart.</p>';
-  }
-  if (!agent.statePath.length) return '<p class="empty-note">No states recorded.</p>';
-  // One line per step of the loop (entered at step.beforeStep), with the states before and after.
-  const groups: Array<{ label: string; prefix: string; isStep: boolean; items: PathView[] }> = [];
-  const stepPrefix = `${statePath(StateId.step)}.`;
-  const inProgress = `${statePath(StateId.inProgress)}.`;
-  const beforeExecution = statePath(StateId.beforeExecution);
-  const beforeStep = statePath(StateId.beforeStep);
-  let steps = 0;
-  let executions = 0;
-  for (const item of agent.statePath) {
-    const current = groups[groups.length - 1];
-    const previous = current?.items[current.items.length - 1]?.path ?? '';
-    if (item.path.startsWith(beforeExecution) && !previous.startsWith(beforeExecution)) {
-      // A new execution (a session runs one per user message).
-      executions++;
-      steps = 0;
-      const label = executions === 1 ? 'start' : `run ${executions}`;
-      if (current && !current.isStep && current.label === 'start' && executions === 1)
-        current.items.push(item);
-      else groups.push({ label, prefix: inProgress, isStep: false, items: [item] });
-      continue;
-    }
-    const entersStep = item.path.startsWith(beforeStep) && !previous.startsWith(beforeStep);
-    if (entersStep) {
-      steps++;
-      groups.push({ label: `step ${steps}`, prefix: stepPrefix, isStep: true, items: [item] });
-    } else if (!current || (current.isStep && !item.path.startsWith(stepPrefix))) {
-      groups.push({ label: current ? 'end' : 'start', prefix: inProgress, isStep: false, items: [item] });
-    } else current.items.push(item);
-  }
-  const chip = (p: PathView, prefix: string) => {
-    const shown = p.path.startsWith(prefix) ? p.path.slice(prefix.length) : p.path;
-    const parts = shown.split('.');
-    const leaf = parts.pop() ?? '';
-    const outcome = OUTCOMES.includes(p.path);
-    const t = ` title="${esc(`${p.path}${p.t === null ? '' : ` at ${formatMs(p.t)}`}`)}"`;
-    return `<span class="node${outcome ? ` outcome ${esc(p.path)}` : ''}"${t}>${parts.length ? `${esc(parts.join('.'))}.` : ''}<b>${esc(leaf)}</b></span>`;
-  };
-  return `<div class="path" data-testid="state-path">${groups
-    .map(
-      (g) =>
-        `<div class="path-row"><span class="path-label">${esc(g.label)}</span><span class="path-nodes">${g.items
-          .map((p) => chip(p, g.prefix))
-          .join('<span class="arrow">→</span>')}</span></div>`,
-    )
-    .join('')}</div>`;
-}
-
-function actorNode(actor: ActorView): string {
-  // Repeated leaf actors of one kind (a driver per step) are shown once with a count.
-  const groups = new Map<string, ActorView[]>();
-  const nested: ActorView[] = [];
-  for (const child of actor.children) {
-    if (child.children.length || child.agent) nested.push(child);
-    else {
-      const list = groups.get(child.src) ?? [];
-      list.push(child);
-      groups.set(child.src, list);
-    }
-  }
-  const leafs = [...groups.entries()].map(([src, list]) => {
-    const total = list.reduce((n, a) => n + (a.durationMs ?? 0), 0);
-    const failed = list.filter((a) => a.status === 'error').length;
-    return `<li><span class="node-line"><code>${esc(src)}</code> <span class="muted">× ${list.length} · ${esc(formatMs(total))} in all${failed ? ` · ${failed} failed` : ''}</span></span></li>`;
-  });
-  const label = `<code>${esc(actor.src)}</code> <span class="muted">${esc(actor.actor)}${actor.systemId ? ` · systemId ${esc(actor.systemId)}` : ''}${actor.agent ? ` · agent ${esc(shortId(actor.agent))}` : ''}</span>`;
-  const children = [...nested.map(actorNode), ...leafs];
-  return `<li><span class="node-line">${label}</span>${children.length ? `<ul>${children.join('')}</ul>` : ''}</li>`;
-}
-
-function eventTable(agent: AgentView): string {
-  if (!agent.events) return '';
-  return `<details><summary>Events (${agent.events.length})</summary><table class="events"><thead><tr><th>at</th><th>event</th><th></th></tr></thead><tbody>${agent.events
-    .map(
-      (e) =>
-        `<tr><td class="t">${esc(formatMs(e.t))}</td><td class="type">${e.kind === 'event' ? '→ ' : ''}${esc(e.type)}</td><td>${esc(e.summary)}</td></tr>`,
-    )
-    .join('')}</tbody></table></details>`;
-}
-
 // ---- data for the script -----------------------------------------------------------------------
 
 function clientData(view: RunView) {
@@ -378,63 +295,4 @@ function clientData(view: RunView) {
     agents: view.agents.map((a) => ({ key: a.key, agentId: a.agentId, steps: a.steps })),
     messages: view.messages,
   };
-}
-
-/** JSON safe inside a `<script>` element: no `<`, `>`, `&` or line separators survive as such. */
-function jsonForScript(value: unknown): string {
-  return JSON.stringify(value)
-    .replace(/</g, '\\u003c')
-    .replace(/>/g, '\\u003e')
-    .replace(/&/g, '\\u0026')
-    .replace(/\u2028/g, '\\u2028')
-    .replace(/\u2029/g, '\\u2029');
-}
-
-// ---- formatting --------------------------------------------------------------------------------
-
-/** Escapes text for HTML content and attribute values. */
-function esc(text: string): string {
-  return text
-    .replace(/&/g, '&amp;')
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;')
-    .replace(/"/g, '&quot;')
-    .replace(/'/g, '&#39;');
-}
-
-function statusBadge(status: string): string {
-  return `<span class="badge s-${esc(status)}">${esc(status.replace('_', ' '))}</span>`;
-}
-
-function formatMs(ms: number | null): string {
-  if (ms === null) return '—';
-  if (ms < 1) return `${ms.toFixed(2)} ms`;
-  if (ms < 100) return `${ms.toFixed(1)} ms`;
-  if (ms < 1000) return `${Math.round(ms)} ms`;
-  if (ms < 60_000) return `${(ms / 1000).toFixed(2)} s`;
-  return `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s`;
-}
-
-function formatNumber(n: number): string {
-  return n.toLocaleString('en-US');
-}
-
-function formatCost(cost: number): string {
-  if (cost === 0) return '0';
-  return cost < 0.01 ? cost.toPrecision(2) : cost.toFixed(4);
-}
-
-function formatDate(iso: string): string {
-  return iso
-    .replace('T', ' ')
-    .replace(/\.\d+Z$/, ' UTC')
-    .replace(/Z$/, ' UTC');
-}
-
-function truncate(text: string, max: number): string {
-  return text.length <= max ? text : `${text.slice(0, max)}…`;
-}
-
-function sum<T>(items: readonly T[], f: (item: T) => number): number {
-  return items.reduce((n, item) => n + f(item), 0);
 }

@@ -13,13 +13,19 @@ export interface FileStamp {
 export const sameStamp = (a: FileStamp, b: FileStamp) =>
   a.ino === b.ino && a.size === b.size && a.mtimeMs === b.mtimeMs;
 
-/** Appends `bytes` at `end` (cutting off a torn tail first) and flushes the file to disk. */
-export async function appendAt(file: string, end: number, size: number, bytes: Buffer): Promise<void> {
+/** Appends `bytes` at `end` (cutting off a torn tail first) and, if `sync`, flushes the file to disk. */
+export async function appendAt(
+  file: string,
+  end: number,
+  size: number,
+  bytes: Buffer,
+  sync: boolean,
+): Promise<void> {
   const handle = await open(file, 'r+');
   try {
     if (end < size) await handle.truncate(end);
     await handle.write(bytes, 0, bytes.length, end);
-    await handle.sync();
+    if (sync) await handle.sync();
   } finally {
     await handle.close();
   }

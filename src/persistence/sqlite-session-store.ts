@@ -1,5 +1,6 @@
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import type { AgentState } from '../state/agent-state';
+import { type Durability, durabilityOption } from './durability';
 import {
   CheckpointNotFoundError,
   CorruptSessionError,
@@ -158,7 +159,8 @@ function prepare(db: SqliteDatabase) {
  * table `session_journal` holding only what changed since the previous one (JOURNAL_FORMAT.md),
  * appended in one transaction with the version check, so the check holds across processes
  * sharing the file. Loads better-sqlite3 at first use (an optional dependency:
- * `npm install better-sqlite3`); WAL mode. Sessions saved before the journal (table `sessions`)
+ * `npm install better-sqlite3`); WAL mode, each commit flushed to disk unless `durability` is
+ * `'process'` (durability.ts). Sessions saved before the journal (table `sessions`)
  * load as they are and move to the journal at their next save.
  *
  * @example
@@ -170,10 +172,21 @@ function prepare(db: SqliteDatabase) {
 export class SqliteSessionStore implements JournaledSessionStore {
   private readonly connection: LazySqliteConnection<ReturnType<typeof prepare>>;
   private readonly tips = new TipCache();
+  /** What an acknowledged save survives (durability.ts). */
+  readonly durability: Durability;
 
-  /** @param file the database file (created if missing), or ':memory:'. */
-  constructor(readonly file: string) {
-    this.connection = new LazySqliteConnection(file, 'SqliteSessionStore', prepare);
+  /**
+   * @param file the database file (created if missing), or ':memory:'.
+   * @param options.durability `'full'` (default: `synchronous = FULL`, each commit is flushed to
+   *   disk before it is acknowledged) or `'process'` (`synchronous = NORMAL`: an acknowledged save
+   *   survives a crash of the process, not a power loss or OS crash).
+   */
+  constructor(
+    readonly file: string,
+    options: { durability?: Durability } = {},
+  ) {
+    this.durability = durabilityOption(options.durability);
+    this.connection = new LazySqliteConnection(file, 'SqliteSessionStore', prepare, this.durability);
   }
 
   async load(sessionId: string): Promise<LoadedSession | null> {

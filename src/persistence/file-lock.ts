@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { link, readFile, stat, unlink, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -79,12 +79,12 @@ export async function takeFileLock(file: string, timeoutMs: number): Promise<Tak
 
 /**
  * Whether a lock taken earlier is still this process's: its file is the one linked into place
- * then (a lock removed by hand, or overwritten, is not). One `stat`.
+ * then (a lock removed by hand, or overwritten, is not). One synchronous `stat`.
  */
-export async function stillHeld(lock: TakenLock): Promise<boolean> {
-  const now = await stampOf(lock.lockFile);
+export function stillHeld(lock: TakenLock): boolean {
+  const now = statSync(lock.lockFile, { throwIfNoEntry: false });
   return (
-    now !== null &&
+    now !== undefined &&
     now.ino === lock.stamp.ino &&
     now.size === lock.stamp.size &&
     now.mtimeMs === lock.stamp.mtimeMs

@@ -29,6 +29,7 @@ import {
   isNotFound,
   readIfPresent,
   sameStamp,
+  stampNow,
   stampOf,
   unlinkIfPresent,
 } from './session-file';
@@ -146,7 +147,7 @@ export class FileSessionStore implements JournaledSessionStore {
       await this.ensureDir();
       return this.locked(file, async () => {
         const known = this.known.get(sessionId);
-        const stamp = await stampOf(file);
+        const stamp = stampNow(file);
         const size = stamp?.size ?? null;
         let actual: number | null;
         let tip: JournalTip | null = null;
@@ -172,14 +173,15 @@ export class FileSessionStore implements JournaledSessionStore {
         const version = (actual ?? 0) + 1;
         const next = nextRecord(tip, state, version);
         const bytes = frame(next.text);
+        let written: FileStamp | null;
         if (size === null || legacy) {
           await this.ensureDir();
           await writeFileAtomic(file, bytes, { sync: this.sync });
           if (legacy) await this.removeLegacy(sessionId);
+          written = await stampOf(file);
         } else {
-          await appendAt(file, end, size, bytes, this.sync);
+          written = await appendAt(file, end, size, bytes, this.sync);
         }
-        const written = await stampOf(file);
         if (written) this.known.set(sessionId, { tip: next.commit(), stamp: written });
         return version;
       });

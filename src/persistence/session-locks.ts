@@ -54,7 +54,7 @@ export class SessionLocks {
     if (kept) {
       this.kept.delete(key);
       if (kept.timer) clearTimeout(kept.timer);
-      if (await stillHeld(kept.lock)) return kept.lock;
+      if (stillHeld(kept.lock)) return kept.lock;
       // Removed or overwritten meanwhile (by hand, or by someone who took it for stale): given
       // back as far as this process is concerned, and taken again below.
       await releaseFileLock(kept.lock);

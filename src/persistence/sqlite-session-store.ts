@@ -45,6 +45,12 @@ const JOURNAL_DDL = `CREATE TABLE IF NOT EXISTS session_journal (
 ) STRICT;
 CREATE INDEX IF NOT EXISTS session_journal_snapshots ON session_journal (session_id, version) WHERE kind = 'snapshot'`;
 
+/**
+ * DEFLATE's fastest level: a record's body comes out a few % larger than at the default level 6,
+ * in about a third of the time (tens of µs a save). Any level inflates the same way.
+ */
+const BODY_DEFLATE = { level: 1 };
+
 interface Tip {
   version: number;
   gen: string | null;
@@ -109,7 +115,7 @@ function prepare(db: SqliteDatabase) {
         next.kind,
         step,
         new Date().toISOString(),
-        deflateRawSync(next.text),
+        deflateRawSync(next.text, BODY_DEFLATE),
       );
       if (tip && tip.gen === null) removeLegacy.run(id);
       return next;
@@ -245,7 +251,7 @@ export class SqliteSessionStore implements JournaledSessionStore {
       const chain = (db.records.all({ id, upTo: version }) as JournalRow[]).map((row) => ({
         ...row,
         gen,
-        body: deflateRawSync(withGeneration(decodeRecord(inflateBody(row.body, at), at), gen)),
+        body: deflateRawSync(withGeneration(decodeRecord(inflateBody(row.body, at), at), gen), BODY_DEFLATE),
       }));
       db.fork.immediate(id, target, chain);
       return loaded;

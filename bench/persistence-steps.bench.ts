@@ -10,20 +10,38 @@
  *   (no fsync, `synchronous = NORMAL`: survives a crash of the process, not a power loss);
  * - file 'full', lockHoldMs 0: the lock file taken and removed at every save, as before the
  *   lock was kept across saves.
+ * `BASE=<dir>` adds the file and SQLite stores of another checkout of the library (its own agent
+ * too), loaded in the same process: a before/after of a change (`git archive <rev> src | tar -x -C
+ * <dir>`, and link its node_modules to this one's).
  * Rounds are interleaved (every cell once a round, a new session each) so that all cells see the
  * same machine; each cell's ratio is the median over rounds of (its step / the unstored step of the
  * same round). STEP_ROUNDS=<n> sets the rounds (default 7). Files and databases in os.tmpdir().
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import * as library from '../src/index';
 import { collectGarbage, median, printTable } from './harness';
 import { mean, run, stepTimes } from './persistence-loads.bench';
 
+type Library = typeof library;
+
 interface Cell {
   readonly name: string;
   readonly open: (() => library.SessionStore) | null;
+  /** The library that runs the agent (another checkout's for BASE cells). */
+  readonly lib?: Library;
+}
+
+async function baseCells(dir: string): Promise<Cell[]> {
+  if (!process.env.BASE) return [];
+  const url = pathToFileURL(resolve(process.env.BASE, 'src/index.ts')).href;
+  const base = (await import(url)) as Library;
+  return [
+    { name: 'BASE: file', open: () => new base.FileSessionStore(join(dir, 'base-files')), lib: base },
+    { name: 'BASE: SQLite', open: () => new base.SqliteSessionStore(join(dir, 'base.db')), lib: base },
+  ];
 }
 
 function cells(dir: string): Cell[] {
@@ -52,7 +70,7 @@ export default async function bench(): Promise<void> {
   try {
     const rounds = Number(process.env.STEP_ROUNDS ?? 7);
     const stepRun = Number(process.env.STEP_RUN ?? 151);
-    const all = cells(dir);
+    const all = [...cells(dir), ...(await baseCells(dir))];
     const wall = new Map<string, number[]>(all.map((c) => [c.name, []]));
     const cpu = new Map<string, number[]>(all.map((c) => [c.name, []]));
     const wallRatios = new Map<string, number[]>(all.map((c) => [c.name, []]));
@@ -63,7 +81,7 @@ export default async function bench(): Promise<void> {
       for (const cell of all) {
         const store = cell.open?.() ?? null;
         collectGarbage();
-        const { calls, cpu: cpus } = await run(library, store, `steps-${r}`, stepRun);
+        const { calls, cpu: cpus } = await run(cell.lib ?? library, store, `steps-${r}`, stepRun);
         await store?.close();
         if (r < 0) continue; // the warm-up round
         const w = mean(stepTimes(calls, 51, 150));

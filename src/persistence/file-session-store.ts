@@ -88,8 +88,6 @@ export class FileSessionStore implements JournaledSessionStore {
   private readonly inFlight = new Set<Promise<unknown>>();
   private readonly known = new Map<string, KnownFile>();
 
-  /** The session locks this store took (their keys), given back at close. */
-  private readonly lockKeys = new Set<string>();
   private readonly lockTimeoutMs: number;
   private readonly lockHoldMs: number;
   /** What an acknowledged save survives (durability.ts). */
@@ -280,9 +278,8 @@ export class FileSessionStore implements JournaledSessionStore {
     this.known.clear();
     // Each operation's outcome goes to its own caller; close only waits for them to end.
     await Promise.allSettled([...this.inFlight]);
-    const keys = [...this.lockKeys];
-    this.lockKeys.clear();
-    await Promise.all(keys.map((key) => sessionLocks.release(key)));
+    // The locks kept of this directory's sessions (another store's on it takes them again).
+    await sessionLocks.releaseIn(this.realDir ? [this.dir, this.realDir] : [this.dir]);
   }
 
   /**
@@ -291,9 +288,10 @@ export class FileSessionStore implements JournaledSessionStore {
    * (session-locks.ts).
    */
   private async locked<T>(file: string, task: () => Promise<T>): Promise<T> {
-    const key = await this.lockKey(file);
-    this.lockKeys.add(key);
-    return sessionLocks.run(key, file, task, { timeoutMs: this.lockTimeoutMs, holdMs: this.lockHoldMs });
+    return sessionLocks.run(await this.lockKey(file), file, task, {
+      timeoutMs: this.lockTimeoutMs,
+      holdMs: this.lockHoldMs,
+    });
   }
 
   /** The lock of `file`: its path in the directory's real path (the directory as written if it does not exist). */

@@ -1,4 +1,5 @@
-import { setTimeout as schedule } from 'node:timers';
+import { dirname } from 'node:path';
+import { clearTimeout, setTimeout as schedule } from 'node:timers';
 import { releaseFileLock, stillHeld, type TakenLock, takeFileLock } from './file-lock';
 import { KeyedLock } from './keyed-lock';
 
@@ -44,9 +45,10 @@ export class SessionLocks {
     });
   }
 
-  /** Gives the lock of `key` back now, if this process keeps it. */
-  release(key: string): Promise<void> {
-    return this.queue.run(key, () => this.releaseKept(key, null));
+  /** Gives back now the locks this process keeps of the files in `dirs` (a store's directory). */
+  async releaseIn(dirs: readonly string[]): Promise<void> {
+    const keys = [...this.kept.keys()].filter((key) => dirs.includes(dirname(key)));
+    await Promise.all(keys.map((key) => this.queue.run(key, () => this.releaseKept(key, null))));
   }
 
   private async take(key: string, file: string, timeoutMs: number): Promise<TakenLock> {

@@ -129,6 +129,41 @@ describe('the lock file of a session (<dir>/<id>.journal.lock)', () => {
     expect(saver.output()).toContain('saved 2 0');
   }, 60_000);
 
+  it('kept by a process killed with SIGKILL is taken over by the next save', async () => {
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', 'tests/persistence/support/durable-saver.ts', 'file', dir, 's', 'full', '600000'],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    children.push(child);
+    let output = '';
+    const saved = new Promise<void>((resolve) => {
+      child.stdout?.on('data', (d) => {
+        output += d;
+        if (/^saved 3$/m.test(output)) resolve();
+      });
+    });
+    child.stderr?.on('data', (d) => {
+      output += d;
+    });
+    const exited = once(child, 'exit');
+    const early = await Promise.race([saved.then(() => null), exited]);
+    if (early) throw new Error(`the saver exited before it was killed: ${output}`);
+    child.kill('SIGKILL');
+    await exited;
+    // It kept the lock (10 minutes) and died with it.
+    expect(JSON.parse(readFileSync(lockOf('s'), 'utf8'))).toMatchObject({ pid: child.pid });
+
+    const store = new FileSessionStore(dir, { lockTimeoutMs: 60_000 });
+    const loaded = await store.load('s');
+    if (!loaded) throw new Error('the session is gone');
+    expect(await store.save('s', loaded.state.withUserMessage('after'), loaded.version)).toBe(
+      loaded.version + 1,
+    );
+    await store.close();
+    expect(await readdir(dir)).toEqual(['s.journal']);
+  }, 60_000);
+
   it.each([
     [
       'a process that is gone',

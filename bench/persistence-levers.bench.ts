@@ -6,7 +6,7 @@
  *   (a lock kept across saves: one `stat` to check it, counted);
  * - the append by `fs/promises` (open, write, fsync, close, stat: each a trip to the thread pool)
  *   or by synchronous calls with only the fsync asynchronous (what the store does);
- * - with or without fsync (durability 'full' / 'process').
+ * - with fsync, fdatasync (what the store does) or neither (durability 'full' / 'process').
  * SQLite (better-sqlite3, WAL, the store's table and index; one IMMEDIATE transaction per save
  * reading the newest version, then inserting): synchronous FULL / NORMAL / OFF, without the
  * snapshots' index, with 16 KiB pages. Then DEFLATE of a 3 KB record at level 6 and level 1.
@@ -14,6 +14,7 @@
  */
 import {
   closeSync,
+  fdatasync,
   fstatSync,
   fsync,
   mkdtempSync,
@@ -37,8 +38,10 @@ const cpuMs = () => {
   const usage = process.cpuUsage();
   return (usage.user + usage.system) / 1000;
 };
-const flush = (fd: number) =>
-  new Promise<void>((resolve, reject) => fsync(fd, (error) => (error ? reject(error) : resolve())));
+const flushBy = (call: typeof fsync) => (fd: number) =>
+  new Promise<void>((resolve, reject) => call(fd, (error) => (error ? reject(error) : resolve())));
+const fsyncFd = flushBy(fsync);
+const fdatasyncFd = flushBy(fdatasync);
 
 type Save = (i: number, file: string) => Promise<void> | void;
 
@@ -55,7 +58,13 @@ async function appendByPromises(file: string, bytes: Buffer, sync: boolean, lock
   await stat(file);
 }
 
-async function appendBySyncCalls(file: string, bytes: Buffer, sync: boolean, lockFile: string) {
+async function appendBySyncCalls(
+  file: string,
+  bytes: Buffer,
+  sync: boolean,
+  lockFile: string,
+  flush = fdatasyncFd,
+) {
   statSync(lockFile);
   const before = statSync(file, { throwIfNoEntry: false });
   const fd = openSync(file, before ? 'r+' : 'w');
@@ -85,7 +94,11 @@ function fileCells(dir: string): [string, Save][] {
     ['file: lock per save, promises, fsync (before)', perSave(appendByPromises, true)],
     ['file: lock kept, promises, fsync', (i, file) => appendByPromises(file, record(i), true, kept)],
     [
-      'file: lock kept, sync calls, fsync (full)',
+      'file: lock kept, sync calls, fsync',
+      (i, file) => appendBySyncCalls(file, record(i), true, kept, fsyncFd),
+    ],
+    [
+      'file: lock kept, sync calls, fdatasync (full)',
       (i, file) => appendBySyncCalls(file, record(i), true, kept),
     ],
     ['file: lock per save, promises, no fsync', perSave(appendByPromises, false)],

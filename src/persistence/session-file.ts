@@ -1,4 +1,4 @@
-import { closeSync, fstatSync, fsync, ftruncateSync, openSync, statSync, writeSync } from 'node:fs';
+import { closeSync, fdatasync, fstatSync, ftruncateSync, openSync, statSync, writeSync } from 'node:fs';
 import { type FileHandle, open, stat, unlink } from 'node:fs/promises';
 
 /**
@@ -40,8 +40,13 @@ export async function appendAt(
   }
 }
 
+/**
+ * fdatasync: the data and what reading it needs (the new size) reach the disk, as with fsync,
+ * without waiting for the modification time (a median 182 against 237 µs a save, interleaved, on
+ * ext4; `npm run bench persistence-levers`).
+ */
 function flush(fd: number): Promise<void> {
-  return new Promise((resolve, reject) => fsync(fd, (error) => (error ? reject(error) : resolve())));
+  return new Promise((resolve, reject) => fdatasync(fd, (error) => (error ? reject(error) : resolve())));
 }
 
 /** The file's identity now, or null when it does not exist (a synchronous `stat`). */

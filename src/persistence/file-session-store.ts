@@ -64,7 +64,7 @@ interface KnownFile {
 /**
  * A SessionStore with one append-only journal file per session, `<dir>/<sessionId>.journal`
  * (JOURNAL_FORMAT.md): each save appends one record holding what changed since the previous one,
- * framed with its length and a CRC-32, and flushes it to disk (fsync). A crash in the middle of an
+ * framed with its length and a CRC-32, and flushes it to disk (fdatasync). A crash in the middle of an
  * append leaves a torn last record, which loads ignore and the next save cuts off; the first
  * record is written atomically (temporary file, fsync, rename), so a session exists whole or not
  * at all. A save holds the session's lock, in this process and across the processes of this
@@ -101,8 +101,8 @@ export class FileSessionStore implements JournaledSessionStore {
    * @param options.lockHoldMs how long the session's lock is kept after a save, so that the next
    *   save of the session in this process takes none (default 50 ms; 0: released at once). Another
    *   process's save waits up to that long; `close()` releases the locks kept.
-   * @param options.durability `'full'` (default: each save is flushed to disk, fsync, before it is
-   *   acknowledged) or `'process'` (no fsync: an acknowledged save survives a crash of the process,
+   * @param options.durability `'full'` (default: each save is flushed to disk before it is
+   *   acknowledged) or `'process'` (no flush: an acknowledged save survives a crash of the process,
    *   not a power loss or OS crash).
    */
   constructor(

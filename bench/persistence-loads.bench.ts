@@ -38,7 +38,7 @@ function kinds(lib: Library, dir: string, tag: string): Kind[] {
 }
 
 /** Runs `steps` steps (a checkpoint after each when `store` is given); the times at which the model was called. */
-async function run(lib: Library, store: Store | null, sessionId: string, steps: number) {
+export async function run(lib: Library, store: Store | null, sessionId: string, steps: number) {
   const calls: number[] = [];
   const cpu: number[] = [];
   const lookup = lib.defineTool({
@@ -68,7 +68,7 @@ async function run(lib: Library, store: Store | null, sessionId: string, steps: 
   return { state, calls, cpu };
 }
 
-const stepTimes = (calls: readonly number[], from: number, to: number) => {
+export const stepTimes = (calls: readonly number[], from: number, to: number) => {
   const out: number[] = [];
   for (let i = from; i <= to; i++) out.push(((calls[i] as number) - (calls[i - 1] as number)) * 1000);
   return out;
@@ -78,7 +78,7 @@ const cpuMs = () => {
   const usage = process.cpuUsage();
   return (usage.user + usage.system) / 1000;
 };
-const mean = (values: readonly number[]) => values.reduce((a, b) => a + b, 0) / values.length;
+export const mean = (values: readonly number[]) => values.reduce((a, b) => a + b, 0) / values.length;
 
 /** The figures of `lib` (this library, or another build of it for a before/after comparison). */
 export async function loadFigures(lib: Library, dir: string, label = ''): Promise<void> {

@@ -9,16 +9,22 @@ const TEMP_SUFFIX = '.tmp';
  * Replaces `file` with `data` so that a crash at any moment leaves either the old content or the
  * new, never a mix: the data goes to a temporary file in the same directory (same file system, so
  * the rename is atomic), which is flushed to disk, renamed over `file`, and the directory is
- * flushed so that the rename itself survives a power loss.
+ * flushed so that the rename itself survives a power loss. With `sync: false` nothing is flushed:
+ * the file is whole or absent after a crash of the process, not after a power loss.
  */
-export async function writeFileAtomic(file: string, data: string | Uint8Array): Promise<void> {
+export async function writeFileAtomic(
+  file: string,
+  data: string | Uint8Array,
+  options: { readonly sync?: boolean } = {},
+): Promise<void> {
+  const sync = options.sync ?? true;
   const dir = dirname(file);
   const temp = join(dir, `.${basename(file)}.${randomBytes(6).toString('hex')}${TEMP_SUFFIX}`);
   try {
     const handle = await open(temp, 'wx');
     try {
       await handle.writeFile(data);
-      await handle.sync();
+      if (sync) await handle.sync();
     } finally {
       await handle.close();
     }
@@ -27,7 +33,7 @@ export async function writeFileAtomic(file: string, data: string | Uint8Array): 
     await removeAfterFailure(temp, error);
     throw error;
   }
-  await syncDirectory(dir);
+  if (sync) await syncDirectory(dir);
 }
 
 /** Flushes a directory's entries (a rename, a removal) to disk. */

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { link, readFile, unlink, writeFile } from 'node:fs/promises';
+import { readFileSync, statSync } from 'node:fs';
+import { link, readFile, stat, unlink, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { setTimeout as delay } from 'node:timers/promises';
 import { SessionFileLockedError } from './errors';
@@ -39,17 +39,32 @@ function bootId(): string {
 /** The tokens of the locks this process holds (a lock naming this pid and no such token is stale). */
 const held = new Set<string>();
 
+/** A lock this process took: the lock file, who it names, and the file's identity then. */
+export interface TakenLock {
+  readonly lockFile: string;
+  readonly holder: LockHolder;
+  readonly stamp: LockStamp;
+}
+
+/** A lock file's identity: rewritten or replaced, it has another inode, size or modification time. */
+interface LockStamp {
+  readonly ino: number;
+  readonly size: number;
+  readonly mtimeMs: number;
+}
+
 /**
- * Runs `task` holding the lock of `file` across the processes of this machine: the file
- * `<file>.lock`, linked into place whole (so it always names its holder) and removed when the task
- * ends. A lock whose holder is a process of this machine that is gone (or of an earlier boot) is
- * taken over; one of another host is waited for. Waits (with backoff) up to `timeoutMs`, then
- * raises SessionFileLockedError.
+ * Takes the lock of `file` across the processes of this machine: the file `<file>.lock`, linked
+ * into place whole (so it always names its holder). A lock whose holder is a process of this
+ * machine that is gone (or of an earlier boot) is taken over; one of another host is waited for.
+ * Waits (with backoff) up to `timeoutMs`, then raises SessionFileLockedError. Give it back with
+ * `releaseFileLock`.
  *
  * @example
- * await withFileLock('/data/sessions/chat-42.journal', () => appendRecord(), 30_000);
+ * const lock = await takeFileLock('/data/sessions/chat-42.journal', 30_000);
+ * try { await appendRecord(); } finally { await releaseFileLock(lock); }
  */
-export async function withFileLock<T>(file: string, task: () => Promise<T>, timeoutMs: number): Promise<T> {
+export async function takeFileLock(file: string, timeoutMs: number): Promise<TakenLock> {
   const lockFile = `${file}${LOCK_SUFFIX}`;
   const me: LockHolder = {
     pid: process.pid,
@@ -57,21 +72,38 @@ export async function withFileLock<T>(file: string, task: () => Promise<T>, time
     boot: bootId(),
     token: randomBytes(9).toString('base64url'),
   };
-  await acquire(lockFile, me, timeoutMs);
+  const stamp = await acquire(lockFile, me, timeoutMs);
   held.add(me.token);
-  try {
-    return await task();
-  } finally {
-    held.delete(me.token);
-    const seen = await readLock(lockFile);
-    if (seen?.identity === me.token) await unlinkIfPresent(lockFile);
-  }
+  return { lockFile, holder: me, stamp };
 }
 
-async function acquire(lockFile: string, me: LockHolder, timeoutMs: number): Promise<void> {
+/**
+ * Whether a lock taken earlier is still this process's: its file is the one linked into place
+ * then (a lock removed by hand, or overwritten, is not). One synchronous `stat`.
+ */
+export function stillHeld(lock: TakenLock): boolean {
+  const now = statSync(lock.lockFile, { throwIfNoEntry: false });
+  return (
+    now !== undefined &&
+    now.ino === lock.stamp.ino &&
+    now.size === lock.stamp.size &&
+    now.mtimeMs === lock.stamp.mtimeMs
+  );
+}
+
+/** Gives a lock back: removes its file if it still names this holder. */
+export async function releaseFileLock(lock: TakenLock): Promise<void> {
+  held.delete(lock.holder.token);
+  const seen = await readLock(lock.lockFile);
+  if (seen?.identity === lock.holder.token) await unlinkIfPresent(lock.lockFile);
+}
+
+/** Links a lock file naming `me` into place, waiting for its holder or taking a stale one over. */
+async function acquire(lockFile: string, me: LockHolder, timeoutMs: number): Promise<LockStamp> {
   const started = Date.now();
   for (let attempt = 0; ; attempt++) {
-    if (await createWhole(lockFile, me)) return;
+    const stamp = await createWhole(lockFile, me);
+    if (stamp) return stamp;
     const seen = await readLock(lockFile);
     if (seen === null) continue; // released in between
     if (isStale(seen.holder) && (await breakStale(lockFile, seen, me))) continue;
@@ -89,7 +121,7 @@ async function acquire(lockFile: string, me: LockHolder, timeoutMs: number): Pro
  */
 async function breakStale(lockFile: string, seen: LockSeen, me: LockHolder): Promise<boolean> {
   const marker = `${lockFile}.${seen.identity}.break`;
-  if (!(await createWhole(marker, me))) {
+  if ((await createWhole(marker, me)) === null) {
     // Another process is breaking it; a marker left by a breaker that is gone is removed.
     const breaker = await readLock(marker);
     if (breaker && isStale(breaker.holder)) await unlinkIfPresent(marker);
@@ -118,15 +150,16 @@ function isStale(holder: LockHolder | null): boolean {
   }
 }
 
-/** Makes `file` holding `holder`, whole, unless it exists: false then. */
-async function createWhole(file: string, holder: LockHolder): Promise<boolean> {
+/** Makes `file` holding `holder`, whole, unless it exists: its identity, or null then. */
+async function createWhole(file: string, holder: LockHolder): Promise<LockStamp | null> {
   const temp = `${file}.${randomBytes(6).toString('hex')}.tmp`;
   await writeFile(temp, JSON.stringify(holder), { flag: 'wx' });
   try {
     await link(temp, file);
-    return true;
+    // The linked file is the temporary one: its identity, stated before the name goes.
+    return await stampOf(temp);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return null;
     throw error;
   } finally {
     await unlinkIfPresent(temp);
@@ -170,5 +203,15 @@ async function unlinkIfPresent(file: string): Promise<void> {
     await unlink(file);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+}
+
+async function stampOf(file: string): Promise<LockStamp | null> {
+  try {
+    const { ino, size, mtimeMs } = await stat(file);
+    return { ino, size, mtimeMs };
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw error;
   }
 }

@@ -3,6 +3,7 @@ import { basename, join, resolve } from 'node:path';
 import type { AgentState } from '../state/agent-state';
 import { InvalidArgumentError } from '../state/errors';
 import { syncDirectory, writeFileAtomic } from './atomic-file';
+import { type Durability, durabilityOption } from './durability';
 import {
   CheckpointNotFoundError,
   CorruptSessionError,
@@ -10,7 +11,6 @@ import {
   SessionNotFoundError,
   StoreClosedError,
 } from './errors';
-import { withFileLock } from './file-lock';
 import type { Checkpoint, JournaledSessionStore } from './journal/checkpoint';
 import { frame, unframe } from './journal/frame';
 import {
@@ -22,7 +22,6 @@ import {
   replayRecords,
 } from './journal/journal-log';
 import { type JournalTip, nextRecord } from './journal/journal-writer';
-import { KeyedLock } from './keyed-lock';
 import { decodeSessionDocument, type StoredAt, savedAtOf } from './session-document';
 import {
   appendAt,
@@ -30,10 +29,12 @@ import {
   isNotFound,
   readIfPresent,
   sameStamp,
+  stampNow,
   stampOf,
   unlinkIfPresent,
 } from './session-file';
 import { assertSessionId, isValidSessionId } from './session-id';
+import { SessionLocks } from './session-locks';
 import type { LoadedSession } from './session-store';
 import { assertExpectedVersion, assertState } from './store-arguments';
 
@@ -43,10 +44,12 @@ const LEGACY_EXTENSION = '.json';
 
 /** How long a save waits for another process's lock on its session by default. */
 const DEFAULT_LOCK_TIMEOUT_MS = 30_000;
+/** How long a session's lock is kept after a save by default (session-locks.ts). */
+const DEFAULT_LOCK_HOLD_MS = 50;
 
 // One lock per file for the whole process, so two stores on the same directory serialize too,
 // keyed by the file's real path: stores reaching one directory through a symlink share it.
-const fileLocks = new KeyedLock();
+const sessionLocks = new SessionLocks();
 
 /**
  * What a store knows of a session file it wrote or read last: the tip, and the file's identity
@@ -61,13 +64,14 @@ interface KnownFile {
 /**
  * A SessionStore with one append-only journal file per session, `<dir>/<sessionId>.journal`
  * (JOURNAL_FORMAT.md): each save appends one record holding what changed since the previous one,
- * framed with its length and a CRC-32, and flushes it to disk (fsync). A crash in the middle of an
+ * framed with its length and a CRC-32, and flushes it to disk (fdatasync). A crash in the middle of an
  * append leaves a torn last record, which loads ignore and the next save cuts off; the first
  * record is written atomically (temporary file, fsync, rename), so a session exists whole or not
  * at all. A save holds the session's lock, in this process and across the processes of this
  * machine (the file `<sessionId>.journal.lock` while it runs), so the version check and the append
  * are atomic: of two processes saving the same version, one gets SessionConflictError. A lock left
- * by a process that is gone is taken over. Sessions saved before the journal
+ * by a process that is gone is taken over. The lock is kept `lockHoldMs` after a save, so the saves
+ * of a busy session take it once. `durability: 'process'` skips the flushes (durability.ts). Sessions saved before the journal
  * (`<sessionId>.json`) load as they are and move to the journal at their next save.
  *
  * @example
@@ -85,21 +89,31 @@ export class FileSessionStore implements JournaledSessionStore {
   private readonly known = new Map<string, KnownFile>();
 
   private readonly lockTimeoutMs: number;
+  private readonly lockHoldMs: number;
+  /** What an acknowledged save survives (durability.ts). */
+  readonly durability: Durability;
+  private readonly sync: boolean;
 
   /**
    * @param dir the directory of the session files; created at the first save if missing.
    * @param options.lockTimeoutMs how long a save (delete, fork) waits for another process's lock
    *   on the session before it raises SessionFileLockedError (default 30 s).
+   * @param options.lockHoldMs how long the session's lock is kept after a save, so that the next
+   *   save of the session in this process takes none (default 50 ms; 0: released at once). Another
+   *   process's save waits up to that long; `close()` releases the locks kept.
+   * @param options.durability `'full'` (default: each save is flushed to disk before it is
+   *   acknowledged) or `'process'` (no flush: an acknowledged save survives a crash of the process,
+   *   not a power loss or OS crash).
    */
-  constructor(dir: string, options: { lockTimeoutMs?: number } = {}) {
+  constructor(
+    dir: string,
+    options: { lockTimeoutMs?: number; lockHoldMs?: number; durability?: Durability } = {},
+  ) {
     this.dir = resolve(dir);
-    const timeout = options.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS;
-    if (typeof timeout !== 'number' || !(timeout >= 0))
-      throw new InvalidArgumentError(
-        'options.lockTimeoutMs',
-        `${String(timeout)} is not a number of milliseconds >= 0`,
-      );
-    this.lockTimeoutMs = timeout;
+    this.lockTimeoutMs = millisecondsOption('lockTimeoutMs', options.lockTimeoutMs, DEFAULT_LOCK_TIMEOUT_MS);
+    this.lockHoldMs = millisecondsOption('lockHoldMs', options.lockHoldMs, DEFAULT_LOCK_HOLD_MS);
+    this.durability = durabilityOption(options.durability);
+    this.sync = this.durability === 'full';
   }
 
   /** The journal file of a session (whether or not it exists). */
@@ -131,7 +145,7 @@ export class FileSessionStore implements JournaledSessionStore {
       await this.ensureDir();
       return this.locked(file, async () => {
         const known = this.known.get(sessionId);
-        const stamp = await stampOf(file);
+        const stamp = stampNow(file);
         const size = stamp?.size ?? null;
         let actual: number | null;
         let tip: JournalTip | null = null;
@@ -157,14 +171,15 @@ export class FileSessionStore implements JournaledSessionStore {
         const version = (actual ?? 0) + 1;
         const next = nextRecord(tip, state, version);
         const bytes = frame(next.text);
+        let written: FileStamp | null;
         if (size === null || legacy) {
           await this.ensureDir();
-          await writeFileAtomic(file, bytes);
+          await writeFileAtomic(file, bytes, { sync: this.sync });
           if (legacy) await this.removeLegacy(sessionId);
+          written = await stampOf(file);
         } else {
-          await appendAt(file, end, size, bytes);
+          written = await appendAt(file, end, size, bytes, this.sync);
         }
-        const written = await stampOf(file);
         if (written) this.known.set(sessionId, { tip: next.commit(), stamp: written });
         return version;
       });
@@ -210,12 +225,12 @@ export class FileSessionStore implements JournaledSessionStore {
         if (stored.kind === 'legacy') {
           if (stored.loaded.version !== version) throw new CheckpointNotFoundError(sessionId, version);
           await copyFile(this.legacyFileOf(sessionId), `${this.legacyFileOf(newSessionId)}`);
-          await syncDirectory(this.dir);
+          if (this.sync) await syncDirectory(this.dir);
           return stored.loaded;
         }
         const state = replayRecords(stored.texts, stored.at, version).state;
         const { texts } = forkRecords(stored.texts, version, stored.at);
-        await writeFileAtomic(target, Buffer.concat(texts.map(frame)));
+        await writeFileAtomic(target, Buffer.concat(texts.map(frame)), { sync: this.sync });
         return { state, version };
       });
     });
@@ -233,7 +248,7 @@ export class FileSessionStore implements JournaledSessionStore {
         this.known.delete(sessionId);
         const journal = await unlinkIfPresent(file);
         const legacy = await unlinkIfPresent(this.legacyFileOf(sessionId));
-        if (journal || legacy) await syncDirectory(this.dir);
+        if ((journal || legacy) && this.sync) await syncDirectory(this.dir);
       });
     });
   }
@@ -263,14 +278,20 @@ export class FileSessionStore implements JournaledSessionStore {
     this.known.clear();
     // Each operation's outcome goes to its own caller; close only waits for them to end.
     await Promise.allSettled([...this.inFlight]);
+    // The locks kept of this directory's sessions (another store's on it takes them again).
+    await sessionLocks.releaseIn(this.realDir ? [this.dir, this.realDir] : [this.dir]);
   }
 
   /**
    * Runs `task` holding the lock of `file`: in this process (saves queue without touching the disk),
-   * then across processes (the lock file `<file>.lock`, file-lock.ts).
+   * then across processes (the lock file `<file>.lock`, file-lock.ts), kept a while after
+   * (session-locks.ts).
    */
   private async locked<T>(file: string, task: () => Promise<T>): Promise<T> {
-    return fileLocks.run(await this.lockKey(file), () => withFileLock(file, task, this.lockTimeoutMs));
+    return sessionLocks.run(await this.lockKey(file), file, task, {
+      timeoutMs: this.lockTimeoutMs,
+      holdMs: this.lockHoldMs,
+    });
   }
 
   /** The lock of `file`: its path in the directory's real path (the directory as written if it does not exist). */
@@ -324,7 +345,7 @@ export class FileSessionStore implements JournaledSessionStore {
 
   private async removeLegacy(sessionId: string): Promise<void> {
     await unlinkIfPresent(this.legacyFileOf(sessionId));
-    await syncDirectory(this.dir);
+    if (this.sync) await syncDirectory(this.dir);
   }
 
   private ensureDir(): Promise<unknown> {
@@ -345,6 +366,13 @@ export class FileSessionStore implements JournaledSessionStore {
     promise.then(done, done);
     return promise;
   }
+}
+
+function millisecondsOption(name: string, value: unknown, fallback: number): number {
+  const ms = value ?? fallback;
+  if (typeof ms !== 'number' || !(ms >= 0))
+    throw new InvalidArgumentError(`options.${name}`, `${String(ms)} is not a number of milliseconds >= 0`);
+  return ms;
 }
 
 type StoredFile =

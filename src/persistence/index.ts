@@ -1,3 +1,4 @@
+export type { Durability } from './durability';
 export {
   CheckpointNotFoundError,
   CorruptExecutionRecordError,

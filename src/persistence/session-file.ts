@@ -1,3 +1,4 @@
+import { closeSync, fdatasync, fstatSync, ftruncateSync, openSync, statSync, writeSync } from 'node:fs';
 import { type FileHandle, open, stat, unlink } from 'node:fs/promises';
 
 /**
@@ -13,16 +14,45 @@ export interface FileStamp {
 export const sameStamp = (a: FileStamp, b: FileStamp) =>
   a.ino === b.ino && a.size === b.size && a.mtimeMs === b.mtimeMs;
 
-/** Appends `bytes` at `end` (cutting off a torn tail first) and flushes the file to disk. */
-export async function appendAt(file: string, end: number, size: number, bytes: Buffer): Promise<void> {
-  const handle = await open(file, 'r+');
+/**
+ * Appends `bytes` at `end` (cutting off a torn tail first) and, if `sync`, flushes the file to
+ * disk; the file's identity after. The open, write and stat are synchronous calls (a few µs each
+ * into the page cache, where each asynchronous one costs tens of µs of CPU); the flush, which waits
+ * for the disk, is not.
+ */
+export async function appendAt(
+  file: string,
+  end: number,
+  size: number,
+  bytes: Buffer,
+  sync: boolean,
+): Promise<FileStamp> {
+  const fd = openSync(file, 'r+');
   try {
-    if (end < size) await handle.truncate(end);
-    await handle.write(bytes, 0, bytes.length, end);
-    await handle.sync();
+    if (end < size) ftruncateSync(fd, end);
+    for (let written = 0; written < bytes.length; )
+      written += writeSync(fd, bytes, written, bytes.length - written, end + written);
+    if (sync) await flush(fd);
+    const { ino, size: after, mtimeMs } = fstatSync(fd);
+    return { ino, size: after, mtimeMs };
   } finally {
-    await handle.close();
+    closeSync(fd);
   }
+}
+
+/**
+ * fdatasync: the data and what reading it needs (the new size) reach the disk, as with fsync,
+ * without waiting for the modification time (a median 182 against 237 µs a save, interleaved, on
+ * ext4; `npm run bench persistence-levers`).
+ */
+function flush(fd: number): Promise<void> {
+  return new Promise((resolve, reject) => fdatasync(fd, (error) => (error ? reject(error) : resolve())));
+}
+
+/** The file's identity now, or null when it does not exist (a synchronous `stat`). */
+export function stampNow(file: string): FileStamp | null {
+  const found = statSync(file, { throwIfNoEntry: false });
+  return found ? { ino: found.ino, size: found.size, mtimeMs: found.mtimeMs } : null;
 }
 
 export async function stampOf(file: string): Promise<FileStamp | null> {

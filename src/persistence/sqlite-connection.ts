@@ -1,3 +1,4 @@
+import type { Durability } from './durability';
 import { StoreClosedError } from './errors';
 import { openSqliteDatabase, type SqliteDatabase } from './sqlite-driver';
 
@@ -13,6 +14,7 @@ export class LazySqliteConnection<T> {
     readonly file: string,
     private readonly storeName: string,
     private readonly prepare: (db: SqliteDatabase) => T,
+    private readonly durability: Durability = 'full',
   ) {}
 
   /**
@@ -53,7 +55,7 @@ export class LazySqliteConnection<T> {
   }
 
   private async open(): Promise<{ db: SqliteDatabase; prepared: T }> {
-    const db = await openSqliteDatabase(this.file);
+    const db = await openSqliteDatabase(this.file, undefined, this.durability);
     try {
       return { db, prepared: this.prepare(db) };
     } catch (error) {

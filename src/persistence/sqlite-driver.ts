@@ -1,5 +1,6 @@
 import { mkdir } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
+import type { Durability } from './durability';
 import { SqliteDriverLoadError, SqliteDriverMissingError, SqliteSchemaError } from './errors';
 
 /**
@@ -70,18 +71,25 @@ function isMissing(error: unknown, moduleName: string): boolean {
 }
 
 /**
- * Opens a database file for the stores (creating its folder if missing): WAL (readers do not block the writer, and other processes
- * can use the file), synchronous=FULL (a committed save survives a power loss, as the file store's
- * fsync does), and a busy timeout for writers in other processes.
+ * Opens a database file for the stores (creating its folder if missing): WAL (readers do not block
+ * the writer, and other processes can use the file), and a busy timeout for writers in other
+ * processes. Durability `'full'` (the default): synchronous=FULL, a committed save survives a power
+ * loss, as the file store's fsync does; `'process'`: synchronous=NORMAL, a committed save survives
+ * a crash of the process (it is in the WAL file when the commit returns) but the WAL is flushed to
+ * disk only at its checkpoints, so a power loss can lose the last commits (never damage the database).
  */
-export async function openSqliteDatabase(file: string, moduleName?: string): Promise<SqliteDatabase> {
+export async function openSqliteDatabase(
+  file: string,
+  moduleName?: string,
+  durability: Durability = 'full',
+): Promise<SqliteDatabase> {
   const Database = await loadSqliteDriver(moduleName);
   // Its folder is created as FileSessionStore creates its directory (SQLite itself does not).
   if (file !== ':memory:' && file !== '') await mkdir(dirname(resolve(file)), { recursive: true });
   const db = new Database(file, { timeout: 5_000 });
   try {
     db.pragma('journal_mode = WAL');
-    db.pragma('synchronous = FULL');
+    db.pragma(durability === 'full' ? 'synchronous = FULL' : 'synchronous = NORMAL');
     return db;
   } catch (error) {
     db.close();

@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
-import { readdir, writeFile } from 'node:fs/promises';
+import { readdir, stat, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -91,12 +91,78 @@ describe('the lock file of a session (<dir>/<id>.journal.lock)', () => {
     }
   };
 
-  it('is there only while a save runs', async () => {
-    const store = new FileSessionStore(dir);
+  it('is there only while a save runs, with lockHoldMs 0', async () => {
+    const store = new FileSessionStore(dir, { lockHoldMs: 0 });
     await store.save('s', AgentState.empty(), null);
     expect(await readdir(dir)).toEqual(['s.journal']);
     await store.close();
   });
+
+  it('is kept across the saves of a session for lockHoldMs, and removed at close', async () => {
+    const store = new FileSessionStore(dir, { lockHoldMs: 60_000 });
+    await store.save('s', AgentState.empty(), null);
+    const taken = await stat(lockOf('s'));
+    expect(await store.save('s', AgentState.empty().withUserMessage('again'), 1)).toBe(2);
+    expect(await store.save('s', AgentState.empty().withUserMessage('and again'), 2)).toBe(3);
+    // The same lock file, not one made again for each save.
+    expect((await stat(lockOf('s'))).ino).toBe(taken.ino);
+    expect((await stat(lockOf('s'))).mtimeMs).toBe(taken.mtimeMs);
+    await store.close();
+    expect(await readdir(dir)).toEqual(['s.journal']);
+  });
+
+  it('kept by a store, makes another process wait, then lets it save once the store is closed', async () => {
+    const store = new FileSessionStore(dir, { lockHoldMs: 60_000 });
+    await store.save('s', AgentState.empty().withUserMessage('go').withExecutionStarted(), null);
+    const blocked = await startSaver([dir, 's', '0', '1', '100']);
+    blocked.child.stdin?.end('go\n');
+    const [code] = await blocked.exited;
+    expect(code).not.toBe(0);
+    expect(blocked.output()).toContain('SESSION_FILE_LOCKED');
+    expect(blocked.output()).toContain(`process ${process.pid}`);
+
+    await store.close();
+    const saver = await startSaver([dir, 's', '0', '1', '100']);
+    saver.child.stdin?.end('go\n');
+    const [after] = await saver.exited;
+    expect(after, saver.output()).toBe(0);
+    expect(saver.output()).toContain('saved 2 0');
+  }, 60_000);
+
+  it('kept by a process killed with SIGKILL is taken over by the next save', async () => {
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', 'tests/persistence/support/durable-saver.ts', 'file', dir, 's', 'full', '600000'],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    children.push(child);
+    let output = '';
+    const saved = new Promise<void>((resolve) => {
+      child.stdout?.on('data', (d) => {
+        output += d;
+        if (/^saved 3$/m.test(output)) resolve();
+      });
+    });
+    child.stderr?.on('data', (d) => {
+      output += d;
+    });
+    const exited = once(child, 'exit');
+    const early = await Promise.race([saved.then(() => null), exited]);
+    if (early) throw new Error(`the saver exited before it was killed: ${output}`);
+    child.kill('SIGKILL');
+    await exited;
+    // It kept the lock (10 minutes) and died with it.
+    expect(JSON.parse(readFileSync(lockOf('s'), 'utf8'))).toMatchObject({ pid: child.pid });
+
+    const store = new FileSessionStore(dir, { lockTimeoutMs: 60_000 });
+    const loaded = await store.load('s');
+    if (!loaded) throw new Error('the session is gone');
+    expect(await store.save('s', loaded.state.withUserMessage('after'), loaded.version)).toBe(
+      loaded.version + 1,
+    );
+    await store.close();
+    expect(await readdir(dir)).toEqual(['s.journal']);
+  }, 60_000);
 
   it.each([
     [
@@ -113,8 +179,8 @@ describe('the lock file of a session (<dir>/<id>.journal.lock)', () => {
     await store.save('s', AgentState.empty(), null);
     await writeFile(lockOf('s'), await text());
     expect(await store.save('s', AgentState.empty().withUserMessage('again'), 1)).toBe(2);
-    expect(await readdir(dir)).toEqual(['s.journal']);
     await store.close();
+    expect(await readdir(dir)).toEqual(['s.journal']);
   });
 
   it('held by a process of another machine makes the save wait, then raise SessionFileLockedError', async () => {

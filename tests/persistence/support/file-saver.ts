@@ -3,14 +3,20 @@
  * FileSessionStore `count` times, each a step appended to what it loads, going on after a conflict
  * (another process saved first). Prints `ready`, waits for a line on stdin, then prints
  * `saved <version> <marker>` for every save acknowledged (the marker is the step's number).
- * Usage: file-saver.ts <dir> <sessionId> <first marker> <count>
+ * Usage: file-saver.ts <dir> <sessionId> <first marker> <count> [lockTimeoutMs]
  */
 import { once } from 'node:events';
 import { appendToolStep } from '../../../bench/workload';
 import { FileSessionStore, SessionConflictError } from '../../../src/persistence/index';
 
-const [dir, sessionId, firstText, countText] = process.argv.slice(2) as [string, string, string, string];
-const store = new FileSessionStore(dir);
+const [dir, sessionId, firstText, countText, lockTimeoutMs] = process.argv.slice(2) as [
+  string,
+  string,
+  string,
+  string,
+  string | undefined,
+];
+const store = new FileSessionStore(dir, lockTimeoutMs ? { lockTimeoutMs: Number(lockTimeoutMs) } : {});
 process.stdout.write('ready\n');
 await once(process.stdin, 'data');
 process.stdin.destroy();

@@ -6,6 +6,8 @@ import { AgentState } from '../state/agent-state';
 import { AgentMachineError } from '../state/errors';
 import type { EventSource } from '../state/event-source';
 import type { AgentEvent } from '../state/loop-events';
+import type { ChatJobStream } from '../ui/chat-pool-handler';
+import type { StreamStore } from '../ui/stream-store';
 import {
   type AgentJobRequest,
   type AgentJobReturnValue,
@@ -14,8 +16,9 @@ import {
   JOB_METADATA_KEY,
   parseAgentJob,
 } from './agent-job';
+import { type ChatRunPublisher, failChatStream, publishChatRun } from './chat-run-publisher';
 import { runDecision } from './decision-run';
-import { SessionBusyError, UnknownAgentError } from './errors';
+import { NoStreamStoreError, SessionBusyError, UnknownAgentError } from './errors';
 import { type BullMQModule, bullmqConnection, closeRedis, loadBullmq, openRedis } from './redis-modules';
 import { RunStore } from './run-store';
 import { type SessionLock, SessionLocks } from './session-lock';
@@ -81,6 +84,8 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Ag
     ...settings,
     bull,
     store: options.store,
+    streams: options.streams ?? null,
+    published: new WeakSet(),
     agents: options.agents,
     locks,
     runs,
@@ -95,6 +100,7 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Ag
       try {
         return await processJob(context, job, token as string);
       } catch (error) {
+        await endChatOfFailedJob(context, job, error);
         throw jobError(bull, error);
       }
     },
@@ -140,6 +146,9 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Ag
 interface JobContext extends WorkerSettings {
   readonly bull: BullMQModule;
   readonly store: SessionStore;
+  readonly streams: StreamStore | null;
+  /** The jobs whose run writes its chat stream in this attempt (it ends the stream itself). */
+  readonly published: WeakSet<Job>;
   readonly agents: Readonly<Record<string, Agent | (() => Agent)>>;
   readonly locks: SessionLocks;
   readonly runs: Set<RunStore>;
@@ -219,7 +228,33 @@ async function runJob(
     controller.abort(error);
   });
   const progress = progressReporter(context, job, request);
-  const runOptions = { signal: controller.signal, onEvent: progress.onEvent };
+  let chat: ChatRunPublisher | null = null;
+  try {
+    if (request.kind !== 'resume' && request.chatStream) {
+      if (!context.streams) throw new NoStreamStoreError(sessionId);
+      const restarted = stored?.state.metadata()[JOB_METADATA_KEY] === jobMark;
+      context.published.add(job);
+      chat = await publishChatRun({
+        streams: context.streams,
+        chatId: sessionId,
+        chatStream: request.chatStream,
+        restartedStep: restarted && stored ? stored.state.stepCount() + 1 : null,
+        workerId: context.workerId,
+        onStop: () => controller.abort(),
+        onError: (error) => context.onError(asError(error)),
+      });
+    }
+  } catch (error) {
+    context.runs.delete(runStore);
+    throw error;
+  }
+  const onEvent = chat
+    ? (event: AgentEvent, source: EventSource) => {
+        progress.onEvent(event, source);
+        chat.onEvent(event, source);
+      }
+    : progress.onEvent;
+  const runOptions = { signal: controller.signal, onEvent };
   try {
     const agent = createAgent({ ...base.definition, store: runStore });
     const running =
@@ -236,11 +271,15 @@ async function runJob(
     if (outcome.kind !== 'finished') running.catch((error: unknown) => context.onError(asError(error)));
     await progress.flush();
     if (outcome.kind === 'lock-lost') throw outcome.error;
-    if (outcome.kind === 'released') return await release(context, job, token, lock);
+    if (outcome.kind === 'released') {
+      await chat?.handOver();
+      return await release(context, job, token, lock);
+    }
     if (runStore.saveError) throw runStore.saveError;
     const lost = lock.lost();
     if (lost) throw lost;
     const { state } = outcome;
+    await chat?.finish({ state });
     return {
       sessionId,
       agent: request.agent,
@@ -249,9 +288,29 @@ async function runJob(
       status: state.status(),
       state: state.toJSON() as AgentJobReturnValue['state'],
     };
+  } catch (error) {
+    if (chat) await (lastAttempt(context, job, error) ? chat.finish({ error }) : chat.handOver());
+    throw error;
   } finally {
     context.runs.delete(runStore);
   }
+}
+
+/** Whether the job fails for good with `error` (no retry, no other worker goes on with it). */
+function lastAttempt(context: JobContext, job: Job, error: unknown): boolean {
+  if (error instanceof context.bull.DelayedError || error instanceof context.bull.WaitingError) return false;
+  if (error instanceof AgentMachineError && !RETRYABLE_CODES.has(error.code)) return true;
+  return job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
+}
+
+/** A chat job that fails for good before its run wrote its stream: the stream ends with an error. */
+async function endChatOfFailedJob(context: JobContext, job: Job, error: unknown): Promise<void> {
+  const chatStream = (job.data as { chatStream?: ChatJobStream } | undefined)?.chatStream;
+  const sessionId = (job.data as { sessionId?: unknown }).sessionId;
+  if (!context.streams || !chatStream || typeof sessionId !== 'string' || context.published.has(job)) return;
+  if (!lastAttempt(context, job, error)) return;
+  const onError = (failure: unknown) => context.onError(asError(failure));
+  await failChatStream(context.streams, sessionId, chatStream, error, onError).catch(onError);
 }
 
 async function otherJobUnfinished(context: JobContext, state: AgentState, job: Job): Promise<boolean> {

@@ -1,0 +1,115 @@
+/**
+ * A chat served by the worker pool, on the worker's side: the job's run is written as UI message
+ * chunks (the chat handler's own mapping, AgentStream and StreamWriter) to the stream the chat
+ * handler opened for it, a stop asked of that stream aborts the run, and the stream's lease is kept
+ * while the run works. The stream ends only with the run's last attempt: a run handed to another
+ * worker (a crash, a graceful close, a retry) goes on in the same stream, after a
+ * `data-step-restarted` chunk.
+ */
+import type { AgentError } from '../state/agent-error';
+import type { AgentState } from '../state/agent-state';
+import type { RunListener } from '../state/event-source';
+import { AgentStream } from '../ui/agent-stream';
+import type { ChatJobStream } from '../ui/chat-pool-handler';
+import { stepRestartedChunk } from '../ui/step-restart';
+import type { StreamStore } from '../ui/stream-store';
+import { StreamWriter } from '../ui/stream-writer';
+import type { UIMessageChunk } from '../ui/ui-message';
+
+export interface ChatRunPublisherOptions {
+  readonly streams: StreamStore;
+  readonly chatId: string;
+  readonly chatStream: ChatJobStream;
+  /** The step this run starts with when it takes over a run another worker began; null for a new run. */
+  readonly restartedStep: number | null;
+  readonly workerId: string;
+  /** Called when a stop of the chat's stream is asked for (also one asked before). */
+  readonly onStop: () => void;
+  readonly onError: (error: unknown) => void;
+  /** How often the stream's lease is renewed while the run writes nothing, in ms. Default 10,000. */
+  readonly renewMs?: number;
+  readonly errorText?: (error: AgentError) => string;
+}
+
+export interface ChatRunPublisher {
+  /** The run's listener: its events become the stream's chunks. */
+  readonly onEvent: RunListener;
+  /** The run ended (with its final state, or its error on its last attempt): the stream ends with it. */
+  finish(outcome: { readonly state: AgentState } | { readonly error: unknown }): Promise<void>;
+  /** The run goes on elsewhere (another worker, a retry): what was written stays, the stream stays open. */
+  handOver(): Promise<void>;
+}
+
+export async function publishChatRun(options: ChatRunPublisherOptions): Promise<ChatRunPublisher> {
+  const { streams, chatId, chatStream, restartedStep, onError } = options;
+  const writer = new StreamWriter(streams, chatId, chatStream.streamId, { onError });
+  let listener: RunListener = () => {};
+  let settle: (outcome: { readonly state: AgentState } | { readonly error: unknown }) => void = () => {};
+  const ended = new Promise<AgentState>((resolve, reject) => {
+    settle = (outcome) => ('state' in outcome ? resolve(outcome.state) : reject(outcome.error));
+  });
+  const { continuation } = chatStream;
+  const run = new AgentStream(
+    (onEvent) => {
+      listener = onEvent;
+      return ended;
+    },
+    continuation && { ...continuation, denied: new Set(continuation.denied) },
+  );
+  if (restartedStep !== null)
+    writer.write(stepRestartedChunk({ stepNumber: restartedStep, workerId: options.workerId }));
+  // a run taken over does not replay the message's start: the stream has it
+  const reader = run
+    .toUIMessageStream({ replay: restartedStep === null, errorText: options.errorText })
+    .getReader();
+  const pumped = (async () => {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return;
+      writer.write(value as UIMessageChunk);
+    }
+  })();
+  const unlisten = await streams.onStop(chatId, chatStream.streamId, options.onStop);
+  const renew = setInterval(
+    () => void streams.renew(chatId, chatStream.streamId).catch(onError),
+    options.renewMs ?? 10_000,
+  );
+  renew.unref?.();
+  const detach = () => {
+    clearInterval(renew);
+    unlisten();
+  };
+  return {
+    onEvent: (event, source) => listener(event, source),
+    async finish(outcome) {
+      detach();
+      settle(outcome);
+      await pumped.catch(onError);
+      await writer.end().catch(onError);
+    },
+    async handOver() {
+      detach();
+      await reader.cancel().catch(onError);
+      await writer.flush();
+    },
+  };
+}
+
+/** Ends a chat's stream for a job that failed before its run could write (an unknown agent, bad data). */
+export async function failChatStream(
+  streams: StreamStore,
+  chatId: string,
+  chatStream: ChatJobStream,
+  error: unknown,
+  onError: (error: unknown) => void,
+): Promise<void> {
+  const code = (error as { code?: unknown })?.code;
+  const errorText = `The agent could not answer (${typeof code === 'string' ? code : 'error'}).`;
+  await streams
+    .append(chatId, chatStream.streamId, [
+      { type: 'error', errorText },
+      { type: 'finish', finishReason: 'error' },
+    ])
+    .catch(onError);
+  await streams.end(chatId, chatStream.streamId);
+}

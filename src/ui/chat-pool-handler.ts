@@ -1,0 +1,159 @@
+import { NoSessionStoreError } from '../persistence/errors';
+import type { SessionStore } from '../persistence/session-store';
+import { ApprovalError, type ApprovalInput } from '../state/approval';
+import { AgentMachineError, InvalidArgumentError } from '../state/errors';
+import { newId } from '../state/ids';
+import { type DecisionContinuation, decisionContinuation, toApprovalInputs } from './chat-approvals';
+import { type ChatRequest, ChatRequestError } from './chat-request';
+import { type ChatAccess, type ChatHandler, chatRoutes, sessionBusy, streamResponse } from './chat-routes';
+import { mendRestartedSteps } from './step-restart';
+import type { StreamStore } from './stream-store';
+import type { UIMessageChunk } from './ui-message';
+
+/**
+ * Where a chat job writes its run's UI message stream: the stream the handler opened for it in
+ * the shared StreamStore, and, for decisions, how the stream goes on with the message the client
+ * holds.
+ */
+export interface ChatJobStream {
+  readonly streamId: string;
+  readonly continuation?: DecisionContinuation;
+}
+
+/**
+ * What a chat handler needs of a worker pool's client: an `AgentClient` (createAgentClient) is
+ * one. Each call enqueues a run whose worker writes its chunks to stream `chatStream.streamId`.
+ */
+export interface ChatPoolClient {
+  execute(request: {
+    readonly agent: string;
+    readonly sessionId: string;
+    readonly message: string;
+    readonly chatStream: ChatJobStream;
+  }): Promise<unknown>;
+  decide(request: {
+    readonly agent: string;
+    readonly sessionId: string;
+    readonly decisions: readonly ApprovalInput[];
+    readonly chatStream: ChatJobStream;
+  }): Promise<unknown>;
+}
+
+/** The options of a chat served by the worker pool (`createChatHandler({ client, agent, store, streams })`). */
+export interface PoolChatHandlerOptions {
+  /** The pool's client: each message or decision is a job (an `AgentClient`). */
+  readonly client: ChatPoolClient;
+  /** The name the workers registered the agent under. */
+  readonly agent: string;
+  /** The workers' session store (the chat id is the session id): read for messages and approvals. */
+  readonly store: SessionStore;
+  /** The stream store the workers write to (`createAgentWorker({ streams })`), e.g. a RedisStreamStore. */
+  readonly streams: StreamStore;
+  /** As `ChatHandlerOptions.authorize`. */
+  readonly authorize?: (request: Request, access: ChatAccess) => boolean | Promise<boolean>;
+  /** The largest request body accepted, in bytes. Default 1 MiB. */
+  readonly maxBodyBytes?: number;
+  /** Gets the errors answered with 500. Default: `console.error`. */
+  readonly onError?: (error: unknown) => void;
+  /** Only `'reject'` (the default: 409 SESSION_BUSY) with `client`; `'steer'` and `'queue'` are refused. */
+  readonly whileRunning?: 'reject' | 'steer' | 'queue';
+}
+
+/**
+ * A chat handler whose runs are jobs of the worker pool: a POST claims the chat's stream (one run
+ * per chat, 409 otherwise), enqueues the run naming that stream, and answers with the stream as
+ * the worker writes it (from the store, followed live, until the run ends). Stop, the stream and
+ * the messages are served as for any chat handler sharing the stores; where another worker took
+ * the run over, the stream is mended (see `mendRestartedSteps`).
+ */
+export function createPoolChatHandler(options: PoolChatHandlerOptions): ChatHandler {
+  const { client, agent, store, streams } = options;
+  if (!store) throw new NoSessionStoreError('createChatHandler({ client, store })');
+  if (typeof agent !== 'string' || agent === '')
+    throw new InvalidArgumentError('agent', 'with `client`, the name the workers registered the agent under');
+  if (!streams || typeof streams.begin !== 'function')
+    throw new InvalidArgumentError(
+      'streams',
+      'with `client`, the StreamStore the workers write to (a RedisStreamStore shared with createAgentWorker({ streams }))',
+    );
+  const whileRunning = options.whileRunning ?? 'reject';
+  if (whileRunning !== 'reject')
+    throw new PoolChatUnsupportedError(
+      'whileRunning',
+      `whileRunning ${JSON.stringify(whileRunning)} is not supported with \`client\` (chats served by the worker pool): leave it out, or use 'reject'`,
+    );
+  const onError = options.onError ?? ((error: unknown) => console.error(error));
+
+  async function post(chat: ChatRequest): Promise<Response> {
+    const { chatId } = chat;
+    const streamId = newId();
+    if (!(await streams.begin(chatId, streamId))) throw sessionBusy(chatId);
+    const read = new AbortController();
+    let chunks: AsyncIterable<UIMessageChunk>;
+    try {
+      const stored = await store.load(chatId);
+      // read from the stream's first chunk, before any can be written
+      const opened = await streams.read(chatId, { signal: read.signal });
+      if (!opened)
+        throw new AgentMachineError('STREAM_NOT_OPEN', `The stream of chat "${chatId}" closed at once.`);
+      chunks = mendRestartedSteps(opened);
+      if (chat.kind === 'message') {
+        if (stored?.state.approval()) throw ApprovalError.pending(stored.state);
+        await client.execute({ agent, sessionId: chatId, message: chat.text, chatStream: { streamId } });
+      } else {
+        if (!stored)
+          throw new ChatRequestError('SESSION_NOT_FOUND', `No chat "${chatId}" to approve calls in.`);
+        const decisions = toApprovalInputs(stored.state, chat.decisions);
+        const continuation = decisionContinuation(stored.state, decisions, chat.decisions);
+        await client.decide({ agent, sessionId: chatId, decisions, chatStream: { streamId, continuation } });
+        // the client holds the message so far: the replay of it that starts the stream is not sent
+        chunks = afterPrefix(chunks, continuation.prefix.length);
+      }
+    } catch (error) {
+      read.abort();
+      await streams.end(chatId, streamId);
+      throw error;
+    }
+    return streamResponse(chunks, () => read.abort());
+  }
+
+  return chatRoutes({
+    store,
+    streams,
+    authorize: options.authorize,
+    maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024,
+    onError,
+    post,
+    readBack: mendRestartedSteps,
+  });
+}
+
+/** An option a chat served by the worker pool does not support. */
+export class PoolChatUnsupportedError extends AgentMachineError {
+  static override get name(): string {
+    return 'PoolChatUnsupportedError';
+  }
+
+  constructor(
+    readonly option: string,
+    message: string,
+  ) {
+    super('POOL_CHAT_UNSUPPORTED', message);
+  }
+}
+
+/** The chunks without the `length` that follow the first `start` (the replayed part of the message). */
+async function* afterPrefix(
+  chunks: AsyncIterable<UIMessageChunk>,
+  length: number,
+): AsyncIterable<UIMessageChunk> {
+  let skip = -1;
+  for await (const chunk of chunks) {
+    if (skip > 0) {
+      skip--;
+      continue;
+    }
+    if (skip < 0 && chunk.type === 'start') skip = length;
+    yield chunk;
+  }
+}

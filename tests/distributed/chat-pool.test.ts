@@ -15,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisSessionStore } from '../../src/distributed/index';
 import { chatClient } from '../support/ai-chat';
 import { answerText } from '../support/typing-agent';
+import { readLedger } from './support/ledger-agent';
 import { type RedisServer, startRedisServer } from './support/redis-server';
 
 const WORDS = 60;
@@ -130,6 +131,7 @@ describe('a chat served by the worker pool', () => {
 
   beforeAll(async () => {
     [{ api: first }, { api: second }] = await Promise.all([web(), web()]);
+    pool = await Promise.all([worker('w1'), worker('w2')]);
   }, 60_000);
 
   afterAll(async () => {
@@ -137,7 +139,6 @@ describe('a chat served by the worker pool', () => {
   });
 
   it('a message posted to a web process is run by a worker; the AI SDK chat client gets the answer', async () => {
-    pool = [await worker('w1')];
     const chatId = `answer-${randomUUID()}`;
     const { chat, errors } = chatClient(first, chatId);
     const sent = chat.sendMessage({ text: 'Lisbon?' });
@@ -183,4 +184,73 @@ describe('a chat served by the worker pool', () => {
     const again = await fetch(`${first}/${chatId}/stop`, { method: 'POST', headers: json, body: '{}' });
     expect(await again.json()).toEqual({ id: chatId, stopping: false });
   }, 60_000);
+
+  it('a web process killed mid-answer: the client resumes on another and ends with the same message', async () => {
+    const { api: doomed, process: doomedProcess } = await web();
+    const chatId = `web-kill-${randomUUID()}`;
+    const { chat } = chatClient(doomed, chatId);
+    const sent = chat.sendMessage({ text: 'Lisbon?' });
+    await until(() => words(chat.messages.at(-1)) >= 10);
+    await doomedProcess.kill();
+    await sent;
+    // the page reloaded against another web process: the stored conversation, then the run's stream
+    const stored = (await (await fetch(`${second}/${chatId}/messages`)).json()) as { messages: UIMessage[] };
+    const { chat: resumed, errors } = chatClient(second, chatId, { messages: stored.messages });
+    await resumed.resumeStream();
+    let final = resumed.messages.at(-1);
+    // a run that ended before the resume is read from the store (204 for the stream)
+    if (words(final) < WORDS) {
+      await until(async () => {
+        const reloaded = (await (await fetch(`${second}/${chatId}/messages`)).json()) as {
+          messages: UIMessage[];
+        };
+        final = reloaded.messages.at(-1);
+        return words(final) === WORDS;
+      });
+    }
+    expect(errors).toEqual([]);
+    expect(seen(final)).toEqual(EXPECTED);
+    expect(resumed.messages.map((m) => m.role)).toEqual(['user', 'assistant']);
+  }, 60_000);
+
+  it('a worker killed mid-run: another worker finishes it; the client gets each step once and a data-step-restarted part', async () => {
+    const ledger = env.LEDGER as string;
+    const before = readLedger(ledger).length;
+    const chatId = `worker-kill-${randomUUID()}`;
+    const data: unknown[] = [];
+    const { chat, errors } = chatClient(first, chatId, { onData: (part) => data.push(part) });
+    const sent = chat.sendMessage({ text: 'Lisbon?' });
+    // the worker that ran the search runs the chat: killed while it types the answer
+    await until(() => readLedger(ledger).length > before && words(chat.messages.at(-1)) >= 10);
+    const runner = readLedger(ledger)[before]?.worker;
+    const victim = pool.find((w) => w.line.ready === runner) as Started;
+    await victim.kill();
+    // a page reloaded once the run was taken over reads the stream from its start: mended too
+    await until(() => data.length > 0);
+    const stored = (await (await fetch(`${second}/${chatId}/messages`)).json()) as { messages: UIMessage[] };
+    const { chat: reloaded, errors: reloadErrors } = chatClient(second, chatId, {
+      messages: stored.messages,
+    });
+    await reloaded.resumeStream();
+    await sent;
+    expect(errors).toEqual([]);
+    expect(reloadErrors).toEqual([]);
+    // (unless the run ended before the reload asked for its stream: 204)
+    if (words(reloaded.messages.at(-1)) > 0) expect(seen(reloaded.messages.at(-1))).toEqual(EXPECTED);
+    const answer = chat.messages.at(-1);
+    expect(seen(answer)).toEqual(EXPECTED);
+    expect(answer?.metadata).toMatchObject({ status: 'completed', stopReason: 'completed' });
+    expect(data).toEqual([
+      {
+        type: 'data-step-restarted',
+        data: { stepNumber: 2, workerId: expect.not.stringMatching(String(runner)) },
+        transient: true,
+      },
+    ]);
+    const state = await storedState(chatId);
+    expect(state?.status()).toBe('completed');
+    expect(state?.stepCount()).toBe(2);
+    // the search ran once: its step was saved before the kill
+    expect(readLedger(ledger).slice(before)).toHaveLength(1);
+  }, 90_000);
 });

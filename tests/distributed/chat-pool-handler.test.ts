@@ -1,0 +1,156 @@
+/**
+ * createChatHandler({ client }) in one process with an in-process worker over a real
+ * redis-server: approvals go through the pool as decide jobs, a job that fails ends the chat's
+ * stream with an error, and what a pool chat does not take is refused when the handler is made.
+ */
+import { randomUUID } from 'node:crypto';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import {
+  type AgentClient,
+  AgentJobFailedError,
+  createAgentClient,
+  createAgentWorker,
+  RedisSessionStore,
+  RedisStreamStore,
+} from '../../src/distributed/index';
+import {
+  type Agent,
+  createAgent,
+  createChatHandler,
+  NoSessionStoreError,
+  PoolChatUnsupportedError,
+  scriptedDriver,
+} from '../../src/index';
+import { chatClient, serveChat } from '../support/ai-chat';
+import { partsOf, transferTool } from '../support/chat-fixtures';
+import { type RedisServer, startRedisServer } from './support/redis-server';
+
+let redis: RedisServer;
+const cleanups: (() => Promise<unknown>)[] = [];
+
+beforeAll(async () => {
+  redis = await startRedisServer();
+}, 20_000);
+
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+}, 20_000);
+
+afterAll(async () => {
+  await redis?.stop();
+});
+
+/** A queue, stores, a worker running `agents` and a pool chat handler for `agent`, on loopback. */
+async function pool(agents: Record<string, () => Agent>, agent: string, workerStreams = true) {
+  const connection = redis.connection;
+  const queueName = `q-${randomUUID()}`;
+  const prefix = `${queueName}:`;
+  const store = new RedisSessionStore({ connection, prefix });
+  const streams = new RedisStreamStore({ connection, prefix });
+  cleanups.push(
+    () => store.close(),
+    () => streams.close(),
+  );
+  const worker = await createAgentWorker({
+    agents,
+    store,
+    connection,
+    queueName,
+    ...(workerStreams && { streams }),
+  });
+  const client = await createAgentClient({ connection, queueName });
+  cleanups.push(
+    () => client.close(),
+    () => worker.close(),
+  );
+  const logged: unknown[] = [];
+  const server = await serveChat(
+    createChatHandler({ client, agent, store, streams, onError: (error) => logged.push(error) }),
+  );
+  cleanups.push(server.close);
+  return { api: server.api, store, client, logged };
+}
+
+describe('createChatHandler({ client })', () => {
+  it('approvals: the call waits, the approval posted to the handler is a decide job, the message goes on once', async () => {
+    const ledger: string[] = [];
+    const payer = () =>
+      createAgent({
+        driver: scriptedDriver([
+          { text: 'Paying.', toolCalls: [{ name: 'transfer', args: { to: 'bob', amount: 40 }, id: 't1' }] },
+          { text: 'Paid.' },
+        ]),
+        tools: { transfer: transferTool(ledger) },
+      });
+    const { api, store, logged } = await pool({ payer }, 'payer');
+    const { chat, errors } = chatClient(api, 'pay');
+    await chat.sendMessage({ text: 'Pay bob 40' });
+    expect(partsOf(chat.lastMessage).find((p) => p.type === 'tool-transfer')).toMatchObject({
+      state: 'approval-requested',
+      approval: { id: 't1' },
+    });
+    await chat.addToolApprovalResponse({ id: 't1', approved: true });
+    await chat.sendMessage();
+    expect(errors).toEqual([]);
+    expect(logged).toEqual([]);
+    expect(ledger).toEqual(['bob:40']);
+    expect(chat.messages.map((m) => m.role)).toEqual(['user', 'assistant']);
+    expect(
+      partsOf(chat.lastMessage)
+        .filter((p) => p.type !== 'step-start')
+        .map((p) => [p.type, p.text ?? p.state]),
+    ).toEqual([
+      ['text', 'Paying.'],
+      ['tool-transfer', 'output-available'],
+      ['text', 'Paid.'],
+    ]);
+    expect((await store.load('pay'))?.state.finalResponse()).toBe('Paid.');
+  }, 30_000);
+
+  it('a job that fails ends the chat stream with an error the chat client reports', async () => {
+    const { api } = await pool(
+      { other: () => createAgent({ driver: scriptedDriver([{ text: 'hi' }]) }) },
+      'nobody',
+    );
+    const { chat, errors } = chatClient(api, 'unknown');
+    await chat.sendMessage({ text: 'Hello?' });
+    expect(errors.map((e) => e.message)).toEqual(['The agent could not answer (UNKNOWN_AGENT).']);
+    expect((await fetch(`${api}/unknown/stream`)).status).toBe(204);
+  }, 30_000);
+
+  it('a chat job on a worker without streams fails with NO_STREAM_STORE', async () => {
+    const agents = { echo: () => createAgent({ driver: scriptedDriver([{ text: 'hi' }]) }) };
+    const { client } = await pool(agents, 'echo', false);
+    const job = await (client as AgentClient).execute({
+      agent: 'echo',
+      sessionId: 'no-streams',
+      message: 'Hello?',
+      chatStream: { streamId: 's1' },
+    });
+    const failed = await job.finished({ timeoutMs: 20_000 }).catch((error: unknown) => error);
+    expect(failed).toBeInstanceOf(AgentJobFailedError);
+    expect((failed as AgentJobFailedError).errorCode).toBe('NO_STREAM_STORE');
+  }, 30_000);
+
+  it("refuses whileRunning 'steer' and 'queue', and a missing store, when the handler is made", async () => {
+    const connection = redis.connection;
+    const client = await createAgentClient({ connection, queueName: `q-${randomUUID()}` });
+    const store = new RedisSessionStore({ connection });
+    const streams = new RedisStreamStore({ connection });
+    cleanups.push(
+      () => client.close(),
+      () => store.close(),
+      () => streams.close(),
+    );
+    for (const whileRunning of ['steer', 'queue'] as const) {
+      const made = () => createChatHandler({ client, agent: 'support', store, streams, whileRunning });
+      expect(made).toThrow(PoolChatUnsupportedError);
+      expect(made).toThrow(/whileRunning "(steer|queue)" is not supported with `client`/);
+    }
+    expect(() =>
+      createChatHandler({ client, agent: 'support', store, streams, whileRunning: 'reject' }),
+    ).not.toThrow();
+    // @ts-expect-error: the store is required with a client
+    expect(() => createChatHandler({ client, agent: 'support', streams })).toThrow(NoSessionStoreError);
+  });
+});

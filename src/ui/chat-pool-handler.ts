@@ -55,6 +55,11 @@ export interface PoolChatHandlerOptions {
   readonly maxBodyBytes?: number;
   /** Gets the errors answered with 500. Default: `console.error`. */
   readonly onError?: (error: unknown) => void;
+  /**
+   * How often the handler renews the chat stream's lease while its job waits for a worker (the
+   * worker renews it once it runs), in ms; keep it under the store's `leaseMs`. Default 10,000.
+   */
+  readonly streamRenewMs?: number;
   /** Only `'reject'` (the default: 409 SESSION_BUSY) with `client`; `'steer'` and `'queue'` are refused. */
   readonly whileRunning?: 'reject' | 'steer' | 'queue';
 }
@@ -83,6 +88,7 @@ export function createPoolChatHandler(options: PoolChatHandlerOptions): ChatHand
       `whileRunning ${JSON.stringify(whileRunning)} is not supported with \`client\` (chats served by the worker pool): leave it out, or use 'reject'`,
     );
   const onError = options.onError ?? ((error: unknown) => console.error(error));
+  const renewMs = options.streamRenewMs ?? 10_000;
 
   async function post(chat: ChatRequest): Promise<Response> {
     const { chatId } = chat;
@@ -114,7 +120,21 @@ export function createPoolChatHandler(options: PoolChatHandlerOptions): ChatHand
       await streams.end(chatId, streamId);
       throw error;
     }
-    return streamResponse(chunks, () => read.abort());
+    // the chat stays claimed while its job waits in the queue, until the worker writes
+    const waiting = setInterval(
+      () =>
+        void streams.renew(chatId, streamId).catch((error: unknown) => {
+          clearInterval(waiting);
+          onError(error);
+        }),
+      renewMs,
+    );
+    waiting.unref?.();
+    const stopWaiting = () => clearInterval(waiting);
+    return streamResponse(untilFirst(chunks, stopWaiting), () => {
+      stopWaiting();
+      read.abort();
+    });
   }
 
   return chatRoutes({
@@ -139,6 +159,21 @@ export class PoolChatUnsupportedError extends AgentMachineError {
     message: string,
   ) {
     super('POOL_CHAT_UNSUPPORTED', message);
+  }
+}
+
+/** The chunks, calling `first` once the first comes (or the stream ends without one). */
+async function* untilFirst(
+  chunks: AsyncIterable<UIMessageChunk>,
+  first: () => void,
+): AsyncIterable<UIMessageChunk> {
+  try {
+    for await (const chunk of chunks) {
+      first();
+      yield chunk;
+    }
+  } finally {
+    first();
   }
 }
 

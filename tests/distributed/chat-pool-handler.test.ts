@@ -40,35 +40,53 @@ afterAll(async () => {
   await redis?.stop();
 });
 
+interface PoolOptions {
+  /** Give the worker the stream store (default true). */
+  readonly workerStreams?: boolean;
+  /** Start the worker later, with `startWorker()`. */
+  readonly deferWorker?: boolean;
+  /** The stream store's lease (and the handler's renewal every third of it). */
+  readonly leaseMs?: number;
+}
+
 /** A queue, stores, a worker running `agents` and a pool chat handler for `agent`, on loopback. */
-async function pool(agents: Record<string, () => Agent>, agent: string, workerStreams = true) {
+async function pool(agents: Record<string, () => Agent>, agent: string, options: PoolOptions = {}) {
   const connection = redis.connection;
   const queueName = `q-${randomUUID()}`;
   const prefix = `${queueName}:`;
   const store = new RedisSessionStore({ connection, prefix });
-  const streams = new RedisStreamStore({ connection, prefix });
+  const lease = options.leaseMs ? { leaseMs: options.leaseMs, blockMs: options.leaseMs } : {};
+  const streams = new RedisStreamStore({ connection, prefix, ...lease });
   cleanups.push(
     () => store.close(),
     () => streams.close(),
   );
-  const worker = await createAgentWorker({
-    agents,
-    store,
-    connection,
-    queueName,
-    ...(workerStreams && { streams }),
-  });
+  const startWorker = async () => {
+    const worker = await createAgentWorker({
+      agents,
+      store,
+      connection,
+      queueName,
+      ...(options.workerStreams !== false && { streams }),
+    });
+    cleanups.push(() => worker.close());
+  };
+  if (!options.deferWorker) await startWorker();
   const client = await createAgentClient({ connection, queueName });
-  cleanups.push(
-    () => client.close(),
-    () => worker.close(),
-  );
+  cleanups.push(() => client.close());
   const logged: unknown[] = [];
-  const server = await serveChat(
-    createChatHandler({ client, agent, store, streams, onError: (error) => logged.push(error) }),
-  );
+  const renew = options.leaseMs ? { streamRenewMs: Math.floor(options.leaseMs / 3) } : {};
+  const handler = createChatHandler({
+    client,
+    agent,
+    store,
+    streams,
+    onError: (error) => logged.push(error),
+    ...renew,
+  });
+  const server = await serveChat(handler);
   cleanups.push(server.close);
-  return { api: server.api, store, client, logged };
+  return { api: server.api, store, client, logged, startWorker };
 }
 
 describe('createChatHandler({ client })', () => {
@@ -120,7 +138,7 @@ describe('createChatHandler({ client })', () => {
 
   it('a chat job on a worker without streams fails with NO_STREAM_STORE', async () => {
     const agents = { echo: () => createAgent({ driver: scriptedDriver([{ text: 'hi' }]) }) };
-    const { client } = await pool(agents, 'echo', false);
+    const { client } = await pool(agents, 'echo', { workerStreams: false });
     const job = await (client as AgentClient).execute({
       agent: 'echo',
       sessionId: 'no-streams',
@@ -130,6 +148,31 @@ describe('createChatHandler({ client })', () => {
     const failed = await job.finished({ timeoutMs: 20_000 }).catch((error: unknown) => error);
     expect(failed).toBeInstanceOf(AgentJobFailedError);
     expect((failed as AgentJobFailedError).errorCode).toBe('NO_STREAM_STORE');
+  }, 30_000);
+
+  it('a job that waits for a worker longer than the stream lease keeps the chat claimed and is answered', async () => {
+    const agents = { echo: () => createAgent({ driver: scriptedDriver([{ text: 'Hello there.' }]) }) };
+    const { api, startWorker, logged } = await pool(agents, 'echo', { deferWorker: true, leaseMs: 1_000 });
+    const { chat, errors, responded } = chatClient(api, 'queued');
+    const sent = chat.sendMessage({ text: 'Hello?' });
+    expect(await responded('POST')).toBe(200);
+    // several leases pass with no worker; the handler keeps the chat's stream claimed
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    const busy = await fetch(api, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        id: 'queued',
+        trigger: 'submit-message',
+        messages: [{ id: 'u2', role: 'user', parts: [{ type: 'text', text: 'Anyone?' }] }],
+      }),
+    });
+    expect(busy.status).toBe(409);
+    await startWorker();
+    await sent;
+    expect(errors).toEqual([]);
+    expect(logged).toEqual([]);
+    expect(partsOf(chat.lastMessage).at(-1)).toMatchObject({ type: 'text', text: 'Hello there.' });
   }, 30_000);
 
   it("refuses whileRunning 'steer' and 'queue', and a missing store, when the handler is made", async () => {

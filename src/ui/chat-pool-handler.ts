@@ -1,4 +1,3 @@
-import { NoSessionStoreError } from '../persistence/errors';
 import type { SessionStore } from '../persistence/session-store';
 import { ApprovalError, type ApprovalInput } from '../state/approval';
 import { AgentMachineError, InvalidArgumentError } from '../state/errors';
@@ -73,7 +72,11 @@ export interface PoolChatHandlerOptions {
  */
 export function createPoolChatHandler(options: PoolChatHandlerOptions): ChatHandler {
   const { client, agent, store, streams } = options;
-  if (!store) throw new NoSessionStoreError('createChatHandler({ client, store })');
+  if (!store || typeof store.load !== 'function')
+    throw new InvalidArgumentError(
+      'store',
+      "with `client`, the workers' SessionStore (a RedisSessionStore): createChatHandler({ client, agent, store, streams })",
+    );
   if (typeof agent !== 'string' || agent === '')
     throw new InvalidArgumentError('agent', 'with `client`, the name the workers registered the agent under');
   if (!streams || typeof streams.begin !== 'function')

@@ -17,7 +17,6 @@ import {
   type Agent,
   createAgent,
   createChatHandler,
-  NoSessionStoreError,
   PoolChatUnsupportedError,
   scriptedDriver,
 } from '../../src/index';
@@ -194,6 +193,8 @@ describe('createChatHandler({ client })', () => {
       createChatHandler({ client, agent: 'support', store, streams, whileRunning: 'reject' }),
     ).not.toThrow();
     // @ts-expect-error: the store is required with a client
-    expect(() => createChatHandler({ client, agent: 'support', streams })).toThrow(NoSessionStoreError);
+    expect(() => createChatHandler({ client, agent: 'support', streams })).toThrow(
+      /Invalid store: with `client`, the workers' SessionStore/,
+    );
   });
 });

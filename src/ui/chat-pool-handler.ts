@@ -6,7 +6,7 @@ import { type DecisionContinuation, decisionContinuation, toApprovalInputs } fro
 import { type ChatRequest, ChatRequestError } from './chat-request';
 import { type ChatAccess, type ChatHandler, chatRoutes, sessionBusy, streamResponse } from './chat-routes';
 import { mendRestartedSteps } from './step-restart';
-import type { StreamStore } from './stream-store';
+import { StreamNotOpenError, type StreamStore } from './stream-store';
 import type { UIMessageChunk } from './ui-message';
 
 /**
@@ -103,8 +103,7 @@ export function createPoolChatHandler(options: PoolChatHandlerOptions): ChatHand
       const stored = await store.load(chatId);
       // read from the stream's first chunk, before any can be written
       const opened = await streams.read(chatId, { signal: read.signal });
-      if (!opened)
-        throw new AgentMachineError('STREAM_NOT_OPEN', `The stream of chat "${chatId}" closed at once.`);
+      if (!opened) throw new StreamNotOpenError(chatId, streamId);
       chunks = mendRestartedSteps(opened);
       if (chat.kind === 'message') {
         if (stored?.state.approval()) throw ApprovalError.pending(stored.state);
@@ -128,7 +127,8 @@ export function createPoolChatHandler(options: PoolChatHandlerOptions): ChatHand
       () =>
         void streams.renew(chatId, streamId).catch((error: unknown) => {
           clearInterval(waiting);
-          onError(error);
+          // not open any more: the run ended before its first chunk was read (or lost its lease)
+          if (!(error instanceof StreamNotOpenError)) onError(error);
         }),
       renewMs,
     );

@@ -16,7 +16,12 @@ import {
   JOB_METADATA_KEY,
   parseAgentJob,
 } from './agent-job';
-import { type ChatRunPublisher, failChatStream, publishChatRun } from './chat-run-publisher';
+import {
+  type ChatRunPublisher,
+  failChatStream,
+  keepLateSteering,
+  publishChatRun,
+} from './chat-run-publisher';
 import { runDecision } from './decision-run';
 import { NoStreamStoreError, SessionBusyError, UnknownAgentError } from './errors';
 import { type BullMQModule, bullmqConnection, closeRedis, loadBullmq, openRedis } from './redis-modules';
@@ -213,6 +218,8 @@ async function runJob(
       return busy(context, job, token, sessionId);
     }
     let state = request.state ?? stored?.state ?? AgentState.empty();
+    // a chat's messages steered in as its last run concluded came before this one
+    if (request.chatStream) state = state.withSteeringApplied();
     if (request.message !== null) state = state.withUserMessage(request.message);
     start = state.withMetadata(JOB_METADATA_KEY, jobMark);
   }
@@ -239,6 +246,7 @@ async function runJob(
         chatId: sessionId,
         chatStream: request.chatStream,
         restartedStep: restarted && stored ? stored.state.stepCount() + 1 : null,
+        stored: stored?.state ?? null,
         workerId: context.workerId,
         onStop: () => controller.abort(),
         onError: (error) => context.onError(asError(error)),
@@ -254,7 +262,7 @@ async function runJob(
         chat.onEvent(event, source);
       }
     : progress.onEvent;
-  const runOptions = { signal: controller.signal, onEvent };
+  const runOptions = { signal: controller.signal, onEvent, ...(chat && { inspect: chat.inspect }) };
   try {
     const agent = createAgent({ ...base.definition, store: runStore });
     const running =
@@ -278,13 +286,24 @@ async function runJob(
     if (runStore.saveError) throw runStore.saveError;
     const lost = lock.lost();
     if (lost) throw lost;
-    const { state } = outcome;
-    await chat?.finish({ state });
+    let { state } = outcome;
+    let version = runStore.version ?? stored?.version ?? null;
+    if (chat) {
+      await chat.finish({ state });
+      const late = chat.late(state);
+      if (late.length > 0) {
+        const kept = await keepLateSteering(context.store, sessionId, late).catch((error: unknown) => {
+          context.onError(asError(error));
+          return null;
+        });
+        if (kept) ({ state, version } = kept);
+      }
+    }
     return {
       sessionId,
       agent: request.agent,
       workerId: context.workerId,
-      version: runStore.version ?? stored?.version ?? null,
+      version,
       status: state.status(),
       state: state.toJSON() as AgentJobReturnValue['state'],
     };

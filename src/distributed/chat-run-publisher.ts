@@ -6,11 +6,16 @@
  * worker (a crash, a graceful close, a retry) goes on in the same stream, after a
  * `data-step-restarted` chunk.
  */
+import type { InspectionEvent } from 'xstate';
+import { SessionNotFoundError } from '../persistence/errors';
+import type { SessionStore } from '../persistence/session-store';
 import type { AgentError } from '../state/agent-error';
 import type { AgentState } from '../state/agent-state';
 import type { RunListener } from '../state/event-source';
+import type { Message } from '../state/message';
 import { AgentStream } from '../ui/agent-stream';
-import type { ChatJobStream } from '../ui/chat-pool-handler';
+import { type ChatJobStream, STEER_ID } from '../ui/chat-pool-handler';
+import { runningActor } from '../ui/running-actor';
 import { stepRestartedChunk } from '../ui/step-restart';
 import type { StreamStore } from '../ui/stream-store';
 import { StreamWriter } from '../ui/stream-writer';
@@ -22,6 +27,8 @@ export interface ChatRunPublisherOptions {
   readonly chatStream: ChatJobStream;
   /** The step this run starts with when it takes over a run another worker began; null for a new run. */
   readonly restartedStep: number | null;
+  /** The session as stored when the job started: messages steered before and held there are not steered again. */
+  readonly stored: AgentState | null;
   readonly workerId: string;
   /** Called when a stop of the chat's stream is asked for (also one asked before). */
   readonly onStop: () => void;
@@ -34,6 +41,10 @@ export interface ChatRunPublisherOptions {
 export interface ChatRunPublisher {
   /** The run's listener: its events become the stream's chunks. */
   readonly onEvent: RunListener;
+  /** The run's inspector: it finds the run's actor, for the messages steered to the chat. */
+  readonly inspect: (event: InspectionEvent) => void;
+  /** Messages steered to the run that its final state holds neither in its conversation nor in its steering section. */
+  late(final: AgentState): readonly Message[];
   /** The run ended (with its final state, or its error on its last attempt): the stream ends with it. */
   finish(outcome: { readonly state: AgentState } | { readonly error: unknown }): Promise<void>;
   /** The run goes on elsewhere (another worker, a retry): what was written stays, the stream stays open. */
@@ -70,6 +81,15 @@ export async function publishChatRun(options: ChatRunPublisherOptions): Promise<
     }
   })();
   const unlisten = await streams.onStop(chatId, chatStream.streamId, options.onStop);
+  // steered through any chat handler (whileRunning 'steer'); a run taken over hears them all again
+  const actor = runningActor();
+  const sent: Message[] = [];
+  const held = steerIds(options.stored);
+  const unlistenSteer = await streams.onSteer(chatId, chatStream.streamId, (message) => {
+    if (held.has(steerIdOf(message))) return;
+    sent.push(message);
+    actor.steer(message);
+  });
   const renew = setInterval(
     () => void streams.renew(chatId, chatStream.streamId).catch(onError),
     options.renewMs ?? 10_000,
@@ -81,18 +101,46 @@ export async function publishChatRun(options: ChatRunPublisherOptions): Promise<
   };
   return {
     onEvent: (event, source) => listener(event, source),
+    inspect: actor.inspect,
+    late: (final) => {
+      const kept = steerIds(final);
+      return sent.filter((message) => !kept.has(steerIdOf(message)));
+    },
     async finish(outcome) {
       detach();
       settle(outcome);
       await pumped.catch(onError);
       await writer.end().catch(onError);
+      // messages steered until the stream ended are the run's (late ones are kept for the next)
+      unlistenSteer();
     },
     async handOver() {
       detach();
+      unlistenSteer();
       await reader.cancel().catch(onError);
       await writer.flush();
     },
   };
+}
+
+/** Saves messages steered too late for the run to the session's steering section: the next execution applies them first. */
+export async function keepLateSteering(
+  store: SessionStore,
+  sessionId: string,
+  late: readonly Message[],
+): Promise<{ state: AgentState; version: number }> {
+  const stored = await store.load(sessionId);
+  if (!stored) throw new SessionNotFoundError(sessionId);
+  const state = stored.state.withSteeredMessages(late);
+  return { state, version: await store.save(sessionId, state, stored.version) };
+}
+
+const steerIdOf = (message: Message): unknown => message.metadata?.[STEER_ID];
+
+/** The steer ids of the messages a state holds, in its conversation and its steering section. */
+function steerIds(state: AgentState | null): ReadonlySet<unknown> {
+  const messages = state ? [...state.messages(), ...state.steeredMessages()] : [];
+  return new Set(messages.map(steerIdOf).filter((id) => id !== undefined));
 }
 
 /** Ends a chat's stream for a job that failed before its run could write (an unknown agent, bad data). */

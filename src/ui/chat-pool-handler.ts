@@ -2,9 +2,11 @@ import type { SessionStore } from '../persistence/session-store';
 import { ApprovalError, type ApprovalInput } from '../state/approval';
 import { AgentMachineError, InvalidArgumentError } from '../state/errors';
 import { newId } from '../state/ids';
+import { Message } from '../state/message';
 import { type DecisionContinuation, decisionContinuation, toApprovalInputs } from './chat-approvals';
 import { type ChatRequest, ChatRequestError } from './chat-request';
 import { type ChatAccess, type ChatHandler, chatRoutes, sessionBusy, streamResponse } from './chat-routes';
+import { noChunks } from './running-actor';
 import { mendRestartedSteps } from './step-restart';
 import { StreamNotOpenError, type StreamStore } from './stream-store';
 import type { UIMessageChunk } from './ui-message';
@@ -59,7 +61,11 @@ export interface PoolChatHandlerOptions {
    * worker renews it once it runs), in ms; keep it under the store's `leaseMs`. Default 10,000.
    */
   readonly streamRenewMs?: number;
-  /** Only `'reject'` (the default: 409 SESSION_BUSY) with `client`; `'steer'` and `'queue'` are refused. */
+  /**
+   * A message sent while the chat answers: `'reject'` (default) answers 409 SESSION_BUSY; `'steer'`
+   * hands it to the run on its worker (the model sees it at its next step) and answers the run's
+   * stream from its start. `'queue'` is not supported with `client` (PoolChatUnsupportedError).
+   */
   readonly whileRunning?: 'reject' | 'steer' | 'queue';
 }
 
@@ -85,10 +91,15 @@ export function createPoolChatHandler(options: PoolChatHandlerOptions): ChatHand
       'with `client`, the StreamStore the workers write to (a RedisStreamStore shared with createAgentWorker({ streams }))',
     );
   const whileRunning = options.whileRunning ?? 'reject';
-  if (whileRunning !== 'reject')
+  if (whileRunning === 'queue')
     throw new PoolChatUnsupportedError(
       'whileRunning',
-      `whileRunning ${JSON.stringify(whileRunning)} is not supported with \`client\` (chats served by the worker pool): leave it out, or use 'reject'`,
+      `whileRunning "queue" is not supported with \`client\` (chats served by the worker pool): use 'reject' or 'steer'`,
+    );
+  if (whileRunning !== 'reject' && whileRunning !== 'steer')
+    throw new InvalidArgumentError(
+      'whileRunning',
+      `${JSON.stringify(whileRunning)} is not 'reject' or 'steer'`,
     );
   const onError = options.onError ?? ((error: unknown) => console.error(error));
   const renewMs = options.streamRenewMs ?? 10_000;
@@ -96,7 +107,12 @@ export function createPoolChatHandler(options: PoolChatHandlerOptions): ChatHand
   async function post(chat: ChatRequest): Promise<Response> {
     const { chatId } = chat;
     const streamId = newId();
-    if (!(await streams.begin(chatId, streamId))) throw sessionBusy(chatId);
+    while (!(await streams.begin(chatId, streamId))) {
+      // a run goes on: steered into it, on its worker (if it ended meanwhile, the message starts the next one)
+      if (whileRunning !== 'steer' || chat.kind !== 'message') throw sessionBusy(chatId);
+      const message = Message.of({ role: 'user', content: chat.text, metadata: { [STEER_ID]: newId() } });
+      if (await streams.steer(chatId, message)) return relayRunning(chatId);
+    }
     const read = new AbortController();
     let chunks: AsyncIterable<UIMessageChunk>;
     try {
@@ -140,6 +156,13 @@ export function createPoolChatHandler(options: PoolChatHandlerOptions): ChatHand
     });
   }
 
+  /** The chat's running stream from its start (an empty one if the run has just ended). */
+  async function relayRunning(chatId: string): Promise<Response> {
+    const read = new AbortController();
+    const chunks = (await streams.read(chatId, { signal: read.signal })) ?? noChunks();
+    return streamResponse(mendRestartedSteps(chunks), () => read.abort());
+  }
+
   return chatRoutes({
     store,
     streams,
@@ -150,6 +173,12 @@ export function createPoolChatHandler(options: PoolChatHandlerOptions): ChatHand
     readBack: mendRestartedSteps,
   });
 }
+
+/**
+ * The metadata key of a message steered into a pool chat's run: its id, by which a worker that
+ * takes the run over tells the messages the session holds already from those still to apply.
+ */
+export const STEER_ID = 'agentMachine.steerId';
 
 /** An option a chat served by the worker pool does not support. */
 export class PoolChatUnsupportedError extends AgentMachineError {

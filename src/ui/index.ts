@@ -8,6 +8,7 @@ export {
   type ChatPoolClient,
   type PoolChatHandlerOptions,
   PoolChatUnsupportedError,
+  STEER_ID,
 } from './chat-pool-handler';
 export { type ChatDecision, type ChatRequest, ChatRequestError, parseChatRequest } from './chat-request';
 export type { ChatAccess, ChatAction, ChatHandler } from './chat-routes';

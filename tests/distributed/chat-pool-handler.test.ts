@@ -21,7 +21,7 @@ import {
   scriptedDriver,
 } from '../../src/index';
 import { chatClient, serveChat } from '../support/ai-chat';
-import { partsOf, transferTool } from '../support/chat-fixtures';
+import { partsOf, slowChat, textOf, transferTool } from '../support/chat-fixtures';
 import { type RedisServer, startRedisServer } from './support/redis-server';
 
 let redis: RedisServer;
@@ -46,6 +46,7 @@ interface PoolOptions {
   readonly deferWorker?: boolean;
   /** The stream store's lease (and the handler's renewal every third of it). */
   readonly leaseMs?: number;
+  readonly whileRunning?: 'reject' | 'steer';
 }
 
 /** A queue, stores, a worker running `agents` and a pool chat handler for `agent`, on loopback. */
@@ -81,6 +82,7 @@ async function pool(agents: Record<string, () => Agent>, agent: string, options:
     store,
     streams,
     onError: (error) => logged.push(error),
+    whileRunning: options.whileRunning,
     ...renew,
   });
   const server = await serveChat(handler);
@@ -149,6 +151,32 @@ describe('createChatHandler({ client })', () => {
     expect((failed as AgentJobFailedError).errorCode).toBe('NO_STREAM_STORE');
   }, 30_000);
 
+  it("whileRunning 'steer': the AI SDK chat client's second message mid-run reaches the run on its worker", async () => {
+    const { agent, prompts, started, release } = slowChat([
+      (state) => ({ text: `Answered: ${state.messages().at(-1)?.content}` }),
+    ]);
+    const { api, store, logged } = await pool({ slow: () => agent }, 'slow', { whileRunning: 'steer' });
+    const { chat, errors, responded } = chatClient(api, 'steer');
+    const answering = responded('POST');
+    const first = chat.sendMessage({ text: 'Weather in Lisbon?' });
+    expect(await answering).toBe(200);
+    await started.opened;
+    const steered = responded('POST');
+    const second = chat.sendMessage({ text: 'And in Celsius?' });
+    // the message reaches the worker before the handler answers: the tool is still in flight
+    expect(await steered).toBe(200);
+    release.open();
+    await Promise.all([first, second]);
+    expect(errors).toEqual([]);
+    expect(logged).toEqual([]);
+    expect(prompts[1]?.at(-1)).toBe('user: And in Celsius?');
+    const stored = (await store.load('steer'))?.state;
+    expect(stored?.executionCount()).toBe(1);
+    expect(stored?.finalResponse()).toBe('Answered: And in Celsius?');
+    const assistant = chat.messages.filter((m) => m.role === 'assistant');
+    expect(assistant.map(textOf)).toEqual(['Answered: And in Celsius?']);
+  }, 30_000);
+
   it('a job that waits for a worker longer than the stream lease keeps the chat claimed and is answered', async () => {
     const agents = { echo: () => createAgent({ driver: scriptedDriver([{ text: 'Hello there.' }]) }) };
     const { api, startWorker, logged } = await pool(agents, 'echo', { deferWorker: true, leaseMs: 1_000 });
@@ -174,7 +202,7 @@ describe('createChatHandler({ client })', () => {
     expect(partsOf(chat.lastMessage).at(-1)).toMatchObject({ type: 'text', text: 'Hello there.' });
   }, 30_000);
 
-  it("refuses whileRunning 'steer' and 'queue', and a missing store, when the handler is made", async () => {
+  it("refuses whileRunning 'queue', and a missing store, when the handler is made", async () => {
     const connection = redis.connection;
     const client = await createAgentClient({ connection, queueName: `q-${randomUUID()}` });
     const store = new RedisSessionStore({ connection });
@@ -184,14 +212,14 @@ describe('createChatHandler({ client })', () => {
       () => store.close(),
       () => streams.close(),
     );
-    for (const whileRunning of ['steer', 'queue'] as const) {
-      const made = () => createChatHandler({ client, agent: 'support', store, streams, whileRunning });
-      expect(made).toThrow(PoolChatUnsupportedError);
-      expect(made).toThrow(/whileRunning "(steer|queue)" is not supported with `client`/);
-    }
-    expect(() =>
-      createChatHandler({ client, agent: 'support', store, streams, whileRunning: 'reject' }),
-    ).not.toThrow();
+    const queue = () =>
+      createChatHandler({ client, agent: 'support', store, streams, whileRunning: 'queue' });
+    expect(queue).toThrow(PoolChatUnsupportedError);
+    expect(queue).toThrow(/whileRunning "queue" is not supported with `client`/);
+    for (const whileRunning of ['reject', 'steer'] as const)
+      expect(() =>
+        createChatHandler({ client, agent: 'support', store, streams, whileRunning }),
+      ).not.toThrow();
     // @ts-expect-error: the store is required with a client
     expect(() => createChatHandler({ client, agent: 'support', streams })).toThrow(
       /Invalid store: with `client`, the workers' SessionStore/,

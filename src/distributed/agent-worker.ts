@@ -6,7 +6,6 @@ import { AgentState } from '../state/agent-state';
 import { AgentMachineError } from '../state/errors';
 import type { EventSource } from '../state/event-source';
 import type { AgentEvent } from '../state/loop-events';
-import type { ChatJobStream } from '../ui/chat-pool-handler';
 import type { StreamStore } from '../ui/stream-store';
 import {
   type AgentJobRequest,
@@ -16,12 +15,7 @@ import {
   JOB_METADATA_KEY,
   parseAgentJob,
 } from './agent-job';
-import {
-  type ChatRunPublisher,
-  failChatStream,
-  keepLateSteering,
-  publishChatRun,
-} from './chat-run-publisher';
+import { type ChatRunPublisher, failChatStream, publishChatRun } from './chat-run-publisher';
 import { runDecision } from './decision-run';
 import { NoStreamStoreError, SessionBusyError, UnknownAgentError } from './errors';
 import { type BullMQModule, bullmqConnection, closeRedis, loadBullmq, openRedis } from './redis-modules';
@@ -288,17 +282,8 @@ async function runJob(
     if (lost) throw lost;
     let { state } = outcome;
     let version = runStore.version ?? stored?.version ?? null;
-    if (chat) {
-      await chat.finish({ state });
-      const late = chat.late(state);
-      if (late.length > 0) {
-        const kept = await keepLateSteering(context.store, sessionId, late).catch((error: unknown) => {
-          context.onError(asError(error));
-          return null;
-        });
-        if (kept) ({ state, version } = kept);
-      }
-    }
+    const kept = chat && (await chat.conclude(state, context.store));
+    if (kept) ({ state, version } = kept);
     return {
       sessionId,
       agent: request.agent,
@@ -324,12 +309,9 @@ function lastAttempt(context: JobContext, job: Job, error: unknown): boolean {
 
 /** A chat job that fails for good before its run wrote its stream: the stream ends with an error. */
 async function endChatOfFailedJob(context: JobContext, job: Job, error: unknown): Promise<void> {
-  const chatStream = (job.data as { chatStream?: ChatJobStream } | undefined)?.chatStream;
-  const sessionId = (job.data as { sessionId?: unknown }).sessionId;
-  if (!context.streams || !chatStream || typeof sessionId !== 'string' || context.published.has(job)) return;
-  if (!lastAttempt(context, job, error)) return;
+  if (!context.streams || context.published.has(job) || !lastAttempt(context, job, error)) return;
   const onError = (failure: unknown) => context.onError(asError(failure));
-  await failChatStream(context.streams, sessionId, chatStream, error, onError).catch(onError);
+  await failChatStream(context.streams, job.data, error, onError).catch(onError);
 }
 
 async function otherJobUnfinished(context: JobContext, state: AgentState, job: Job): Promise<boolean> {

@@ -43,8 +43,12 @@ export interface ChatRunPublisher {
   readonly onEvent: RunListener;
   /** The run's inspector: it finds the run's actor, for the messages steered to the chat. */
   readonly inspect: (event: InspectionEvent) => void;
-  /** Messages steered to the run that its final state holds neither in its conversation nor in its steering section. */
-  late(final: AgentState): readonly Message[];
+  /**
+   * The run ended: the stream ends with it, then the messages steered too late for it are saved
+   * to the session's steering section (the next execution applies them first); resolves with the
+   * session so saved, or null when none came.
+   */
+  conclude(final: AgentState, store: SessionStore): Promise<{ state: AgentState; version: number } | null>;
   /** The run ended (with its final state, or its error on its last attempt): the stream ends with it. */
   finish(outcome: { readonly state: AgentState } | { readonly error: unknown }): Promise<void>;
   /** The run goes on elsewhere (another worker, a retry): what was written stays, the stream stays open. */
@@ -99,12 +103,18 @@ export async function publishChatRun(options: ChatRunPublisherOptions): Promise<
     clearInterval(renew);
     unlisten();
   };
-  return {
+  const publisher: ChatRunPublisher = {
     onEvent: (event, source) => listener(event, source),
     inspect: actor.inspect,
-    late: (final) => {
-      const kept = steerIds(final);
-      return sent.filter((message) => !kept.has(steerIdOf(message)));
+    async conclude(final, store) {
+      await publisher.finish({ state: final });
+      const applied = steerIds(final);
+      const late = sent.filter((message) => !applied.has(steerIdOf(message)));
+      if (late.length === 0) return null;
+      return keepLateSteering(store, chatId, late).catch((error: unknown) => {
+        onError(error);
+        return null;
+      });
     },
     async finish(outcome) {
       detach();
@@ -121,10 +131,11 @@ export async function publishChatRun(options: ChatRunPublisherOptions): Promise<
       await writer.flush();
     },
   };
+  return publisher;
 }
 
-/** Saves messages steered too late for the run to the session's steering section: the next execution applies them first. */
-export async function keepLateSteering(
+/** Saves messages steered too late for the run to the session's steering section. */
+async function keepLateSteering(
   store: SessionStore,
   sessionId: string,
   late: readonly Message[],
@@ -143,14 +154,21 @@ function steerIds(state: AgentState | null): ReadonlySet<unknown> {
   return new Set(messages.map(steerIdOf).filter((id) => id !== undefined));
 }
 
-/** Ends a chat's stream for a job that failed before its run could write (an unknown agent, bad data). */
+/**
+ * Ends the chat stream of a job (its data, as queued) that failed for good before its run could
+ * write (an unknown agent, bad data); a job without a chat stream is left alone.
+ */
 export async function failChatStream(
   streams: StreamStore,
-  chatId: string,
-  chatStream: ChatJobStream,
+  data: unknown,
   error: unknown,
   onError: (error: unknown) => void,
 ): Promise<void> {
+  const { sessionId: chatId, chatStream } = (data ?? {}) as {
+    sessionId?: unknown;
+    chatStream?: ChatJobStream;
+  };
+  if (typeof chatId !== 'string' || typeof chatStream?.streamId !== 'string') return;
   const code = (error as { code?: unknown })?.code;
   const errorText = `The agent could not answer (${typeof code === 'string' ? code : 'error'}).`;
   await streams

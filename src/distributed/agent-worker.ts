@@ -234,7 +234,6 @@ async function runJob(
     if (request.kind !== 'resume' && request.chatStream) {
       if (!context.streams) throw new NoStreamStoreError(sessionId);
       const restarted = stored?.state.metadata()[JOB_METADATA_KEY] === jobMark;
-      context.published.add(job);
       chat = await publishChatRun({
         streams: context.streams,
         chatId: sessionId,
@@ -245,6 +244,7 @@ async function runJob(
         onStop: () => controller.abort(),
         onError: (error) => context.onError(asError(error)),
       });
+      context.published.add(job);
     }
   } catch (error) {
     context.runs.delete(runStore);

@@ -19,13 +19,13 @@ export function stepRestartedChunk(data: StepRestartedData): UIMessageChunk {
  * A pool chat's stream as the AI SDK's chat client must read it: where a worker took the run over
  * (`data-step-restarted`), the parts of the step it runs again are taken out of the message
  * (`reset-step`, AI SDK 7) when the stream had started that step, the step's `start-step` is not
- * sent twice, and the new worker's `start` is left out (the message goes on). So the message holds
+ * sent twice, and the new worker's `start` of the same message is left out (the message goes on). So the message holds
  * each completed step once, and the restarted step as it finally ran.
  */
 export async function* mendRestartedSteps(
   chunks: AsyncIterable<UIMessageChunk>,
 ): AsyncIterable<UIMessageChunk> {
-  let started = false;
+  let started: string | null | undefined;
   let steps = 0;
   let restarting = false;
   for await (const chunk of chunks) {
@@ -40,8 +40,9 @@ export async function* mendRestartedSteps(
       continue;
     }
     if (chunk.type === 'start') {
-      if (started) continue;
-      started = true;
+      // the same message goes on (a run taken over after its first save)
+      if (started === (chunk.messageId ?? null)) continue;
+      started = chunk.messageId ?? null;
     } else if (chunk.type === 'start-step') {
       // the step-start part of the step run again is the one the message holds already
       if (restarting) {

@@ -102,4 +102,10 @@ describe('mendRestartedSteps', () => {
     });
     expect(parts.some((p) => p.type === 'data-step-restarted')).toBe(false);
   });
+
+  it("drops only a repeated start of the same message (a new execution's start goes through)", async () => {
+    const other: UIMessageChunk = { type: 'start', messageId: 'e2' };
+    const { mended } = await assemble([start, ...search, restarted(1), start, other, ...answer('x'), finish]);
+    expect(mended.filter((c) => c.type === 'start')).toEqual([start, other]);
+  });
 });

@@ -259,28 +259,37 @@ async function runJob(
   const runOptions = { signal: controller.signal, onEvent, ...(chat && { inspect: chat.inspect }) };
   try {
     const agent = createAgent({ ...base.definition, store: runStore });
-    const running =
+    let running =
       request.kind === 'decide' && stored
         ? runDecision(agent, request, stored, jobMark, runOptions)
         : start === null
           ? agent.resume(sessionId, runOptions)
           : agent.execute(start, { ...runOptions, sessionId });
-    const outcome = await Promise.race([
-      running.then((state) => ({ kind: 'finished' as const, state })),
-      runStore.halted,
-    ]);
-    // A halted run may still fail later (an abort after a lost lock): its error is reported.
-    if (outcome.kind !== 'finished') running.catch((error: unknown) => context.onError(asError(error)));
-    await progress.flush();
-    if (outcome.kind === 'lock-lost') throw outcome.error;
-    if (outcome.kind === 'released') {
-      await chat?.handOver();
-      return await release(context, job, token, lock);
+    let state: AgentState;
+    for (;;) {
+      const outcome = await Promise.race([
+        running.then((state) => ({ kind: 'finished' as const, state })),
+        runStore.halted,
+      ]);
+      // A halted run may still fail later (an abort after a lost lock): its error is reported.
+      if (outcome.kind !== 'finished') running.catch((error: unknown) => context.onError(asError(error)));
+      await progress.flush();
+      if (outcome.kind === 'lock-lost') throw outcome.error;
+      if (outcome.kind === 'released') {
+        await chat?.handOver();
+        return await release(context, job, token, lock);
+      }
+      if (runStore.saveError) throw runStore.saveError;
+      const lost = lock.lost();
+      if (lost) throw lost;
+      // a chat's messages queued meanwhile: the next execution, in this job and on the same stream
+      const next = await chat?.nextExecution(outcome.state, controller.signal.aborted);
+      if (!next) {
+        state = outcome.state;
+        break;
+      }
+      running = agent.execute(next.withMetadata(JOB_METADATA_KEY, jobMark), { ...runOptions, sessionId });
     }
-    if (runStore.saveError) throw runStore.saveError;
-    const lost = lock.lost();
-    if (lost) throw lost;
-    let { state } = outcome;
     let version = runStore.version ?? stored?.version ?? null;
     const kept = chat && (await chat.conclude(state, context.store));
     if (kept) ({ state, version } = kept);

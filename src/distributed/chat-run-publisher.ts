@@ -12,13 +12,16 @@ import type { SessionStore } from '../persistence/session-store';
 import type { AgentError } from '../state/agent-error';
 import type { AgentState } from '../state/agent-state';
 import type { RunListener } from '../state/event-source';
+import { ExecutionStatus } from '../state/execution-status';
 import type { Message } from '../state/message';
-import { AgentStream } from '../ui/agent-stream';
+import { AgentStream, type UIStreamReadOptions } from '../ui/agent-stream';
 import { type ChatJobStream, STEER_ID } from '../ui/chat-pool-handler';
+import { queuedMarker } from '../ui/chat-queue';
 import { runningActor } from '../ui/running-actor';
 import { stepRestartedChunk } from '../ui/step-restart';
 import type { StreamStore } from '../ui/stream-store';
 import { StreamWriter } from '../ui/stream-writer';
+import type { UIStreamContinuation } from '../ui/ui-chunk-mapper';
 import type { UIMessageChunk } from '../ui/ui-message';
 
 export interface ChatRunPublisherOptions {
@@ -49,6 +52,12 @@ export interface ChatRunPublisher {
    * session so saved, or null when none came.
    */
   conclude(final: AgentState, store: SessionStore): Promise<{ state: AgentState; version: number } | null>;
+  /**
+   * The execution ended with `final`: when messages were queued to the chat meanwhile (and it
+   * completed, unstopped), the state the next execution runs (they applied), after their
+   * `data-queued` chunk on the same stream; else null.
+   */
+  nextExecution(final: AgentState, aborted: boolean): Promise<AgentState | null>;
   /** The run ended (with its final state, or its error on its last attempt): the stream ends with it. */
   finish(outcome: { readonly state: AgentState } | { readonly error: unknown }): Promise<void>;
   /** The run goes on elsewhere (another worker, a retry): what was written stays, the stream stays open. */
@@ -58,41 +67,26 @@ export interface ChatRunPublisher {
 export async function publishChatRun(options: ChatRunPublisherOptions): Promise<ChatRunPublisher> {
   const { streams, chatId, chatStream, restartedStep, onError } = options;
   const writer = new StreamWriter(streams, chatId, chatStream.streamId, { onError });
-  let listener: RunListener = () => {};
-  let settle: (outcome: { readonly state: AgentState } | { readonly error: unknown }) => void = () => {};
-  const ended = new Promise<AgentState>((resolve, reject) => {
-    settle = (outcome) => ('state' in outcome ? resolve(outcome.state) : reject(outcome.error));
-  });
-  const { continuation } = chatStream;
-  const run = new AgentStream(
-    (onEvent) => {
-      listener = onEvent;
-      return ended;
-    },
-    continuation && { ...continuation, denied: new Set(continuation.denied) },
-  );
   if (restartedStep !== null)
     writer.write(stepRestartedChunk({ stepNumber: restartedStep, workerId: options.workerId }));
+  const { continuation } = chatStream;
   // a run taken over does not replay the message's start: the stream has it
-  const reader = run
-    .toUIMessageStream({ replay: restartedStep === null, errorText: options.errorText })
-    .getReader();
-  const pumped = (async () => {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) return;
-      writer.write(value as UIMessageChunk);
-    }
-  })();
+  let current = pumpExecution(
+    writer,
+    continuation && { ...continuation, denied: new Set(continuation.denied) },
+    { replay: restartedStep === null, errorText: options.errorText },
+    onError,
+  );
   const unlisten = await streams.onStop(chatId, chatStream.streamId, options.onStop);
-  // steered through any chat handler (whileRunning 'steer'); a run taken over hears them all again
-  const actor = runningActor();
-  const sent: Message[] = [];
+  // steered or queued through any chat handler; a run taken over hears them all again
+  const received: Message[] = [];
+  const queued: Message[] = [];
   const held = steerIds(options.stored);
   const unlistenSteer = await streams.onSteer(chatId, chatStream.streamId, (message) => {
     if (held.has(steerIdOf(message))) return;
-    sent.push(message);
-    actor.steer(message);
+    received.push(message);
+    if (message.metadata?.queueId !== undefined) queued.push(message);
+    else current.actor.steer(message);
   });
   const renew = setInterval(
     () => void streams.renew(chatId, chatStream.streamId).catch(onError),
@@ -104,12 +98,23 @@ export async function publishChatRun(options: ChatRunPublisherOptions): Promise<
     unlisten();
   };
   const publisher: ChatRunPublisher = {
-    onEvent: (event, source) => listener(event, source),
-    inspect: actor.inspect,
+    onEvent: (event, source) => current.listener(event, source),
+    inspect: (event) => current.actor.inspect(event),
+    async nextExecution(final, aborted) {
+      if (queued.length === 0 || aborted || final.status() !== ExecutionStatus.Completed) return null;
+      if (final.approval()) return null;
+      const messages = queued.splice(0);
+      current.settle({ state: final });
+      await current.pumped;
+      writer.write(queuedMarker(messages));
+      current = pumpExecution(writer, undefined, { replay: false, errorText: options.errorText }, onError);
+      // messages steered in as the last run concluded came before these
+      return final.withSteeringApplied().withSteeredMessages(messages).withSteeringApplied();
+    },
     async conclude(final, store) {
       await publisher.finish({ state: final });
       const applied = steerIds(final);
-      const late = sent.filter((message) => !applied.has(steerIdOf(message)));
+      const late = received.filter((message) => !applied.has(steerIdOf(message)));
       if (late.length === 0) return null;
       return keepLateSteering(store, chatId, late).catch((error: unknown) => {
         onError(error);
@@ -118,8 +123,8 @@ export async function publishChatRun(options: ChatRunPublisherOptions): Promise<
     },
     async finish(outcome) {
       detach();
-      settle(outcome);
-      await pumped.catch(onError);
+      current.settle(outcome);
+      await current.pumped;
       await writer.end().catch(onError);
       // messages steered until the stream ended are the run's (late ones are kept for the next)
       unlistenSteer();
@@ -127,11 +132,51 @@ export async function publishChatRun(options: ChatRunPublisherOptions): Promise<
     async handOver() {
       detach();
       unlistenSteer();
-      await reader.cancel().catch(onError);
+      await current.reader.cancel().catch(onError);
       await writer.flush();
     },
   };
   return publisher;
+}
+
+/**
+ * One execution of the chat's run as UI message chunks, written to `writer` as they come: its
+ * listener, the actor steered messages go to, and `settle` with its end.
+ */
+function pumpExecution(
+  writer: StreamWriter,
+  continuation: (UIStreamContinuation & { readonly prefix: readonly UIMessageChunk[] }) | undefined,
+  read: UIStreamReadOptions,
+  onError: (error: unknown) => void,
+) {
+  let listener: RunListener = () => {};
+  let settle: (outcome: { readonly state: AgentState } | { readonly error: unknown }) => void = () => {};
+  const ended = new Promise<AgentState>((resolve, reject) => {
+    settle = (outcome) => ('state' in outcome ? resolve(outcome.state) : reject(outcome.error));
+  });
+  const run = new AgentStream((onEvent) => {
+    listener = onEvent;
+    return ended;
+  }, continuation);
+  const reader = run.toUIMessageStream(read).getReader();
+  const pumped = (async () => {
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) return;
+        writer.write(value as UIMessageChunk);
+      }
+    } catch (error) {
+      onError(error);
+    }
+  })();
+  return {
+    listener: ((event, source) => listener(event, source)) as RunListener,
+    actor: runningActor(),
+    settle,
+    pumped,
+    reader,
+  };
 }
 
 /** Saves messages steered too late for the run to the session's steering section. */

@@ -1,9 +1,10 @@
 import type { SessionStore } from '../persistence/session-store';
 import { ApprovalError, type ApprovalInput } from '../state/approval';
-import { AgentMachineError, InvalidArgumentError } from '../state/errors';
+import { InvalidArgumentError } from '../state/errors';
 import { newId } from '../state/ids';
 import { Message } from '../state/message';
 import { type DecisionContinuation, decisionContinuation, toApprovalInputs } from './chat-approvals';
+import { fromQueuedAnswer } from './chat-queue';
 import { type ChatRequest, ChatRequestError } from './chat-request';
 import { type ChatAccess, type ChatHandler, chatRoutes, sessionBusy, streamResponse } from './chat-routes';
 import { noChunks } from './running-actor';
@@ -64,7 +65,8 @@ export interface PoolChatHandlerOptions {
   /**
    * A message sent while the chat answers: `'reject'` (default) answers 409 SESSION_BUSY; `'steer'`
    * hands it to the run on its worker (the model sees it at its next step) and answers the run's
-   * stream from its start. `'queue'` is not supported with `client` (PoolChatUnsupportedError).
+   * stream from its start; `'queue'` hands it to the run's worker, which answers it by the next
+   * execution as soon as the running one ends, on the same stream (the POST answers from there).
    */
   readonly whileRunning?: 'reject' | 'steer' | 'queue';
 }
@@ -91,15 +93,10 @@ export function createPoolChatHandler(options: PoolChatHandlerOptions): ChatHand
       'with `client`, the StreamStore the workers write to (a RedisStreamStore shared with createAgentWorker({ streams }))',
     );
   const whileRunning = options.whileRunning ?? 'reject';
-  if (whileRunning === 'queue')
-    throw new PoolChatUnsupportedError(
-      'whileRunning',
-      `whileRunning "queue" is not supported with \`client\` (chats served by the worker pool): use 'reject' or 'steer'`,
-    );
-  if (whileRunning !== 'reject' && whileRunning !== 'steer')
+  if (whileRunning !== 'reject' && whileRunning !== 'steer' && whileRunning !== 'queue')
     throw new InvalidArgumentError(
       'whileRunning',
-      `${JSON.stringify(whileRunning)} is not 'reject' or 'steer'`,
+      `${JSON.stringify(whileRunning)} is not 'reject', 'steer' or 'queue'`,
     );
   const onError = options.onError ?? ((error: unknown) => console.error(error));
   const renewMs = options.streamRenewMs ?? 10_000;
@@ -108,10 +105,13 @@ export function createPoolChatHandler(options: PoolChatHandlerOptions): ChatHand
     const { chatId } = chat;
     const streamId = newId();
     while (!(await streams.begin(chatId, streamId))) {
-      // a run goes on: steered into it, on its worker (if it ended meanwhile, the message starts the next one)
-      if (whileRunning !== 'steer' || chat.kind !== 'message') throw sessionBusy(chatId);
-      const message = Message.of({ role: 'user', content: chat.text, metadata: { [STEER_ID]: newId() } });
-      if (await streams.steer(chatId, message)) return relayRunning(chatId);
+      // a run goes on: steered into it, or queued for the next execution, on its worker (if it
+      // ended meanwhile, the message starts the next run)
+      if (whileRunning === 'reject' || chat.kind !== 'message') throw sessionBusy(chatId);
+      const queueId = whileRunning === 'queue' ? newId() : undefined;
+      const metadata = { [STEER_ID]: newId(), ...(queueId && { queueId }) };
+      const message = Message.of({ role: 'user', content: chat.text, metadata });
+      if (await streams.steer(chatId, message)) return relayRunning(chatId, queueId);
     }
     const read = new AbortController();
     let chunks: AsyncIterable<UIMessageChunk>;
@@ -150,17 +150,22 @@ export function createPoolChatHandler(options: PoolChatHandlerOptions): ChatHand
     );
     waiting.unref?.();
     const stopWaiting = () => clearInterval(waiting);
-    return streamResponse(untilFirst(chunks, stopWaiting), () => {
+    // this request's answer ends where the answer to messages queued meanwhile starts
+    return streamResponse(untilFirst(untilQueued(chunks), stopWaiting), () => {
       stopWaiting();
       read.abort();
     });
   }
 
-  /** The chat's running stream from its start (an empty one if the run has just ended). */
-  async function relayRunning(chatId: string): Promise<Response> {
+  /**
+   * The chat's running stream from its start (an empty one if the run has just ended), or from the
+   * answer to the message queued as `queueId` on.
+   */
+  async function relayRunning(chatId: string, queueId?: string): Promise<Response> {
     const read = new AbortController();
-    const chunks = (await streams.read(chatId, { signal: read.signal })) ?? noChunks();
-    return streamResponse(mendRestartedSteps(chunks), () => read.abort());
+    const all = mendRestartedSteps((await streams.read(chatId, { signal: read.signal })) ?? noChunks());
+    const chunks = queueId === undefined ? all : fromQueuedAnswer(all, queueId);
+    return streamResponse(chunks, () => read.abort());
   }
 
   return chatRoutes({
@@ -180,17 +185,11 @@ export function createPoolChatHandler(options: PoolChatHandlerOptions): ChatHand
  */
 export const STEER_ID = 'agentMachine.steerId';
 
-/** An option a chat served by the worker pool does not support. */
-export class PoolChatUnsupportedError extends AgentMachineError {
-  static override get name(): string {
-    return 'PoolChatUnsupportedError';
-  }
-
-  constructor(
-    readonly option: string,
-    message: string,
-  ) {
-    super('POOL_CHAT_UNSUPPORTED', message);
+/** The chunks up to the `data-queued` chunk that starts the answer to queued messages. */
+async function* untilQueued(chunks: AsyncIterable<UIMessageChunk>): AsyncIterable<UIMessageChunk> {
+  for await (const chunk of chunks) {
+    if (chunk.type === 'data-queued') return;
+    yield chunk;
   }
 }
 

@@ -7,7 +7,6 @@ export {
   type ChatJobStream,
   type ChatPoolClient,
   type PoolChatHandlerOptions,
-  PoolChatUnsupportedError,
   STEER_ID,
 } from './chat-pool-handler';
 export { type ChatDecision, type ChatRequest, ChatRequestError, parseChatRequest } from './chat-request';

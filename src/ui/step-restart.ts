@@ -42,7 +42,10 @@ export async function* mendRestartedSteps(
     if (chunk.type === 'start') {
       // the same message goes on (a run taken over after its first save)
       if (started === (chunk.messageId ?? null)) continue;
+      // another message (the answer to queued messages): its steps count from 1
       started = chunk.messageId ?? null;
+      steps = 0;
+      restarting = false;
     } else if (chunk.type === 'start-step') {
       // the step-start part of the step run again is the one the message holds already
       if (restarting) {

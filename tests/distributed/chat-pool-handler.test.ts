@@ -4,7 +4,7 @@
  * stream with an error, and what a pool chat does not take is refused when the handler is made.
  */
 import { randomUUID } from 'node:crypto';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   type AgentClient,
   AgentJobFailedError,
@@ -13,13 +13,7 @@ import {
   RedisSessionStore,
   RedisStreamStore,
 } from '../../src/distributed/index';
-import {
-  type Agent,
-  createAgent,
-  createChatHandler,
-  PoolChatUnsupportedError,
-  scriptedDriver,
-} from '../../src/index';
+import { type Agent, type AgentState, createAgent, createChatHandler, scriptedDriver } from '../../src/index';
 import { chatClient, serveChat } from '../support/ai-chat';
 import { partsOf, slowChat, textOf, transferTool } from '../support/chat-fixtures';
 import { type RedisServer, startRedisServer } from './support/redis-server';
@@ -46,7 +40,7 @@ interface PoolOptions {
   readonly deferWorker?: boolean;
   /** The stream store's lease (and the handler's renewal every third of it). */
   readonly leaseMs?: number;
-  readonly whileRunning?: 'reject' | 'steer';
+  readonly whileRunning?: 'reject' | 'steer' | 'queue';
 }
 
 /** A queue, stores, a worker running `agents` and a pool chat handler for `agent`, on loopback. */
@@ -161,6 +155,8 @@ describe('createChatHandler({ client })', () => {
     const first = chat.sendMessage({ text: 'Weather in Lisbon?' });
     expect(await answering).toBe(200);
     await started.opened;
+    // the user sees the answer begin (its tool call), then sends the next message
+    await vi.waitUntil(() => chat.messages.some((m) => m.role === 'assistant'), { timeout: 20_000 });
     const steered = responded('POST');
     const second = chat.sendMessage({ text: 'And in Celsius?' });
     // the message reaches the worker before the handler answers: the tool is still in flight
@@ -175,6 +171,45 @@ describe('createChatHandler({ client })', () => {
     expect(stored?.finalResponse()).toBe('Answered: And in Celsius?');
     const assistant = chat.messages.filter((m) => m.role === 'assistant');
     expect(assistant.map(textOf)).toEqual(['Answered: And in Celsius?']);
+  }, 30_000);
+
+  it("whileRunning 'queue': the second message is answered by the next execution on the worker, on the same stream", async () => {
+    const answerLastUser = (state: AgentState) => ({
+      text: `Answered: ${
+        state
+          .messages()
+          .filter((m) => m.role === 'user')
+          .at(-1)?.content
+      }`,
+    });
+    const { agent, prompts, started, release } = slowChat([answerLastUser, answerLastUser]);
+    const { api, store, logged } = await pool({ slow: () => agent }, 'slow', { whileRunning: 'queue' });
+    const { chat, errors, responded } = chatClient(api, 'queue');
+    const answering = responded('POST');
+    const first = chat.sendMessage({ text: 'Weather in Lisbon?' });
+    expect(await answering).toBe(200);
+    await started.opened;
+    // the user sees the answer begin (its tool call), then sends the next message
+    await vi.waitUntil(() => chat.messages.some((m) => m.role === 'assistant'), { timeout: 20_000 });
+    const queued = responded('POST');
+    const second = chat.sendMessage({ text: 'And in Celsius?' });
+    expect(await queued).toBe(200);
+    release.open();
+    await Promise.all([first, second]);
+    expect(errors).toEqual([]);
+    expect(logged).toEqual([]);
+    expect(prompts).toHaveLength(3);
+    expect(prompts[1]?.some((line) => line.includes('Celsius'))).toBe(false);
+    expect(prompts[2]?.at(-1)).toBe('user: And in Celsius?');
+    const stored = (await store.load('queue'))?.state;
+    expect(stored?.executionCount()).toBe(2);
+    expect(stored?.finalResponse()).toBe('Answered: And in Celsius?');
+    expect(chat.messages.map((m) => [m.role, textOf(m)])).toEqual([
+      ['user', 'Weather in Lisbon?'],
+      ['assistant', 'Answered: Weather in Lisbon?'],
+      ['user', 'And in Celsius?'],
+      ['assistant', 'Answered: And in Celsius?'],
+    ]);
   }, 30_000);
 
   it('a job that waits for a worker longer than the stream lease keeps the chat claimed and is answered', async () => {
@@ -202,7 +237,7 @@ describe('createChatHandler({ client })', () => {
     expect(partsOf(chat.lastMessage).at(-1)).toMatchObject({ type: 'text', text: 'Hello there.' });
   }, 30_000);
 
-  it("refuses whileRunning 'queue', and a missing store, when the handler is made", async () => {
+  it('refuses a bad whileRunning and a missing store when the handler is made', async () => {
     const connection = redis.connection;
     const client = await createAgentClient({ connection, queueName: `q-${randomUUID()}` });
     const store = new RedisSessionStore({ connection });
@@ -212,14 +247,14 @@ describe('createChatHandler({ client })', () => {
       () => store.close(),
       () => streams.close(),
     );
-    const queue = () =>
-      createChatHandler({ client, agent: 'support', store, streams, whileRunning: 'queue' });
-    expect(queue).toThrow(PoolChatUnsupportedError);
-    expect(queue).toThrow(/whileRunning "queue" is not supported with `client`/);
-    for (const whileRunning of ['reject', 'steer'] as const)
+    for (const whileRunning of ['reject', 'steer', 'queue'] as const)
       expect(() =>
         createChatHandler({ client, agent: 'support', store, streams, whileRunning }),
       ).not.toThrow();
+    const drop = 'drop' as unknown as 'reject';
+    expect(() => createChatHandler({ client, agent: 'support', store, streams, whileRunning: drop })).toThrow(
+      /Invalid whileRunning: "drop" is not 'reject', 'steer' or 'queue'/,
+    );
     // @ts-expect-error: the store is required with a client
     expect(() => createChatHandler({ client, agent: 'support', streams })).toThrow(
       /Invalid store: with `client`, the workers' SessionStore/,

@@ -93,9 +93,14 @@ export async function publishChatRun(options: ChatRunPublisherOptions): Promise<
     options.renewMs ?? 10_000,
   );
   renew.unref?.();
+  let detached = false;
+  /** Stops renewing and listening; false when it was done already (the job ends one way only). */
   const detach = () => {
+    if (detached) return false;
+    detached = true;
     clearInterval(renew);
     unlisten();
+    return true;
   };
   const publisher: ChatRunPublisher = {
     onEvent: (event, source) => current.listener(event, source),
@@ -122,7 +127,7 @@ export async function publishChatRun(options: ChatRunPublisherOptions): Promise<
       });
     },
     async finish(outcome) {
-      detach();
+      if (!detach()) return;
       current.settle(outcome);
       await current.pumped;
       await writer.end().catch(onError);
@@ -130,7 +135,7 @@ export async function publishChatRun(options: ChatRunPublisherOptions): Promise<
       unlistenSteer();
     },
     async handOver() {
-      detach();
+      if (!detach()) return;
       unlistenSteer();
       await current.reader.cancel().catch(onError);
       await writer.flush();

@@ -4,18 +4,30 @@
  * stream with an error, and what a pool chat does not take is refused when the handler is made.
  */
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   type AgentClient,
   AgentJobFailedError,
+  type AgentWorker,
   createAgentClient,
   createAgentWorker,
   RedisSessionStore,
   RedisStreamStore,
 } from '../../src/distributed/index';
-import { type Agent, type AgentState, createAgent, createChatHandler, scriptedDriver } from '../../src/index';
+import {
+  type Agent,
+  type AgentState,
+  createAgent,
+  createChatHandler,
+  type Hook,
+  scriptedDriver,
+} from '../../src/index';
 import { chatClient, serveChat } from '../support/ai-chat';
 import { partsOf, slowChat, textOf, transferTool } from '../support/chat-fixtures';
+import { LEDGER_ANSWER, LEDGER_STEPS, ledgerAgent, readLedger } from './support/ledger-agent';
 import { type RedisServer, startRedisServer } from './support/redis-server';
 
 let redis: RedisServer;
@@ -55,15 +67,18 @@ async function pool(agents: Record<string, () => Agent>, agent: string, options:
     () => store.close(),
     () => streams.close(),
   );
-  const startWorker = async () => {
+  let workers = 0;
+  const startWorker = async (own: Record<string, () => Agent> = agents) => {
     const worker = await createAgentWorker({
-      agents,
+      agents: own,
       store,
       connection,
       queueName,
+      id: workers++ === 0 ? 'first' : 'second',
       ...(options.workerStreams !== false && { streams }),
     });
     cleanups.push(() => worker.close());
+    return worker;
   };
   if (!options.deferWorker) await startWorker();
   const client = await createAgentClient({ connection, queueName });
@@ -235,6 +250,49 @@ describe('createChatHandler({ client })', () => {
     expect(errors).toEqual([]);
     expect(logged).toEqual([]);
     expect(partsOf(chat.lastMessage).at(-1)).toMatchObject({ type: 'text', text: 'Hello there.' });
+  }, 30_000);
+
+  it('a worker closed mid-run hands the chat over: the next worker goes on on the same stream, each step once', async () => {
+    const { api, startWorker, logged } = await pool({}, 'ledger', { deferWorker: true });
+    const dir = mkdtempSync(join(tmpdir(), 'chat-pool-close-'));
+    cleanups.push(async () => rmSync(dir, { recursive: true, force: true }));
+    const ledger = join(dir, 'ledger.txt');
+    let closing: Promise<void> | null = null;
+    let first: AgentWorker | null = null;
+    // the close is asked for while step 2's tool call runs: that step finishes and is saved first
+    const closeDuringStep2: Hook = {
+      name: 'close-during-step-2',
+      beforeToolUse: (_state, { toolCall }) => {
+        if (toolCall.id === 'untagged-call-2' && !closing) closing = (first as AgentWorker).close();
+        return undefined;
+      },
+    };
+    first = await startWorker({
+      ledger: () =>
+        createAgent({
+          ...ledgerAgent({ ledger, workerTag: 'first', toolDelayMs: 20 }).definition,
+          hooks: [closeDuringStep2],
+        }),
+    });
+    const data: unknown[] = [];
+    const { chat, errors } = chatClient(api, 'handed-over', { onData: (part) => data.push(part) });
+    const sent = chat.sendMessage({ text: 'Record four things' });
+    await vi.waitUntil(() => closing !== null, { timeout: 10_000, interval: 5 });
+    await closing;
+    await startWorker({ ledger: () => ledgerAgent({ ledger, workerTag: 'second' }) });
+    await sent;
+    expect(errors).toEqual([]);
+    expect(logged).toEqual([]);
+    expect(data).toEqual([
+      { type: 'data-step-restarted', data: { stepNumber: 3, workerId: 'second' }, transient: true },
+    ]);
+    const parts = partsOf(chat.lastMessage);
+    expect(parts.filter((p) => p.type === 'step-start')).toHaveLength(LEDGER_STEPS);
+    expect(parts.filter((p) => p.type === 'tool-record').map((p) => [p.toolCallId, p.state])).toEqual(
+      [1, 2, 3, 4].map((n) => [`untagged-call-${n}`, 'output-available']),
+    );
+    expect(parts.at(-1)).toMatchObject({ type: 'text', text: LEDGER_ANSWER });
+    expect(readLedger(ledger).map((l) => l.worker)).toEqual(['first', 'first', 'second', 'second']);
   }, 30_000);
 
   it('refuses a bad whileRunning and a missing store when the handler is made', async () => {

@@ -4,6 +4,7 @@ import type { ApprovalInput } from '../runtime/approvals';
 import { AgentState } from '../state/agent-state';
 import { InvalidArgumentError } from '../state/errors';
 import type { ExecutionStatus } from '../state/execution-status';
+import type { ChatJobStream } from '../ui/chat-pool-handler';
 import {
   type AgentJobData,
   AgentJobName,
@@ -47,6 +48,8 @@ export interface ExecuteRequest {
   readonly state?: AgentState;
   /** A user message appended before the run (to `state`, or to the stored session). */
   readonly message?: string;
+  /** The chat stream the worker writes the run's UI message chunks to (`createChatHandler({ client })` sets it). */
+  readonly chatStream?: ChatJobStream;
 }
 
 export interface ResumeRequest {
@@ -59,6 +62,8 @@ export interface DecideRequest {
   readonly agent: string;
   readonly sessionId: string;
   readonly decisions: readonly ApprovalInput[];
+  /** The chat stream the worker writes the run's UI message chunks to (`createChatHandler({ client })` sets it). */
+  readonly chatStream?: ChatJobStream;
 }
 
 export interface EnqueueOptions {
@@ -255,7 +260,7 @@ export async function createAgentClient(options: AgentClientOptions): Promise<Ag
 /** The job data of an execute request, validated as the worker will (bad input fails here, early). */
 function executeData(request: ExecuteRequest): ExecuteJobData {
   if (!request || typeof request !== 'object') throw new InvalidJobPayloadError('data', 'expected an object');
-  const { agent, sessionId, state, message } = request;
+  const { agent, sessionId, state, message, chatStream } = request;
   if (state !== undefined && !(state instanceof AgentState))
     throw new InvalidJobPayloadError('data.state', 'expected an AgentState (or no state)');
   const data: ExecuteJobData = {
@@ -263,6 +268,7 @@ function executeData(request: ExecuteRequest): ExecuteJobData {
     sessionId,
     ...(state !== undefined ? { state: state.toJSON() as ExecuteJobData['state'] } : {}),
     ...(message !== undefined ? { message } : {}),
+    ...(chatStream !== undefined ? { chatStream } : {}),
   };
   // The state is an AgentState already: the rest is checked, the state is not decoded again.
   checkAgentJob(AgentJobName.Execute, data);
@@ -278,7 +284,8 @@ function resumeData(request: ResumeRequest): ResumeJobData {
 
 function decideData(request: DecideRequest): DecideJobData {
   if (!request || typeof request !== 'object') throw new InvalidJobPayloadError('data', 'expected an object');
-  const data = { agent: request.agent, sessionId: request.sessionId, decisions: request.decisions };
+  const { agent, sessionId, decisions, chatStream } = request;
+  const data = { agent, sessionId, decisions, ...(chatStream !== undefined ? { chatStream } : {}) };
   checkAgentJob(AgentJobName.Decide, data);
   return data;
 }

@@ -7,6 +7,7 @@ import { AgentMachineError, InvalidStateError } from '../state/errors';
 import type { ExecutionStatus } from '../state/execution-status';
 import type { AgentStateJSON } from '../state/schemas';
 import type { Usage } from '../state/usage';
+import type { ChatJobStream } from '../ui/chat-pool-handler';
 import { InvalidJobPayloadError } from './errors';
 
 /** The queue the worker and the client use when none is named. */
@@ -28,12 +29,28 @@ const sessionId = z
   .string()
   .refine(isValidSessionId, 'not a valid session id (1 to 200 characters of A-Z a-z 0-9 . _ -)');
 
+/** The chat stream a job writes its run's UI message chunks to (a chat served by the pool). */
+const chatStream = z
+  .strictObject({
+    streamId: z.string().min(1).max(200),
+    continuation: z
+      .strictObject({
+        messageId: z.string(),
+        toolCallIds: z.array(z.string()),
+        denied: z.array(z.string()),
+        prefix: z.array(z.looseObject({ type: z.string() })),
+      })
+      .optional(),
+  })
+  .optional();
+
 const executeData = z
   .strictObject({
     agent: agentName,
     sessionId,
     state: z.record(z.string(), z.unknown()).optional(),
     message: z.string().optional(),
+    chatStream,
   })
   .refine((d) => d.state !== undefined || d.message !== undefined, {
     message: 'an execute job needs a state, a message, or both',
@@ -50,6 +67,7 @@ const decisionRoute = {
 const decideData = z.strictObject({
   agent: agentName,
   sessionId,
+  chatStream,
   decisions: z
     .array(
       z.union([
@@ -70,6 +88,8 @@ export interface ExecuteJobData {
   readonly state?: AgentStateJSON;
   /** A user message appended to the state before the run. */
   readonly message?: string;
+  /** Where the run's UI message chunks go (a chat served by the pool; the worker needs `streams`). */
+  readonly chatStream?: ChatJobStream;
 }
 
 /** The data of a resume job. */
@@ -83,6 +103,8 @@ export interface DecideJobData {
   readonly agent: string;
   readonly sessionId: string;
   readonly decisions: readonly ApprovalInput[];
+  /** Where the run's UI message chunks go (a chat served by the pool). */
+  readonly chatStream?: ChatJobStream;
 }
 
 export type AgentJobData = ExecuteJobData | ResumeJobData | DecideJobData;
@@ -95,6 +117,8 @@ export type AgentJobRequest =
       readonly sessionId: string;
       readonly state: AgentState | null;
       readonly message: string | null;
+      /** Only on a chat's job: where its run's UI message chunks go. */
+      readonly chatStream?: ChatJobStream;
     }
   | { readonly kind: 'resume'; readonly agent: string; readonly sessionId: string }
   | {
@@ -102,6 +126,8 @@ export type AgentJobRequest =
       readonly agent: string;
       readonly sessionId: string;
       readonly decisions: readonly ApprovalInput[];
+      /** Only on a chat's job: where its run's UI message chunks go. */
+      readonly chatStream?: ChatJobStream;
     };
 
 /**
@@ -133,6 +159,7 @@ export function parseAgentJob(name: unknown, data: unknown): AgentJobRequest {
     sessionId: execute.sessionId,
     state,
     message: execute.message ?? null,
+    ...(execute.chatStream && { chatStream: execute.chatStream as ChatJobStream }),
   };
 }
 

@@ -6,6 +6,7 @@ import { AgentState } from '../state/agent-state';
 import { AgentMachineError } from '../state/errors';
 import type { EventSource } from '../state/event-source';
 import type { AgentEvent } from '../state/loop-events';
+import type { StreamStore } from '../ui/stream-store';
 import {
   type AgentJobRequest,
   type AgentJobReturnValue,
@@ -14,8 +15,9 @@ import {
   JOB_METADATA_KEY,
   parseAgentJob,
 } from './agent-job';
+import { type ChatRunPublisher, failChatStream, publishChatRun } from './chat-run-publisher';
 import { runDecision } from './decision-run';
-import { SessionBusyError, UnknownAgentError } from './errors';
+import { NoStreamStoreError, SessionBusyError, UnknownAgentError } from './errors';
 import { type BullMQModule, bullmqConnection, closeRedis, loadBullmq, openRedis } from './redis-modules';
 import { RunStore } from './run-store';
 import { type SessionLock, SessionLocks } from './session-lock';
@@ -81,6 +83,8 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Ag
     ...settings,
     bull,
     store: options.store,
+    streams: options.streams ?? null,
+    published: new WeakSet(),
     agents: options.agents,
     locks,
     runs,
@@ -95,6 +99,7 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Ag
       try {
         return await processJob(context, job, token as string);
       } catch (error) {
+        await endChatOfFailedJob(context, job, error);
         throw jobError(bull, error);
       }
     },
@@ -140,6 +145,9 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Ag
 interface JobContext extends WorkerSettings {
   readonly bull: BullMQModule;
   readonly store: SessionStore;
+  readonly streams: StreamStore | null;
+  /** The jobs whose run writes its chat stream in this attempt (it ends the stream itself). */
+  readonly published: WeakSet<Job>;
   readonly agents: Readonly<Record<string, Agent | (() => Agent)>>;
   readonly locks: SessionLocks;
   readonly runs: Set<RunStore>;
@@ -204,6 +212,8 @@ async function runJob(
       return busy(context, job, token, sessionId);
     }
     let state = request.state ?? stored?.state ?? AgentState.empty();
+    // a chat's messages steered in as its last run concluded came before this one
+    if (request.chatStream) state = state.withSteeringApplied();
     if (request.message !== null) state = state.withUserMessage(request.message);
     start = state.withMetadata(JOB_METADATA_KEY, jobMark);
   }
@@ -219,39 +229,98 @@ async function runJob(
     controller.abort(error);
   });
   const progress = progressReporter(context, job, request);
-  const runOptions = { signal: controller.signal, onEvent: progress.onEvent };
+  let chat: ChatRunPublisher | null = null;
+  try {
+    if (request.kind !== 'resume' && request.chatStream) {
+      if (!context.streams) throw new NoStreamStoreError(sessionId);
+      const restarted = stored?.state.metadata()[JOB_METADATA_KEY] === jobMark;
+      chat = await publishChatRun({
+        streams: context.streams,
+        chatId: sessionId,
+        chatStream: request.chatStream,
+        restartedStep: restarted && stored ? stored.state.stepCount() + 1 : null,
+        stored: stored?.state ?? null,
+        workerId: context.workerId,
+        onStop: () => controller.abort(),
+        onError: (error) => context.onError(asError(error)),
+      });
+      context.published.add(job);
+    }
+  } catch (error) {
+    context.runs.delete(runStore);
+    throw error;
+  }
+  const onEvent = chat
+    ? (event: AgentEvent, source: EventSource) => {
+        progress.onEvent(event, source);
+        chat.onEvent(event, source);
+      }
+    : progress.onEvent;
+  const runOptions = { signal: controller.signal, onEvent, ...(chat && { inspect: chat.inspect }) };
   try {
     const agent = createAgent({ ...base.definition, store: runStore });
-    const running =
+    let running =
       request.kind === 'decide' && stored
         ? runDecision(agent, request, stored, jobMark, runOptions)
         : start === null
           ? agent.resume(sessionId, runOptions)
           : agent.execute(start, { ...runOptions, sessionId });
-    const outcome = await Promise.race([
-      running.then((state) => ({ kind: 'finished' as const, state })),
-      runStore.halted,
-    ]);
-    // A halted run may still fail later (an abort after a lost lock): its error is reported.
-    if (outcome.kind !== 'finished') running.catch((error: unknown) => context.onError(asError(error)));
-    await progress.flush();
-    if (outcome.kind === 'lock-lost') throw outcome.error;
-    if (outcome.kind === 'released') return await release(context, job, token, lock);
-    if (runStore.saveError) throw runStore.saveError;
-    const lost = lock.lost();
-    if (lost) throw lost;
-    const { state } = outcome;
+    let state: AgentState;
+    for (;;) {
+      const outcome = await Promise.race([
+        running.then((state) => ({ kind: 'finished' as const, state })),
+        runStore.halted,
+      ]);
+      // A halted run may still fail later (an abort after a lost lock): its error is reported.
+      if (outcome.kind !== 'finished') running.catch((error: unknown) => context.onError(asError(error)));
+      await progress.flush();
+      if (outcome.kind === 'lock-lost') throw outcome.error;
+      if (outcome.kind === 'released') {
+        await chat?.handOver();
+        return await release(context, job, token, lock);
+      }
+      if (runStore.saveError) throw runStore.saveError;
+      const lost = lock.lost();
+      if (lost) throw lost;
+      // a chat's messages queued meanwhile: the next execution, in this job and on the same stream
+      const next = await chat?.nextExecution(outcome.state, controller.signal.aborted);
+      if (!next) {
+        state = outcome.state;
+        break;
+      }
+      running = agent.execute(next.withMetadata(JOB_METADATA_KEY, jobMark), { ...runOptions, sessionId });
+    }
+    let version = runStore.version ?? stored?.version ?? null;
+    const kept = chat && (await chat.conclude(state, context.store));
+    if (kept) ({ state, version } = kept);
     return {
       sessionId,
       agent: request.agent,
       workerId: context.workerId,
-      version: runStore.version ?? stored?.version ?? null,
+      version,
       status: state.status(),
       state: state.toJSON() as AgentJobReturnValue['state'],
     };
+  } catch (error) {
+    if (chat) await (lastAttempt(context, job, error) ? chat.finish({ error }) : chat.handOver());
+    throw error;
   } finally {
     context.runs.delete(runStore);
   }
+}
+
+/** Whether the job fails for good with `error` (no retry, no other worker goes on with it). */
+function lastAttempt(context: JobContext, job: Job, error: unknown): boolean {
+  if (error instanceof context.bull.DelayedError || error instanceof context.bull.WaitingError) return false;
+  if (error instanceof AgentMachineError && !RETRYABLE_CODES.has(error.code)) return true;
+  return job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
+}
+
+/** A chat job that fails for good before its run wrote its stream: the stream ends with an error. */
+async function endChatOfFailedJob(context: JobContext, job: Job, error: unknown): Promise<void> {
+  if (!context.streams || context.published.has(job) || !lastAttempt(context, job, error)) return;
+  const onError = (failure: unknown) => context.onError(asError(failure));
+  await failChatStream(context.streams, job.data, error, onError).catch(onError);
 }
 
 async function otherJobUnfinished(context: JobContext, state: AgentState, job: Job): Promise<boolean> {

@@ -139,3 +139,18 @@ export class AgentJobTimeoutError extends AgentMachineError {
     );
   }
 }
+
+/** A chat job (one with a `chatStream`) reached a worker created without `streams`. */
+export class NoStreamStoreError extends AgentMachineError {
+  static override get name(): string {
+    return 'NoStreamStoreError';
+  }
+
+  constructor(readonly sessionId: string) {
+    super(
+      'NO_STREAM_STORE',
+      `The job for chat "${sessionId}" writes to a chat stream, but this worker has no stream store: ` +
+        'give createAgentWorker({ streams }) the StreamStore the chat handlers use (a RedisStreamStore).',
+    );
+  }
+}

@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import type { SessionStore } from '../persistence/session-store';
 import type { Agent } from '../runtime/create-agent';
 import { InvalidArgumentError } from '../state/errors';
+import type { StreamStore } from '../ui/stream-store';
 import { DEFAULT_QUEUE_NAME } from './agent-job';
 import type { RedisConnection } from './redis-types';
 import { DEFAULT_SESSION_LOCK_TTL_MS } from './session-lock';
@@ -33,6 +34,12 @@ export interface AgentWorkerOptions {
   readonly store: SessionStore;
   /** Where Redis is (queue, session locks): ioredis options, or a client to duplicate. */
   readonly connection: RedisConnection;
+  /**
+   * Where the runs of chats served by the pool (`createChatHandler({ client })`) write their UI
+   * message streams: the chat handlers' StreamStore, e.g. a RedisStreamStore. A job with a chat
+   * stream fails (NO_STREAM_STORE) on a worker without it.
+   */
+  readonly streams?: StreamStore;
   /** Jobs run at once by this worker (default 4). */
   readonly concurrency?: number;
   /** The BullMQ queue (default `agent-machine`). */

@@ -7,6 +7,7 @@
  * call's signature (the protocol's `signature` field, which the client sends back unchanged).
  * The parts that show them in the chat's messages are in src/messages/approval-parts.ts.
  */
+import { toUIMessages } from '../messages/ui-messages';
 import type { AgentState } from '../state/agent-state';
 import {
   type ApprovalDecision,
@@ -16,6 +17,7 @@ import {
 } from '../state/approval';
 import { type ChatDecision, ChatRequestError } from './chat-request';
 import type { UIMessageChunk } from './ui-message';
+import { toUIMessageChunks } from './ui-message-chunks';
 
 /** The tool call id (and approval id) of a pending call in the chat: `t1`, or `p1/t1` inside subagent call p1. */
 export const chatToolCallId = (pending: PendingApproval): string => describePending(pending);
@@ -76,4 +78,40 @@ export function toApprovalInputs(state: AgentState, decisions: readonly ChatDeci
       decision,
     );
   });
+}
+
+/**
+ * How the stream of a run that takes `decisions` goes on with the assistant message the client
+ * holds (plain data, so it can travel in a job): the message's id, the calls whose inputs the
+ * client has, the calls denied, and the chunks of the message as decided (a replay's start).
+ */
+export interface DecisionContinuation {
+  readonly messageId: string;
+  readonly toolCallIds: readonly string[];
+  readonly denied: readonly string[];
+  readonly prefix: readonly UIMessageChunk[];
+}
+
+export function decisionContinuation(
+  state: AgentState,
+  inputs: readonly ApprovalInput[],
+  decisions: readonly ChatDecision[],
+): DecisionContinuation {
+  let decided = state;
+  for (const { toolCallId, path: _path, callPath, signature: _signature, ...decision } of inputs)
+    decided = decided.withApprovalDecision(toolCallId, decision as ApprovalDecision, { callPath });
+  const messageId = state.executionId() ?? '';
+  const message = toUIMessages(decided).find((m) => m.id === messageId);
+  return {
+    messageId,
+    toolCallIds: [
+      ...(state
+        .currentStep()
+        ?.requestedToolCalls()
+        .map((c) => c.id) ?? []),
+      ...state.pendingApprovals().map(chatToolCallId),
+    ],
+    denied: decisions.filter((d) => !d.approved).map((d) => d.toolCallId),
+    prefix: message ? toUIMessageChunks(message) : [],
+  };
 }

@@ -1,25 +1,23 @@
 import type { InspectionEvent } from 'xstate';
-import { toUIMessages } from '../messages/ui-messages';
 import { NoSessionStoreError } from '../persistence/errors';
-import { assertSessionId } from '../persistence/session-id';
 import type { SessionStore } from '../persistence/session-store';
 import type { AgentError } from '../state/agent-error';
 import { AgentState } from '../state/agent-state';
-import { type ApprovalDecision, ApprovalError, type ApprovalInput } from '../state/approval';
+import { ApprovalError, type ApprovalInput } from '../state/approval';
 import { AgentMachineError, InvalidArgumentError } from '../state/errors';
 import type { RunListener } from '../state/event-source';
 import { newId } from '../state/ids';
 import { Message } from '../state/message';
 import { AgentStream } from './agent-stream';
-import { chatToolCallId, toApprovalInputs } from './chat-approvals';
+import { decisionContinuation, toApprovalInputs } from './chat-approvals';
 import { adoptHandedOff, settleHandedOff } from './chat-handoff';
+import { createPoolChatHandler, type PoolChatHandlerOptions } from './chat-pool-handler';
 import { fromQueuedAnswer, nextQueuedExecution } from './chat-queue';
-import { type ChatDecision, ChatRequestError, parseChatRequest } from './chat-request';
+import { type ChatDecision, type ChatRequest, ChatRequestError } from './chat-request';
+import { type ChatAccess, type ChatHandler, chatRoutes, sessionBusy, streamResponse } from './chat-routes';
 import { noChunks, type RunningActor, runningActor } from './running-actor';
 import { InMemoryStreamStore, type StreamStore } from './stream-store';
 import { StreamWriter } from './stream-writer';
-import { UI_MESSAGE_STREAM_HEADERS, type UIMessageChunk } from './ui-message';
-import { toUIMessageChunks } from './ui-message-chunks';
 
 /**
  * What the chat handler needs of an agent: an `Agent` from `createAgent` is one. Declared here so
@@ -44,15 +42,6 @@ interface ChatAgent {
       readonly inspect?: (event: InspectionEvent) => void;
     },
   ): Promise<AgentState>;
-}
-
-/** What a request does to a chat: read it (its stream, its messages), send a message, decide approvals, stop it. */
-export type ChatAction = 'read' | 'write' | 'decide' | 'stop';
-
-/** What `authorize` is asked about: the chat a request is for, and what it does to it. */
-export interface ChatAccess {
-  readonly chatId: string;
-  readonly action: ChatAction;
 }
 
 export interface ChatHandlerOptions {
@@ -94,9 +83,6 @@ export interface ChatHandlerOptions {
 /** What a chat handler does with a message sent while the chat answers (see `ChatHandlerOptions.whileRunning`). */
 export type WhileRunning = 'reject' | 'steer' | 'queue';
 
-/** A Web-standard request handler: Next.js route handlers, Hono, Bun, Deno, or node:http via `toNodeHandler`. */
-export type ChatHandler = (request: Request) => Promise<Response>;
-
 /**
  * The server side of the AI SDK's chat client (`useChat`, `AbstractChat` with
  * `DefaultChatTransport`), over an agent with a session store:
@@ -118,7 +104,15 @@ export type ChatHandler = (request: Request) => Promise<Response>;
  * export const POST = handler;                              // app/api/chat/route.ts (Next.js)
  * createServer(toNodeHandler(handler)).listen(3000);        // node:http
  */
-export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
+export function createChatHandler(options: ChatHandlerOptions): ChatHandler;
+/** A chat served by the worker pool: each message or decision is a job of `client` (see PoolChatHandlerOptions). */
+export function createChatHandler(options: PoolChatHandlerOptions): ChatHandler;
+export function createChatHandler(options: ChatHandlerOptions | PoolChatHandlerOptions): ChatHandler {
+  if ('client' in options && options.client !== undefined) return createPoolChatHandler(options);
+  return createAgentChatHandler(options as ChatHandlerOptions);
+}
+
+function createAgentChatHandler(options: ChatHandlerOptions): ChatHandler {
   const { agent, errorText } = options;
   if (!agent.definition.store) throw new NoSessionStoreError('createChatHandler({ agent })');
   const store: SessionStore = agent.definition.store;
@@ -133,16 +127,8 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
       `${JSON.stringify(whileRunning)} is not 'reject', 'steer' or 'queue'`,
     );
 
-  async function allow(request: Request, chatId: string, action: ChatAction): Promise<void> {
-    if (!options.authorize || (await options.authorize(request, { chatId, action })) === true) return;
-    throw new ChatRequestError('FORBIDDEN', `This request may not ${action} chat "${chatId}".`);
-  }
-
-  async function post(request: Request): Promise<Response> {
-    requireJson(request);
-    const chat = parseChatRequest(await readText(request, maxBodyBytes));
-    const chatId = assertSessionId(chat.chatId);
-    await allow(request, chatId, chat.kind === 'message' ? 'write' : 'decide');
+  async function post(chat: ChatRequest): Promise<Response> {
+    const { chatId } = chat;
     // One run per chat across every handler sharing `streams`: claiming its stream is the lock.
     const streamId = newId();
     while (!(await streams.begin(chatId, streamId))) {
@@ -155,10 +141,7 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
         if (await streams.steer(chatId, message)) return relay(chatId, queueId);
         continue;
       }
-      throw new ChatRequestError(
-        'SESSION_BUSY',
-        `Chat "${chatId}" is still answering; wait for it to finish (or stop it: POST <api>/${chatId}/stop).`,
-      );
+      throw sessionBusy(chatId);
     }
     const stop = new AbortController();
     const actor = runningActor();
@@ -256,13 +239,6 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
     }
   }
 
-  async function stopRun(request: Request, chatId: string): Promise<Response> {
-    requireJson(request);
-    await allow(request, chatId, 'stop');
-    const running = await streams.requestStop(chatId);
-    return Response.json({ id: chatId, stopping: running }, { status: 202 });
-  }
-
   /**
    * The chat's running stream from its start (an empty one if the run has just ended), or from the
    * answer to the message queued as `queueId` on.
@@ -271,10 +247,7 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
     const read = new AbortController();
     const all = (await streams.read(chatId, { signal: read.signal })) ?? noChunks();
     const chunks = queueId === undefined ? all : fromQueuedAnswer(all, queueId);
-    return new Response(
-      sse(chunks, () => read.abort()),
-      { headers: UI_MESSAGE_STREAM_HEADERS },
-    );
+    return streamResponse(chunks, () => read.abort());
   }
 
   function startMessage(
@@ -302,176 +275,12 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
   ) {
     if (!state) throw new ChatRequestError('SESSION_NOT_FOUND', `No chat "${chatId}" to approve calls in.`);
     const inputs = toApprovalInputs(state, decisions);
-    let decided = state;
-    for (const { toolCallId, path: _path, callPath, signature: _signature, ...decision } of inputs)
-      decided = decided.withApprovalDecision(toolCallId, decision as ApprovalDecision, { callPath });
-    const messageId = state.executionId() ?? '';
-    const message = toUIMessages(decided).find((m) => m.id === messageId);
-    const continuation = {
-      messageId,
-      toolCallIds: [
-        ...(state
-          .currentStep()
-          ?.requestedToolCalls()
-          .map((c) => c.id) ?? []),
-        ...state.pendingApprovals().map(chatToolCallId),
-      ],
-      denied: new Set(decisions.filter((d) => !d.approved).map((d) => d.toolCallId)),
-      prefix: message ? toUIMessageChunks(message) : [],
-    };
-    return new AgentStream(
-      (onEvent) => agent.decide(chatId, inputs, { onEvent, inspect, signal }),
-      continuation,
-    );
+    const { denied, ...continuation } = decisionContinuation(state, inputs, decisions);
+    return new AgentStream((onEvent) => agent.decide(chatId, inputs, { onEvent, inspect, signal }), {
+      ...continuation,
+      denied: new Set(denied),
+    });
   }
 
-  async function get(request: Request): Promise<Response> {
-    const segments = new URL(request.url).pathname.split('/');
-    const [id, resource] = segments.slice(-2);
-    if (resource !== 'stream' && resource !== 'messages') {
-      throw new ChatRequestError(
-        'NOT_FOUND',
-        'Use GET <api>/<chat id>/stream or GET <api>/<chat id>/messages.',
-      );
-    }
-    const chatId = assertSessionId(decodeSegment(id ?? ''));
-    await allow(request, chatId, 'read');
-    if (resource === 'messages') {
-      const stored = await store.load(chatId);
-      return Response.json({ id: chatId, messages: stored ? toUIMessages(stored.state) : [] });
-    }
-    const read = new AbortController();
-    const chunks = await streams.read(chatId, { signal: read.signal });
-    if (!chunks) return new Response(null, { status: 204 });
-    return new Response(
-      sse(chunks, () => read.abort()),
-      { headers: UI_MESSAGE_STREAM_HEADERS },
-    );
-  }
-
-  return async (request) => {
-    try {
-      if (request.method === 'POST') {
-        const [id, resource] = new URL(request.url).pathname.split('/').slice(-2);
-        if (resource === 'stop') return await stopRun(request, assertSessionId(decodeSegment(id ?? '')));
-        return await post(request);
-      }
-      if (request.method === 'GET') return await get(request);
-      const refused = new ChatRequestError(
-        'METHOD_NOT_ALLOWED',
-        `Use POST to chat, GET to read; not ${request.method}.`,
-      );
-      return errorResponse(refused, { allow: 'GET, POST' });
-    } catch (error) {
-      if (error instanceof AgentMachineError && Object.hasOwn(STATUS, error.code))
-        return errorResponse(error);
-      onError(error);
-      return errorResponse(new ChatRequestError('INTERNAL', 'The chat could not be answered.'));
-    }
-  };
-}
-
-/** A chunk stream as Server-Sent Events (the UI message stream protocol); `cancel` runs when the client leaves. */
-function sse(chunks: AsyncIterable<UIMessageChunk>, cancel: () => void): ReadableStream<Uint8Array> {
-  const encoder = new TextEncoder();
-  const iterator = chunks[Symbol.asyncIterator]();
-  return new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      const { done, value } = await iterator.next();
-      if (done) {
-        controller.enqueue(encoder.encode('data: [DONE]\n\n'));
-        controller.close();
-      } else controller.enqueue(encoder.encode(`data: ${JSON.stringify(value)}\n\n`));
-    },
-    cancel() {
-      cancel();
-      void iterator.return?.();
-    },
-  });
-}
-
-/**
- * Only JSON is taken: a cross-site HTML form can post only form encodings and plain text without
- * the browser asking the server first, so it cannot post to a chat.
- */
-function requireJson(request: Request): void {
-  const type = (request.headers.get('content-type') ?? '').split(';')[0]?.trim().toLowerCase();
-  if (type === 'application/json') return;
-  throw new ChatRequestError(
-    'UNSUPPORTED_MEDIA_TYPE',
-    `The body must be sent as application/json (the AI SDK's chat transport does), not ${
-      type ? JSON.stringify(type) : 'without a content type'
-    }.`,
-  );
-}
-
-/** The body as text, read no further than `maxBytes` (a client may send no content-length). */
-async function readText(request: Request, maxBytes: number): Promise<string> {
-  const tooLarge = () =>
-    new ChatRequestError('BODY_TOO_LARGE', `The body is over ${maxBytes} bytes (maxBodyBytes).`);
-  if (Number(request.headers.get('content-length') ?? 0) > maxBytes) throw tooLarge();
-  if (!request.body) return '';
-  const decoder = new TextDecoder();
-  let text = '';
-  let size = 0;
-  const reader = request.body.getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) return text + decoder.decode();
-    size += value.byteLength;
-    if (size > maxBytes) {
-      await reader.cancel();
-      throw tooLarge();
-    }
-    text += decoder.decode(value, { stream: true });
-  }
-}
-
-function decodeSegment(segment: string): string {
-  try {
-    return decodeURIComponent(segment);
-  } catch {
-    throw new ChatRequestError('INVALID_SESSION_ID', `The chat id "${segment}" is not valid URL encoding.`);
-  }
-}
-
-/**
- * The HTTP status of each error a chat request is refused with. An error with any other code is the
- * server's (500, INTERNAL): it goes to `onError` and its message is not sent.
- */
-const STATUS: Readonly<Record<string, number>> = {
-  INVALID_JSON: 400,
-  INVALID_REQUEST: 400,
-  REGENERATE_UNSUPPORTED: 400,
-  EDIT_UNSUPPORTED: 400,
-  EMPTY_MESSAGE: 400,
-  NOTHING_TO_ANSWER: 400,
-  INVALID_SESSION_ID: 400,
-  FORBIDDEN: 403,
-  NOT_FOUND: 404,
-  SESSION_NOT_FOUND: 404,
-  METHOD_NOT_ALLOWED: 405,
-  SESSION_BUSY: 409,
-  APPROVAL_PENDING: 409,
-  APPROVAL_NOT_PENDING: 409,
-  APPROVAL_AMBIGUOUS: 409,
-  APPROVAL_INVALID_EDIT: 409,
-  APPROVAL_SIGNATURE_INVALID: 409,
-  BODY_TOO_LARGE: 413,
-  UNSUPPORTED_MEDIA_TYPE: 415,
-  INTERNAL: 500,
-};
-
-/** `{ error: { code, message, ...details } }` with the code's status (`pendingApprovals` for APPROVAL_PENDING). */
-function errorResponse(error: AgentMachineError, headers: Record<string, string> = {}): Response {
-  const details =
-    error instanceof ChatRequestError
-      ? error.details
-      : error instanceof ApprovalError && error.code === 'APPROVAL_PENDING'
-        ? { pendingApprovals: error.pendingApprovals }
-        : undefined;
-  return Response.json(
-    { error: Object.assign({ code: error.code, message: error.message }, details) },
-    { status: STATUS[error.code] ?? 500, headers },
-  );
+  return chatRoutes({ store, streams, authorize: options.authorize, maxBodyBytes, onError, post });
 }

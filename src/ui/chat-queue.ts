@@ -35,7 +35,7 @@ export async function nextQueuedExecution(
  * it out of the message.
  */
 /** Each queued message carries the `queueId` its POST waits for in `metadata`. */
-function queuedMarker(messages: readonly Message[]): UIMessageChunk {
+export function queuedMarker(messages: readonly Message[]): UIMessageChunk {
   return {
     type: 'data-queued',
     data: { queueIds: messages.map((m) => m.metadata.queueId) },

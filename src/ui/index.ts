@@ -1,16 +1,18 @@
 export { toChatUIMessages, toUIMessages } from '../messages/ui-messages';
 export type { UIMessage, UIMessagePart } from '../messages/ui-parts';
 export { AgentStream, type RunStarter, type UIStreamReadOptions } from './agent-stream';
+export type { DecisionContinuation } from './chat-approvals';
+export { type ChatHandlerOptions, createChatHandler, type WhileRunning } from './chat-handler';
 export {
-  type ChatAccess,
-  type ChatAction,
-  type ChatHandler,
-  type ChatHandlerOptions,
-  createChatHandler,
-  type WhileRunning,
-} from './chat-handler';
+  type ChatJobStream,
+  type ChatPoolClient,
+  type PoolChatHandlerOptions,
+  STEER_ID,
+} from './chat-pool-handler';
 export { type ChatDecision, type ChatRequest, ChatRequestError, parseChatRequest } from './chat-request';
+export type { ChatAccess, ChatAction, ChatHandler } from './chat-routes';
 export { toNodeHandler } from './node-handler';
+export { mendRestartedSteps, type StepRestartedData, stepRestartedChunk } from './step-restart';
 export {
   type HandedOff,
   handOffId,

@@ -13,6 +13,8 @@ export type UIMessageChunk =
   | { readonly type: 'start'; readonly messageId?: string; readonly messageMetadata?: unknown }
   | { readonly type: 'start-step' }
   | { readonly type: 'finish-step' }
+  /** Takes the parts of the step in progress out of the message (AI SDK 7; a pool chat's restarted step). */
+  | { readonly type: 'reset-step' }
   | { readonly type: 'text-start'; readonly id: string }
   | { readonly type: 'text-delta'; readonly id: string; readonly delta: string }
   | { readonly type: 'text-end'; readonly id: string }

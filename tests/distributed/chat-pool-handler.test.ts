@@ -96,7 +96,7 @@ async function pool(agents: Record<string, () => Agent>, agent: string, options:
   });
   const server = await serveChat(handler);
   cleanups.push(server.close);
-  return { api: server.api, store, client, logged, startWorker };
+  return { api: server.api, store, streams, client, logged, startWorker };
 }
 
 describe('createChatHandler({ client })', () => {
@@ -164,7 +164,9 @@ describe('createChatHandler({ client })', () => {
     const { agent, prompts, started, release } = slowChat([
       (state) => ({ text: `Answered: ${state.messages().at(-1)?.content}` }),
     ]);
-    const { api, store, logged } = await pool({ slow: () => agent }, 'slow', { whileRunning: 'steer' });
+    const { api, store, streams, logged } = await pool({ slow: () => agent }, 'slow', {
+      whileRunning: 'steer',
+    });
     const { chat, errors, responded } = chatClient(api, 'steer');
     const answering = responded('POST');
     const first = chat.sendMessage({ text: 'Weather in Lisbon?' });
@@ -182,6 +184,8 @@ describe('createChatHandler({ client })', () => {
     expect(logged).toEqual([]);
     expect(prompts[1]?.at(-1)).toBe('user: And in Celsius?');
     const stored = (await store.load('steer'))?.state;
+    // the session holds the message: the stream store keeps no hand-off of it once the run concluded
+    await vi.waitUntil(async () => (await streams.handedOff('steer')).length === 0, { timeout: 10_000 });
     expect(stored?.executionCount()).toBe(1);
     expect(stored?.finalResponse()).toBe('Answered: And in Celsius?');
     const assistant = chat.messages.filter((m) => m.role === 'assistant');
@@ -198,7 +202,9 @@ describe('createChatHandler({ client })', () => {
       }`,
     });
     const { agent, prompts, started, release } = slowChat([answerLastUser, answerLastUser]);
-    const { api, store, logged } = await pool({ slow: () => agent }, 'slow', { whileRunning: 'queue' });
+    const { api, store, streams, logged } = await pool({ slow: () => agent }, 'slow', {
+      whileRunning: 'queue',
+    });
     const { chat, errors, responded } = chatClient(api, 'queue');
     const answering = responded('POST');
     const first = chat.sendMessage({ text: 'Weather in Lisbon?' });
@@ -217,6 +223,8 @@ describe('createChatHandler({ client })', () => {
     expect(prompts[1]?.some((line) => line.includes('Celsius'))).toBe(false);
     expect(prompts[2]?.at(-1)).toBe('user: And in Celsius?');
     const stored = (await store.load('queue'))?.state;
+    // the session holds the message: the stream store keeps no hand-off of it once the run concluded
+    await vi.waitUntil(async () => (await streams.handedOff('queue')).length === 0, { timeout: 10_000 });
     expect(stored?.executionCount()).toBe(2);
     expect(stored?.finalResponse()).toBe('Answered: And in Celsius?');
     expect(chat.messages.map((m) => [m.role, textOf(m)])).toEqual([

@@ -18,6 +18,7 @@ import { assertMessages, type ContentPart, Message } from './message';
 import { bindNestedStateDecoder } from './nested-state';
 import { type AgentStateJSON, agentStateSchema } from './schemas';
 import { decodeAgentStateProps, encodeAgentState } from './serialization';
+import { isAgentStateDocument } from './state-document-check';
 import type { StepExecution } from './step-execution';
 import { failsTheRun, StopReason, wasForceStopped } from './stop-reason';
 import { StopSignal } from './stop-signal';
@@ -70,12 +71,14 @@ export class AgentState {
    * InvalidStateError naming the first bad field; never returns a partly built state.
    */
   static fromJSON(data: unknown): AgentState {
-    return AgentState.fromParsed(validate(agentStateSchema, data, 'AgentState'));
+    return AgentState.fromParsed(validate(agentStateSchema, data, 'AgentState', isAgentStateDocument));
   }
 
   /** @internal `fromJSON` of a value `JSON.parse` made (see validateParsedJson) */
   static fromParsedJson(data: unknown): AgentState {
-    return AgentState.fromParsed(validateParsedJson(agentStateSchema, data, 'AgentState'));
+    return AgentState.fromParsed(
+      validateParsedJson(agentStateSchema, data, 'AgentState', isAgentStateDocument),
+    );
   }
 
   /** @internal from a validated document, or the part of one that holds it (a subagent's state) */

@@ -119,19 +119,39 @@ const record =
   };
 
 const providerMetadata = namedRecord(isJsonRecord);
-const usage = strict({
-  inputTokens: isAmount,
-  outputTokens: isAmount,
-  totalTokens: isAmount,
-  cost: isAmount,
-});
+
+// The hot shapes (a load checks each once a step, or once a message) are written out: named reads
+// keep V8's property caches monomorphic, where `strict` reads every field through a variable key.
+
+/** No key but `keys`, as zod counts them (`for...in`: an inherited enumerable key is unknown too). */
+function onlyKeys(value: Record<string, unknown>, keys: ReadonlySet<string>): boolean {
+  for (const key in value) if (!keys.has(key)) return false;
+  return true;
+}
+
+const usageKeys = new Set(['inputTokens', 'outputTokens', 'totalTokens', 'cost']);
+const usage: Checker = (value) =>
+  isObject(value) &&
+  isAmount(value.inputTokens) &&
+  isAmount(value.outputTokens) &&
+  isAmount(value.totalTokens) &&
+  isAmount(value.cost) &&
+  onlyKeys(value, usageKeys);
 const agentError = strict({
   name: isString,
   message: isString,
   code: orNull(isString),
   details: orNull(isJsonRecord),
 });
-const toolCall = strict({ id: isString, name: isString, args: isJsonValue }, { providerMetadata });
+const toolCallKeys = new Set(['id', 'name', 'args', 'providerMetadata']);
+const toolCall: Checker = (value) =>
+  isObject(value) &&
+  typeof value.id === 'string' &&
+  typeof value.name === 'string' &&
+  isJsonValue(value.args) &&
+  (value.providerMetadata === undefined || providerMetadata(value.providerMetadata)) &&
+  onlyKeys(value, toolCallKeys);
+const toolCalls = arrayOf(toolCall);
 
 const partMetadata = { providerMetadata };
 const contentParts: Readonly<Record<string, Checker>> = {
@@ -158,21 +178,44 @@ const contentPart: Checker = (value) => {
   );
 };
 
-const message = strict(
-  { role: oneOf(['system', 'user', 'assistant', 'tool']), content: isString, metadata: isJsonRecord },
-  {
-    toolCalls: arrayOf(toolCall),
-    toolCallId: isString,
-    toolName: isString,
-    isError: isBoolean,
-    parts: arrayOf(contentPart),
-    providerMetadata,
-  },
-);
+const messageKeys = new Set([
+  'role',
+  'content',
+  'toolCalls',
+  'toolCallId',
+  'toolName',
+  'isError',
+  'parts',
+  'providerMetadata',
+  'metadata',
+]);
+const isRole = oneOf(['system', 'user', 'assistant', 'tool']);
+const contentPartList = arrayOf(contentPart);
+const message: Checker = (value) =>
+  isObject(value) &&
+  isRole(value.role) &&
+  typeof value.content === 'string' &&
+  isJsonRecord(value.metadata) &&
+  (value.toolCalls === undefined || toolCalls(value.toolCalls)) &&
+  (value.toolCallId === undefined || typeof value.toolCallId === 'string') &&
+  (value.toolName === undefined || typeof value.toolName === 'string') &&
+  (value.isError === undefined || typeof value.isError === 'boolean') &&
+  (value.parts === undefined || contentPartList(value.parts)) &&
+  (value.providerMetadata === undefined || providerMetadata(value.providerMetadata)) &&
+  onlyKeys(value, messageKeys);
 const messages = arrayOf(message);
-const messageRef = strict({
-  $ref: (value) => Array.isArray(value) && value.length === 2 && isCount(value[0]) && isCount(value[1]),
-});
+const refKeys = new Set(['$ref']);
+const messageRef: Checker = (value) => {
+  if (!isObject(value)) return false;
+  const range = value.$ref;
+  return (
+    Array.isArray(range) &&
+    range.length === 2 &&
+    isCount(range[0]) &&
+    isCount(range[1]) &&
+    onlyKeys(value, refKeys)
+  );
+};
 const storedInput: Checker = (value) => messageRef(value) || message(value);
 
 const stopSignal = strict({
@@ -183,45 +226,71 @@ const stopSignal = strict({
 });
 const continuation = strict({ stopSignals: arrayOf(stopSignal), continuationRequested: isBoolean });
 
-const toolExecution = strict(
-  {
-    id: isNonEmpty,
-    toolCall,
-    value: isJsonValue,
-    error: orNull(agentError),
-    blocked: isBoolean,
-    startedAt: isTimestamp,
-    completedAt: isTimestamp,
-    usage,
-    childState: (value) => value === null || agentState(value),
-  },
-  { resolution: oneOf(['approved', 'rejected', 'completed']) },
-);
+const toolExecutionKeys = new Set([
+  'id',
+  'toolCall',
+  'value',
+  'error',
+  'blocked',
+  'startedAt',
+  'completedAt',
+  'usage',
+  'childState',
+  'resolution',
+]);
+const isResolution = oneOf(['approved', 'rejected', 'completed']);
+const toolExecution: Checker = (value) =>
+  isObject(value) &&
+  isNonEmpty(value.id) &&
+  toolCall(value.toolCall) &&
+  isJsonValue(value.value) &&
+  (value.error === null || agentError(value.error)) &&
+  typeof value.blocked === 'boolean' &&
+  isTimestamp(value.startedAt) &&
+  isTimestamp(value.completedAt) &&
+  usage(value.usage) &&
+  (value.childState === null || agentState(value.childState)) &&
+  (value.resolution === undefined || isResolution(value.resolution)) &&
+  onlyKeys(value, toolExecutionKeys);
+const toolExecutions = arrayOf(toolExecution);
+const agentErrors = arrayOf(agentError);
 
 const inferenceResponse = strict(
-  { text: isString, toolCalls: arrayOf(toolCall), finishReason: orNull(isString), usage },
+  { text: isString, toolCalls, finishReason: orNull(isString), usage },
   { model: isString, rawFinishReason: isString, providerMetadata },
 );
 const stepRequest = strict({ system: isString, tools: isString, settings: isString });
 
-const storedStep = strict(
-  {
-    id: isNonEmpty,
-    inputMessages: arrayOf(storedInput),
-    outputMessages: messages,
-    inferenceResponse,
-    toolExecutions: arrayOf(toolExecution),
-    errors: arrayOf(agentError),
-    structuredOutput: isJsonValue,
-  },
-  { request: stepRequest },
-);
-const storedStepExecution = strict({
-  continuation,
-  startedAt: isTimestamp,
-  completedAt: isTimestamp,
-  step: storedStep,
-});
+const storedInputs = arrayOf(storedInput);
+const stepKeys = new Set([
+  'id',
+  'inputMessages',
+  'outputMessages',
+  'inferenceResponse',
+  'toolExecutions',
+  'errors',
+  'structuredOutput',
+  'request',
+]);
+const storedStep: Checker = (value) =>
+  isObject(value) &&
+  isNonEmpty(value.id) &&
+  storedInputs(value.inputMessages) &&
+  messages(value.outputMessages) &&
+  inferenceResponse(value.inferenceResponse) &&
+  toolExecutions(value.toolExecutions) &&
+  agentErrors(value.errors) &&
+  isJsonValue(value.structuredOutput) &&
+  (value.request === undefined || stepRequest(value.request)) &&
+  onlyKeys(value, stepKeys);
+const stepExecutionKeys = new Set(['continuation', 'startedAt', 'completedAt', 'step']);
+const storedStepExecution: Checker = (value) =>
+  isObject(value) &&
+  continuation(value.continuation) &&
+  isTimestamp(value.startedAt) &&
+  isTimestamp(value.completedAt) &&
+  storedStep(value.step) &&
+  onlyKeys(value, stepExecutionKeys);
 
 const approvalDecisions: Readonly<Record<string, Checker>> = {
   approve: strict({ type: isString }),

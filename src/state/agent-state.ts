@@ -7,7 +7,7 @@ import { type ApprovalDecision, ApprovalError, ApprovalRequest, type ApprovalRou
 import { ExecutionState } from './execution-state';
 import { ExecutionStatus, isTerminalStatus } from './execution-status';
 import { newId } from './ids';
-import { assertMessages, type ContentPart, Message } from './message';
+import { adoptMessage, assertMessages, type ContentPart, decodeMessage, Message } from './message';
 import { bindNestedStateDecoder } from './nested-state';
 import { type AgentStateJSON, agentStateSchema } from './schemas';
 import { decodeAgentStateProps } from './serialization';
@@ -56,19 +56,25 @@ export class AgentState extends AgentStateView {
    * InvalidStateError naming the first bad field; never returns a partly built state.
    */
   static fromJSON(data: unknown): AgentState {
-    return AgentState.fromParsed(validate(agentStateSchema, data, 'AgentState', isAgentStateDocument));
+    const json = validate(agentStateSchema, data, 'AgentState', isAgentStateDocument);
+    // From JSON text, the document is this call's own parse: its messages are taken, not copied.
+    return AgentState.fromParsed(json, typeof data === 'string');
   }
 
   /** @internal `fromJSON` of a value `JSON.parse` made (see validateParsedJson) */
   static fromParsedJson(data: unknown): AgentState {
     return AgentState.fromParsed(
       validateParsedJson(agentStateSchema, data, 'AgentState', isAgentStateDocument),
+      true,
     );
   }
 
-  /** @internal from a validated document, or the part of one that holds it (a subagent's state) */
-  static fromParsed(json: AgentStateJSON): AgentState {
-    return AgentState.restore(decodeAgentStateProps(json));
+  /**
+   * @internal from a validated document, or the part of one that holds it (a subagent's state);
+   * `owned`: no one else holds the document (this library parsed it), so its messages are taken
+   */
+  static fromParsed(json: AgentStateJSON, owned = false): AgentState {
+    return AgentState.restore(decodeAgentStateProps(json, owned ? adoptMessage : decodeMessage));
   }
 
   // ---- session changes -----------------------------------------------------------------------

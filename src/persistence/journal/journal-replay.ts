@@ -19,7 +19,7 @@ export interface Replayed {
  * content reference resolved. Raises CorruptSessionError when the records do not follow each
  * other, refer to content they do not hold, or do not make a valid state. The records are the
  * caller's fresh parse, used up here: their items become the state's document as they are, content
- * put back in place (a load builds no copy of them).
+ * put back in place (only a tool execution whose value comes back is a new object).
  */
 export function replay(records: readonly JournalRecord[], at: StoredAt): Replayed {
   const first = records[0];
@@ -147,12 +147,15 @@ class ContentResolver {
     if (isRecord(message) && isRecord(message.content)) message.content = this.text(message.content.$c);
   }
 
-  toolExecution(execution: unknown): void {
-    if (!isRecord(execution) || !isRecord(execution.valueRef)) return;
+  /** The execution with its value, without `valueRef`: a new object (a delete left V8's slow dictionary mode). */
+  toolExecution(execution: unknown): unknown {
+    if (!isRecord(execution) || !isRecord(execution.valueRef)) return execution;
     const ref = execution.valueRef;
-    execution.value = typeof ref.text === 'string' ? this.text(ref.text) : JSON.parse(this.text(ref.json));
-    // The writer puts `valueRef` last, so this delete keeps the object's fast layout.
-    delete execution.valueRef;
+    const value = typeof ref.text === 'string' ? this.text(ref.text) : JSON.parse(this.text(ref.json));
+    const out: Record<string, unknown> = {};
+    for (const key of Object.keys(execution)) if (key !== 'valueRef') setOwn(out, key, execution[key]);
+    out.value = value;
+    return out;
   }
 
   stepExecution(item: unknown): void {
@@ -160,6 +163,8 @@ class ContentResolver {
     const step = item.step;
     if (Array.isArray(step.inputMessages)) for (const m of step.inputMessages) this.message(m);
     if (Array.isArray(step.outputMessages)) for (const m of step.outputMessages) this.message(m);
-    if (Array.isArray(step.toolExecutions)) for (const e of step.toolExecutions) this.toolExecution(e);
+    const executions = step.toolExecutions;
+    if (Array.isArray(executions))
+      for (let i = 0; i < executions.length; i++) executions[i] = this.toolExecution(executions[i]);
   }
 }

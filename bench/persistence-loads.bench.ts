@@ -9,11 +9,14 @@
  *   The run stops after step 151: steps 51-150 of a 1,000-step run are the same steps, as nothing
  *   after them runs before them (STEP_RUN=1000 runs all 1,000).
  * Rounds are interleaved (every cell once a round) so that all cells see the same machine; the
- * figures are medians over rounds. LOAD_ROUNDS=<n> sets the rounds (default 7).
+ * figures are medians over rounds. LOAD_ROUNDS=<n> sets the rounds (default 7). BASE=<dir of
+ * another checkout> loads the same sessions with its stores too, in the same rounds (a change's
+ * before and after; the step costs stay this checkout's).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
 import * as library from '../src/index';
 import { collectGarbage, median, now, printTable } from './harness';
@@ -28,8 +31,12 @@ interface Kind {
   open(): Store;
 }
 
-function kinds(lib: Library, dir: string, tag: string): Kind[] {
-  const documents = new Map<string, library.StoredSession>();
+function kinds(
+  lib: Library,
+  dir: string,
+  tag: string,
+  documents = new Map<string, library.StoredSession>(),
+): Kind[] {
   return [
     { name: 'memory', open: () => new lib.InMemorySessionStore({ documents }) },
     { name: 'file', open: () => new lib.FileSessionStore(join(dir, `files-${tag}`)) },
@@ -80,10 +87,21 @@ const cpuMs = () => {
 };
 export const mean = (values: readonly number[]) => values.reduce((a, b) => a + b, 0) / values.length;
 
-/** The figures of `lib` (this library, or another build of it for a before/after comparison). */
-export async function loadFigures(lib: Library, dir: string, label = ''): Promise<void> {
+/**
+ * The figures of `lib` (this library, or another build of it). With `base`, another checkout's
+ * stores load the same sessions in the same rounds (columns `base …`): a change's before and after.
+ */
+export async function loadFigures(lib: Library, dir: string, label = '', base?: Library): Promise<void> {
   const rounds = Number(process.env.LOAD_ROUNDS ?? 7);
-  const stores = kinds(lib, dir, label || 'this');
+  const documents = new Map<string, library.StoredSession>();
+  const stores = kinds(lib, dir, label || 'this', documents);
+  const loaders = [
+    ...stores.map((k): [string, Kind] => [k.name, k]),
+    ...(base ? kinds(base, dir, label || 'this', documents) : []).map((k): [string, Kind] => [
+      `base ${k.name}`,
+      k,
+    ]),
+  ];
 
   // Loads at 100 and 1,000 steps.
   const loadRows: Record<string, string | number>[] = [];
@@ -98,7 +116,7 @@ export async function loadFigures(lib: Library, dir: string, label = ''): Promis
     const text = texts[0] as string;
     const times = new Map<string, number[]>([
       ['JSON.parse', []],
-      ...stores.map((k): [string, number[]] => [k.name, []]),
+      ...loaders.map(([name]): [string, number[]] => [name, []]),
     ]);
     const cpuTimes = new Map<string, number[]>([...times.keys()].map((k) => [k, []]));
     for (let r = -1; r < rounds; r++) {
@@ -108,14 +126,14 @@ export async function loadFigures(lib: Library, dir: string, label = ''): Promis
       JSON.parse(text);
       if (r >= 0) times.get('JSON.parse')?.push(now() - start);
       if (r >= 0) cpuTimes.get('JSON.parse')?.push(cpuMs() - cpuStart);
-      for (const kind of stores) {
+      for (const [name, kind] of r % 2 ? [...loaders].reverse() : loaders) {
         const store = kind.open();
         collectGarbage();
         start = now();
         cpuStart = cpuMs();
         const loaded = await store.load(`load-${steps}`);
-        if (r >= 0) times.get(kind.name)?.push(now() - start);
-        if (r >= 0) cpuTimes.get(kind.name)?.push(cpuMs() - cpuStart);
+        if (r >= 0) times.get(name)?.push(now() - start);
+        if (r >= 0) cpuTimes.get(name)?.push(cpuMs() - cpuStart);
         if (loaded?.state.stepCount() !== steps) throw new Error(`the ${steps}-step session did not load`);
         await store.close();
       }
@@ -127,11 +145,11 @@ export async function loadFigures(lib: Library, dir: string, label = ''): Promis
       'state JSON, KiB': text.length / 1024,
       'ms JSON.parse': parse,
     };
-    for (const kind of stores) {
-      const ms = median(times.get(kind.name) ?? []);
-      row[`ms load ${kind.name}`] = ms;
-      row[`load / JSON.parse ${kind.name}`] = ms / parse;
-      row[`CPU load / JSON.parse ${kind.name}`] = median(cpuTimes.get(kind.name) ?? []) / parseCpu;
+    for (const [name] of loaders) {
+      const ms = median(times.get(name) ?? []);
+      row[`ms load ${name}`] = ms;
+      row[`load / JSON.parse ${name}`] = ms / parse;
+      row[`CPU load / JSON.parse ${name}`] = median(cpuTimes.get(name) ?? []) / parseCpu;
     }
     loadRows.push(row);
   }
@@ -183,10 +201,15 @@ export async function loadFigures(lib: Library, dir: string, label = ''): Promis
   );
 }
 
+/** `BASE=<dir of another checkout>` adds its loads beside this one's (see loadFigures). */
 export default async function bench(): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'agent-machine-loads-'));
+  const baseDir = process.env.BASE;
+  const base = baseDir
+    ? ((await import(pathToFileURL(resolve(baseDir, 'src/index.ts')).href)) as Library)
+    : undefined;
   try {
-    await loadFigures(library, dir);
+    await loadFigures(library, dir, '', base);
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

@@ -3,7 +3,14 @@ import { AgentStepType } from './agent-step-type';
 import { AppendOnlyList } from './append-only-list';
 import { frozenList } from './frozen-list';
 import { newId } from './ids';
-import { decodeMessage, decodeToolCall, type Message, type ProviderMetadata, type ToolCall } from './message';
+import {
+  decodeMessage,
+  decodeToolCall,
+  type Message,
+  type MessageDecoder,
+  type ProviderMetadata,
+  type ToolCall,
+} from './message';
 import { type AgentStepJSON, agentStepSchema, type StoredStepJSON } from './schemas';
 import { ToolExecution } from './tool-execution';
 import { Usage } from './usage';
@@ -93,12 +100,13 @@ export class AgentStep {
   static fromParsed(
     json: AgentStepJSON | StoredStepJSON,
     inputMessages: readonly Message[] | AppendOnlyList<Message>,
+    decode: MessageDecoder = decodeMessage,
   ): AgentStep {
     const response = json.inferenceResponse;
     return AgentStep.of({
       id: json.id,
       inputMessages,
-      outputMessages: json.outputMessages.map(decodeMessage),
+      outputMessages: json.outputMessages.map(decode),
       inferenceResponse: InferenceResponse.of({
         text: response.text,
         toolCalls: response.toolCalls.map(decodeToolCall),

@@ -6,7 +6,7 @@ import { ExecutionContinuation } from './execution-continuation';
 import { ExecutionStatus } from './execution-status';
 import { frozenList } from './frozen-list';
 import { newId } from './ids';
-import { decodeMessage, type Message } from './message';
+import { decodeMessage, type Message, type MessageDecoder } from './message';
 import {
   type ExecutionStateJSON,
   executionStateSchema,
@@ -53,10 +53,21 @@ export class ExecutionState {
     return ExecutionState.fromParsed(validate(executionStateSchema, data, 'ExecutionState'), writtenOut);
   }
 
-  /** @internal from a validated document, or the part of one that holds it, reading step inputs with `inputs` */
-  static fromParsed(json: ExecutionStateJSON | StoredExecutionStateJSON, inputs: StepInputs): ExecutionState {
+  /**
+   * @internal from a validated document, or the part of one that holds it, reading step inputs with
+   * `inputs` and making its messages with `decode`
+   */
+  static fromParsed(
+    json: ExecutionStateJSON | StoredExecutionStateJSON,
+    inputs: StepInputs,
+    decode: MessageDecoder = decodeMessage,
+  ): ExecutionState {
     const steps = json.stepExecutions.map((s, i) =>
-      StepExecution.fromParsed(s, inputs(s.step, `execution.stepExecutions[${i}].step.inputMessages`)),
+      StepExecution.fromParsed(
+        s,
+        inputs(s.step, `execution.stepExecutions[${i}].step.inputMessages`),
+        decode,
+      ),
     );
     const waiting = json.awaitingApproval;
     const currentStep =
@@ -65,6 +76,7 @@ export class ExecutionState {
         : AgentStep.fromParsed(
             waiting.step,
             inputs(waiting.step, 'execution.awaitingApproval.step.inputMessages'),
+            decode,
           );
     const finished = (id: string) =>
       currentStep?.toolExecutions().some((e) => e.toolCallId() === id) ?? false;

@@ -96,9 +96,25 @@ function copied(record: object): Record<string, unknown> {
   return copy;
 }
 
-/** A message of a validated document, frozen as the state holds it. */
+/** How a document's messages become the state's: copied (`decodeMessage`) or taken (`adoptMessage`). */
+export type MessageDecoder = (json: MessageJSON) => Message;
+
+/** A message of a validated document, frozen as the state holds it (a copy: the document stays the caller's). */
 export function decodeMessage(json: MessageJSON): Message {
   return Message.of(json as Message);
+}
+
+/**
+ * A message of a validated document that no one else holds (this library parsed its JSON), frozen
+ * as it is: what `decodeMessage` gives, without a copy of every message and its metadata.
+ */
+export function adoptMessage(json: MessageJSON): Message {
+  Object.freeze(json.metadata);
+  if (json.parts) {
+    for (const part of json.parts) Object.freeze(part);
+    Object.freeze(json.parts);
+  }
+  return Object.freeze(json) as Message;
 }
 
 /** A tool call of a validated document, as a step records it: its id, name and arguments. */

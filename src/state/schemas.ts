@@ -24,6 +24,8 @@ const jsonRecordSchema: z.ZodType<Record<string, unknown>> = z
   });
 
 const timestamp = z.iso.datetime({ offset: true });
+/** The pattern `timestamp` checks with (for the schema's zod-free twin, state-document-check.ts). */
+export const timestampPattern: RegExp = timestamp._zod.def.pattern as RegExp;
 const count = z.number().int().nonnegative();
 const amount = z.number().finite().nonnegative();
 

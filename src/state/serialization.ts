@@ -4,18 +4,21 @@ import type { AppendOnlyList } from './append-only-list';
 import { InvalidStateError } from './errors';
 import { ExecutionState, type StepInputs } from './execution-state';
 import { setOwn } from './json-value';
-import { decodeMessage, type Message } from './message';
+import { decodeMessage, type Message, type MessageDecoder } from './message';
 import { type AgentStateJSON, FORMAT_VERSION } from './schemas';
 
 // An AgentState's document: its fields written as JSON, with each step's input messages written as
 // references into the stored conversation (`$ref`), and read back. It deals in the state's fields,
 // not the class: agent-state.ts imports this file and wraps what it reads.
 
-/** A state's fields from its validated document. */
-export function decodeAgentStateProps(json: AgentStateJSON): AgentStateProps {
+/** A state's fields from its validated document, its messages made by `decode`. */
+export function decodeAgentStateProps(
+  json: AgentStateJSON,
+  decode: MessageDecoder = decodeMessage,
+): AgentStateProps {
   const sections: Record<string, readonly Message[]> = {};
   for (const [name, messages] of Object.entries(json.context.messages))
-    setOwn(sections, name, messages.map(decodeMessage));
+    setOwn(sections, name, messages.map(decode));
   const store = MessageStore.of(sections);
   const conversation = store.section(DEFAULT_SECTION);
   const conversationList = store.list(DEFAULT_SECTION);
@@ -28,7 +31,7 @@ export function decodeAgentStateProps(json: AgentStateJSON): AgentStateProps {
     const out: Message[] = [];
     step.inputMessages.forEach((item, index) => {
       if (!('$ref' in item)) {
-        out.push(decodeMessage(item));
+        out.push(decode(item));
         return;
       }
       const [from, to] = item.$ref;
@@ -56,7 +59,7 @@ export function decodeAgentStateProps(json: AgentStateJSON): AgentStateProps {
       systemPrompt: json.context.systemPrompt,
       responseFormat: json.context.responseFormat as ResponseFormat,
     }),
-    execution: json.execution === null ? null : ExecutionState.fromParsed(json.execution, inputs),
+    execution: json.execution === null ? null : ExecutionState.fromParsed(json.execution, inputs, decode),
   };
 }
 

@@ -1,7 +1,7 @@
 import { AgentStep } from './agent-step';
 import type { AppendOnlyList } from './append-only-list';
 import { ExecutionContinuation } from './execution-continuation';
-import { decodeMessage, type Message } from './message';
+import { decodeMessage, type Message, type MessageDecoder } from './message';
 import { type StepExecutionJSON, type StoredStepExecutionJSON, stepExecutionSchema } from './schemas';
 import type { Usage } from './usage';
 import { validate } from './validation';
@@ -17,9 +17,10 @@ export class StepExecution {
   static fromParsed(
     json: StepExecutionJSON | StoredStepExecutionJSON,
     inputMessages: readonly Message[] | AppendOnlyList<Message>,
+    decode: MessageDecoder = decodeMessage,
   ): StepExecution {
     return new StepExecution(
-      AgentStep.fromParsed(json.step, inputMessages),
+      AgentStep.fromParsed(json.step, inputMessages, decode),
       ExecutionContinuation.fromParsed(json.continuation),
       Date.parse(json.startedAt),
       Date.parse(json.completedAt),

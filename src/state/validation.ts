@@ -5,9 +5,24 @@ import { jsonValueProblem } from './json-value';
 // Every document read back (a state or one of its parts, a trace, an execution record) is checked
 // here against its schema, so that bad input always answers as one InvalidStateError naming a path.
 
-/** Parses `data` (an object or JSON text) with `schema`, or throws InvalidStateError with the path. */
-export function validate<S extends z.ZodType>(schema: S, data: unknown, what: string): z.output<S> {
-  return check(schema, data, what, true);
+/**
+ * A zod-free check of a document `JSON.parse` made (see state-document-check.ts): true only where
+ * the schema accepts the document and would give it back unchanged, so the document itself stands
+ * for the schema's output; false leaves the verdict to the schema.
+ */
+export type FastCheck<T> = (data: unknown) => data is T;
+
+/**
+ * Parses `data` (an object or JSON text) with `schema`, or throws InvalidStateError with the path.
+ * `fast`, for JSON text: the document `JSON.parse` made is returned as it is when `fast` accepts it.
+ */
+export function validate<S extends z.ZodType>(
+  schema: S,
+  data: unknown,
+  what: string,
+  fast?: FastCheck<z.output<S>>,
+): z.output<S> {
+  return check(schema, data, what, true, fast);
 }
 
 /**
@@ -17,11 +32,23 @@ export function validate<S extends z.ZodType>(schema: S, data: unknown, what: st
  * Structure nested past the stack (subagent states inside each other) still answers as
  * InvalidStateError.
  */
-export function validateParsedJson<S extends z.ZodType>(schema: S, data: unknown, what: string): z.output<S> {
+export function validateParsedJson<S extends z.ZodType>(
+  schema: S,
+  data: unknown,
+  what: string,
+  fast?: FastCheck<z.output<S>>,
+): z.output<S> {
+  if (fast?.(data)) return data;
   return check(schema, data, what, false);
 }
 
-function check<S extends z.ZodType>(schema: S, data: unknown, what: string, walk: boolean): z.output<S> {
+function check<S extends z.ZodType>(
+  schema: S,
+  data: unknown,
+  what: string,
+  walk: boolean,
+  fast?: FastCheck<z.output<S>>,
+): z.output<S> {
   let input = data;
   if (typeof data === 'string') {
     try {
@@ -36,6 +63,8 @@ function check<S extends z.ZodType>(schema: S, data: unknown, what: string, walk
         },
       );
     }
+    // Made here by JSON.parse, so no one else holds it: it may stand for the schema's copy.
+    if (fast?.(input)) return input;
   }
   if (walk) assertShape(input, what);
   const result = safeParse(schema, input, what);

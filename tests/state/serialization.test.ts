@@ -92,6 +92,27 @@ describe('AgentState serialization', () => {
     expect(AgentState.fromJSON(JSON.stringify(state)).toJSON()).toEqual(state.toJSON());
   });
 
+  it('holds frozen messages, parts and metadata read from JSON text or an object, as a built state does', () => {
+    const state = sampleState()
+      .withUserMessage([
+        { type: 'text', text: 'and this' },
+        { type: 'file', mediaType: 'text/plain', data: 'eA==' },
+      ])
+      .withCurrentStepRecorded();
+    const text = JSON.stringify(state);
+    for (const loaded of [AgentState.fromJSON(text), AgentState.fromJSON(JSON.parse(text))]) {
+      const messages = [...loaded.messages(), ...loaded.steps().flatMap((s) => s.outputMessages())];
+      expect(messages.length).toBeGreaterThan(4);
+      for (const message of messages) {
+        expect(Object.isFrozen(message)).toBe(true);
+        expect(Object.isFrozen(message.metadata)).toBe(true);
+        for (const part of message.parts ?? []) expect(Object.isFrozen(part)).toBe(true);
+        if (message.parts) expect(Object.isFrozen(message.parts)).toBe(true);
+      }
+      expect(loaded.toJSON()).toEqual(state.toJSON());
+    }
+  });
+
   it('stores step input messages once, by reference to the conversation', () => {
     const json = sampleState().toJSON();
     const inputs = json.execution?.stepExecutions.map((s) => s.step.inputMessages);

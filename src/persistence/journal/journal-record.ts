@@ -58,27 +58,32 @@ const KEYS = new Set([
   'acct',
 ]);
 
+const isCount = (value: unknown) => typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
+const isText = (value: unknown) => typeof value === 'string';
+const isPatch = (value: unknown) => isRecord(value) && isCount(value.from) && Array.isArray(value.items);
+
+/** Whether every value of `record` passes `check` (no array of the values is made). */
+function allValues(record: Record<string, unknown>, check: (value: unknown) => boolean): boolean {
+  for (const key in record) if (Object.hasOwn(record, key) && !check(record[key])) return false;
+  return true;
+}
+
 /** Where a parsed record does not have the shape of JournalRecord, or null when it does. */
 function shapeProblem(data: Record<string, unknown>): string | null {
-  const count = (value: unknown) => typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
-  const patch = (value: unknown) => isRecord(value) && count(value.from) && Array.isArray(value.items);
   for (const key of Object.keys(data)) if (!KEYS.has(key)) return `unknown key ${JSON.stringify(key)}`;
-  if (!count(data.v) || (data.v as number) < 1) return 'v';
+  if (!isCount(data.v) || (data.v as number) < 1) return 'v';
   if (typeof data.gen !== 'string' || data.gen === '') return 'gen';
   if (typeof data.at !== 'string') return 'at';
-  if (!count(data.step)) return 'step';
+  if (!isCount(data.step)) return 'step';
   if (data.kind !== 'snapshot' && data.kind !== 'delta') return 'kind';
   if (!isRecord(data.head)) return 'head';
-  if (data.steps !== undefined && !patch(data.steps)) return 'steps';
-  if (data.sections !== undefined && !(isRecord(data.sections) && Object.values(data.sections).every(patch)))
+  if (data.steps !== undefined && !isPatch(data.steps)) return 'steps';
+  if (data.sections !== undefined && !(isRecord(data.sections) && allValues(data.sections, isPatch)))
     return 'sections';
-  if (
-    data.content !== undefined &&
-    !(isRecord(data.content) && Object.values(data.content).every((t) => typeof t === 'string'))
-  )
+  if (data.content !== undefined && !(isRecord(data.content) && allValues(data.content, isText)))
     return 'content';
   const acct = data.acct;
-  if (!isRecord(acct) || !count(acct.live) || !count(acct.garbage) || !count(acct.steps)) return 'acct';
+  if (!isRecord(acct) || !isCount(acct.live) || !isCount(acct.garbage) || !isCount(acct.steps)) return 'acct';
   return null;
 }
 

@@ -1,9 +1,9 @@
 import type { AgentState } from '../../state/agent-state';
-import { isRecord } from '../../state/json-value';
+import { isRecord, setOwn } from '../../state/json-value';
 import { FORMAT_VERSION } from '../../state/schemas';
 import { CorruptSessionError } from '../errors';
 import { decodeStoredState, type StoredAt } from '../session-document';
-import { HEAD_FIELDS, type JournalRecord } from './journal-record';
+import { HEAD_FIELDS, type JournalRecord, type SequencePatch } from './journal-record';
 import { type JournalTip, tipOf } from './journal-writer';
 
 /** A state read from the journal, and the tip a writer continues from. */
@@ -17,7 +17,9 @@ export interface Replayed {
  * The state after `records` (the newest snapshot, then the deltas after it, in order): the
  * snapshot's head and sequences, each delta's changed head fields and appended items, then every
  * content reference resolved. Raises CorruptSessionError when the records do not follow each
- * other, refer to content they do not hold, or do not make a valid state.
+ * other, refer to content they do not hold, or do not make a valid state. The records are the
+ * caller's fresh parse, used up here: their items become the state's document as they are, content
+ * put back in place (only a tool execution whose value comes back is a new object).
  */
 export function replay(records: readonly JournalRecord[], at: StoredAt): Replayed {
   const first = records[0];
@@ -30,36 +32,49 @@ export function replay(records: readonly JournalRecord[], at: StoredAt): Replaye
   const content = new Map<string, string>();
   let previous = first.v - 1;
   for (const record of records) {
-    const refuse = (problem: string) => {
-      throw new CorruptSessionError(at.sessionId, `journal record ${record.v} ${problem}`, at.location);
-    };
-    if (record.v !== previous + 1) refuse(`follows record ${previous} (a record is missing)`);
+    if (record.v !== previous + 1) refuse(record, `follows record ${previous} (a record is missing)`, at);
     if (record !== first && record.kind === 'snapshot')
-      refuse(`is a snapshot after record ${first.v}, where the newest snapshot was looked for`);
+      refuse(record, `is a snapshot after record ${first.v}, where the newest snapshot was looked for`, at);
     if (record.gen !== first.gen)
-      refuse(`has generation ${record.gen}, not that of its snapshot (record ${first.v}, ${first.gen})`);
-    previous = record.v;
-    for (const key of Object.keys(record.head))
-      if (!HEAD_FIELDS.has(key)) refuse(`has an unknown head field ${JSON.stringify(key)}`);
-    if (record === first)
-      for (const key of HEAD_FIELDS)
-        if (!(key in record.head)) refuse(`is a snapshot without head field "${key}"`);
-    for (const [key, value] of Object.entries(record.head)) head[key] = value;
-    for (const [name, patch] of Object.entries(record.sections ?? {}))
-      sections[name] = applyPatch(
-        sections[name] ?? [],
-        patch.from,
-        patch.items,
-        `sections.${name}`,
+      refuse(
         record,
+        `has generation ${record.gen}, not that of its snapshot (record ${first.v}, ${first.gen})`,
         at,
       );
+    previous = record.v;
+    for (const key of Object.keys(record.head))
+      if (!HEAD_FIELDS.has(key)) refuse(record, `has an unknown head field ${JSON.stringify(key)}`, at);
+    if (record === first)
+      for (const key of HEAD_FIELDS)
+        if (!(key in record.head)) refuse(record, `is a snapshot without head field "${key}"`, at);
+    for (const key of Object.keys(record.head)) head[key] = record.head[key];
+    if (record.sections)
+      for (const name of Object.keys(record.sections)) {
+        const patch = record.sections[name] as SequencePatch;
+        sections[name] = applyPatch(
+          sections[name] ?? [],
+          patch.from,
+          patch.items,
+          `sections.${name}`,
+          record,
+          at,
+        );
+      }
     if (record.steps) steps = applyPatch(steps, record.steps.from, record.steps.items, 'steps', record, at);
-    for (const [hash, text] of Object.entries(record.content ?? {})) content.set(hash, text);
-    if (steps.length !== record.step) refuse(`says ${record.step} steps, but its steps make ${steps.length}`);
+    if (record.content)
+      for (const hash of Object.keys(record.content)) content.set(hash, record.content[hash] as string);
+    if (steps.length !== record.step)
+      refuse(record, `says ${record.step} steps, but its steps make ${steps.length}`, at);
   }
   const last = records[records.length - 1] as JournalRecord;
   const resolve = new ContentResolver(content, at);
+  const messages: Record<string, unknown[]> = {};
+  for (const name of Object.keys(sections)) {
+    const items = sections[name] as unknown[];
+    for (const message of items) resolve.message(message);
+    setOwn(messages, name, items);
+  }
+  for (const item of steps) resolve.stepExecution(item);
   const execution = head.execution as Record<string, unknown> | null | undefined;
   const document = {
     formatVersion: FORMAT_VERSION,
@@ -70,16 +85,12 @@ export function replay(records: readonly JournalRecord[], at: StoredAt): Replaye
     executionCount: head.executionCount,
     llmConfig: head.llmConfig,
     context: {
-      messages: Object.fromEntries(
-        Object.entries(sections).map(([name, items]) => [name, items.map((m) => resolve.message(m))]),
-      ),
+      messages,
       metadata: head.metadata,
       systemPrompt: head.systemPrompt,
       responseFormat: head.responseFormat,
     },
-    execution: execution
-      ? { ...execution, stepExecutions: steps.map((s) => resolve.stepExecution(s)) }
-      : null,
+    execution: execution ? { ...execution, stepExecutions: steps } : null,
   };
   const state = decodeStoredState(document, at, true);
   return {
@@ -87,6 +98,10 @@ export function replay(records: readonly JournalRecord[], at: StoredAt): Replaye
     version: last.v,
     tip: tipOf(state, last.v, last.gen, last.acct, new Set(content.keys())),
   };
+}
+
+function refuse(record: JournalRecord, problem: string, at: StoredAt): never {
+  throw new CorruptSessionError(at.sessionId, `journal record ${record.v} ${problem}`, at.location);
 }
 
 function applyPatch(
@@ -110,7 +125,7 @@ function applyPatch(
   return items;
 }
 
-/** Puts stored content back where a record refers to it. */
+/** Puts stored content back where a record refers to it, in the record's own objects. */
 class ContentResolver {
   constructor(
     private readonly content: ReadonlyMap<string, string>,
@@ -128,31 +143,28 @@ class ContentResolver {
     return text;
   }
 
-  message(message: unknown): unknown {
-    if (!isRecord(message) || !isRecord(message.content)) return message;
-    return { ...message, content: this.text(message.content.$c) };
+  message(message: unknown): void {
+    if (isRecord(message) && isRecord(message.content)) message.content = this.text(message.content.$c);
   }
 
+  /** The execution with its value, without `valueRef`: a new object (a delete left V8's slow dictionary mode). */
   toolExecution(execution: unknown): unknown {
     if (!isRecord(execution) || !isRecord(execution.valueRef)) return execution;
-    const { valueRef, ...rest } = execution;
-    if (typeof valueRef.text === 'string') return { ...rest, value: this.text(valueRef.text) };
-    return { ...rest, value: JSON.parse(this.text(valueRef.json)) };
+    const ref = execution.valueRef;
+    const value = typeof ref.text === 'string' ? this.text(ref.text) : JSON.parse(this.text(ref.json));
+    const out: Record<string, unknown> = {};
+    for (const key of Object.keys(execution)) if (key !== 'valueRef') setOwn(out, key, execution[key]);
+    out.value = value;
+    return out;
   }
 
-  stepExecution(item: unknown): unknown {
-    if (!isRecord(item) || !isRecord(item.step)) return item;
+  stepExecution(item: unknown): void {
+    if (!isRecord(item) || !isRecord(item.step)) return;
     const step = item.step;
-    const list = (value: unknown, map: (x: unknown) => unknown) =>
-      Array.isArray(value) ? value.map(map) : value;
-    return {
-      ...item,
-      step: {
-        ...step,
-        inputMessages: list(step.inputMessages, (m) => this.message(m)),
-        outputMessages: list(step.outputMessages, (m) => this.message(m)),
-        toolExecutions: list(step.toolExecutions, (e) => this.toolExecution(e)),
-      },
-    };
+    if (Array.isArray(step.inputMessages)) for (const m of step.inputMessages) this.message(m);
+    if (Array.isArray(step.outputMessages)) for (const m of step.outputMessages) this.message(m);
+    const executions = step.toolExecutions;
+    if (Array.isArray(executions))
+      for (let i = 0; i < executions.length; i++) executions[i] = this.toolExecution(executions[i]);
   }
 }

@@ -12,7 +12,7 @@ import type { EffectMode, StoreKind, Trial } from './once-matrix';
 export function matrixPlan(options: {
   readonly seed: number;
   readonly redis: RedisServer;
-  readonly trialsPerStore: { readonly unsafe: number; readonly idempotent: number };
+  readonly trialsPerStore: Readonly<Partial<Record<EffectMode, number>>>;
   readonly maxKills: number;
 }): { readonly dir: string; readonly trials: Trial[] } {
   const dir = mkdtempSync(join(tmpdir(), 'agent-machine-once-'));
@@ -23,12 +23,13 @@ export function matrixPlan(options: {
   };
   const trials: Trial[] = [];
   let n = 0;
-  const rounds = Math.max(options.trialsPerStore.unsafe, options.trialsPerStore.idempotent);
+  const modes = Object.keys(options.trialsPerStore) as EffectMode[];
+  const rounds = Math.max(...modes.map((mode) => options.trialsPerStore[mode] ?? 0));
   // interleaved (each round: every store, every mode), so a run cut short still covers them all
   for (let i = 0; i < rounds; i++)
     for (const kind of ['file', 'sqlite', 'redis'] as const)
-      for (const mode of ['unsafe', 'idempotent'] as EffectMode[]) {
-        if (i >= options.trialsPerStore[mode]) continue;
+      for (const mode of modes) {
+        if (i >= (options.trialsPerStore[mode] ?? 0)) continue;
         n++;
         const seed = options.seed * 1000 + n;
         trials.push({

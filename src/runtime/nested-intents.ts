@@ -10,6 +10,25 @@ import type { AnyActorRef } from 'xstate';
 import type { IntentSave, LoopContext } from '../../machines/agentLoop';
 import type { SessionStore } from '../persistence/session-store';
 import type { AgentState } from '../state/agent-state';
+import { AgentMachineError } from '../state/errors';
+
+/**
+ * A subagent's intent that its caller can no longer save: the caller's step has ended (it was
+ * stopped, or the subagent call timed out) while the child was still running. The child's unsafe
+ * calls do not start (the child's step fails), and nothing is saved over the caller's newer state.
+ */
+export class SubagentIntentError extends AgentMachineError {
+  static override get name(): string {
+    return 'SubagentIntentError';
+  }
+
+  constructor(readonly toolCallId: string) {
+    super(
+      'SUBAGENT_INTENT_STALE',
+      `The intent of subagent call '${toolCallId}' was not saved: its caller's step had already ended (a stop, or the call's timeout), so its unsafe calls did not start. Give the subagent call a longer timeout (toolTimeoutMs) if it was cut short.`,
+    );
+  }
+}
 
 /** The children's intents an agent's step in flight holds, while its tools run. */
 interface StepIntents {
@@ -52,19 +71,29 @@ export class NestedIntents {
       this.byAgent.set(agent, intents);
     }
     intents.children[toolCallId] = child;
-    if (context.session && this.store) return this.saveToSession(agent, context.session.id, intents);
+    if (context.session && this.store)
+      return this.saveToSession(agent, context.session.id, intents, toolCallId);
     // a subagent hands its own intent, with its children's, to its caller; a run without a store keeps none
-    if (context.intentSave) await context.intentSave(await this.intentOf(intents));
+    if (!context.intentSave) return;
+    const intent = await this.intentOf(intents);
+    checkCurrent(agent, intents, toolCallId);
+    await context.intentSave(intent);
   }
 
   /** Saves the root's intent; saves of one session follow each other, each over the version the last made. */
-  private saveToSession(agent: AnyActorRef, id: string, intents: StepIntents): Promise<void> {
+  private saveToSession(
+    agent: AnyActorRef,
+    id: string,
+    intents: StepIntents,
+    toolCallId: string,
+  ): Promise<void> {
     const store = this.store as SessionStore;
     const previous = this.inFlight.get(id);
     const saving = (async () => {
       await previous?.catch(() => undefined);
       // composed now, so that it holds every child's intent taken so far
       const state = await this.intentOf(intents);
+      checkCurrent(agent, intents, toolCallId);
       const version = await store.save(id, state, contextOf(agent).session?.version ?? null);
       agent.send({ type: 'session.saved', version });
       return version;
@@ -82,6 +111,13 @@ export class NestedIntents {
   private async intentOf(intents: StepIntents): Promise<AgentState> {
     return intents.state.withSubagentIntents(intents.children, await this.ownUnsafe(intents.state));
   }
+}
+
+/** Refuses to save a child's intent once its caller's step has moved on (it would overwrite newer saves). */
+function checkCurrent(agent: AnyActorRef, intents: StepIntents, toolCallId: string): void {
+  const snapshot = agent.getSnapshot() as { status: string; context: LoopContext };
+  if (snapshot.status !== 'active' || snapshot.context.state !== intents.state)
+    throw new SubagentIntentError(toolCallId);
 }
 
 const contextOf = (agent: AnyActorRef) => (agent.getSnapshot() as { context: LoopContext }).context;

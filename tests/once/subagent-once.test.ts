@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
   AgentState,
+  buildRunView,
   createAgent,
   type Driver,
   defineTool,
@@ -154,6 +155,15 @@ describe('at most once inside a subagent: the intent save', () => {
         callPath: ['j1'],
         reason: 'interrupted',
       },
+    ]);
+  });
+
+  it('the run view lists it with its path and reason', async () => {
+    const { store } = await crashedInPay();
+    const loaded = await store.load('s1');
+    const view = buildRunView(JSON.parse(JSON.stringify(loaded?.state)));
+    expect(view.agents[0]?.pendingApprovals).toEqual([
+      expect.objectContaining({ toolCallId: 'pay-1', path: ['payer'], reason: 'interrupted' }),
     ]);
   });
 

@@ -2,11 +2,11 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { RedisServer } from '../../distributed/support/redis-server';
-import type { EffectMode, StoreKind, Trial } from './once-matrix';
+import { type EffectMode, type StoreKind, seeded, type Trial } from './once-matrix';
 
 /**
  * The trials of a matrix run: for each store, `trialsPerStore` sessions of each effect mode, each killed
- * `kills` times (cycling 1..maxKills from the seed); every trial's seed derives from `seed`. Stores
+ * `kills` times (1..maxKills, drawn from its seed); every trial's seed derives from `seed`. Stores
  * and logs live in `dir`, for the caller to remove.
  */
 export function matrixPlan(options: {
@@ -39,7 +39,8 @@ export function matrixPlan(options: {
           logPath: join(dir, `trial-${n}.log`),
           seed,
           mode,
-          kills: 1 + (seed % options.maxKills),
+          // drawn from the seed (not `seed % maxKills`: with three modes, that gave each mode one count)
+          kills: 1 + Math.floor(seeded(seed + 7)() * options.maxKills),
         });
       }
   return { dir, trials };

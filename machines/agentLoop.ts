@@ -53,10 +53,12 @@ export const agentLoop = loopImplementations.createMachine({
     checkStep: input.checkStep ?? null,
     toolExecutorStarted: false,
     steering: [],
+    intentSave: input.intentSave ?? null,
   }),
   initial: 'pending',
   on: {
     'subagent.release': { actions: 'releaseSubagent' },
+    'session.saved': { actions: 'assignSavedVersion' },
     // no run to steer: refused with NO_RUN_IN_PROGRESS (a message starts a run as `user.message`)
     steer: { actions: 'refuseSteer' },
   },
@@ -108,9 +110,9 @@ export const agentLoop = loopImplementations.createMachine({
                 'driver.done': [
                   DROP_STALE,
                   { guard: 'asksApproval', target: 'awaitingApproval', actions: 'assignState' },
-                  // with a session, through `intent` (saved first if it starts unsafe calls)
+                  // with a session (a subagent: its caller's), through `intent` (saved first if it starts unsafe calls)
                   {
-                    guard: and(['hasToolCalls', 'hasSession']),
+                    guard: and(['hasToolCalls', 'savesIntent']),
                     target: 'intent',
                     actions: 'assignStateForTools',
                   },
@@ -143,7 +145,7 @@ export const agentLoop = loopImplementations.createMachine({
                       actions: 'recordApprovalTimeout',
                     },
                     {
-                      guard: and(['allDecided', 'hasSession']),
+                      guard: and(['allDecided', 'savesIntent']),
                       target: StateId.intent,
                       actions: 'startToolExecutor',
                     },
@@ -264,6 +266,8 @@ export const agentLoop = loopImplementations.createMachine({
 export type { AgentEvent } from '../src/state/loop-events';
 export type {
   CheckpointInput,
+  IntentInput,
+  IntentSave,
   LoopContext,
   LoopEvent,
   LoopInput,

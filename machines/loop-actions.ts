@@ -159,6 +159,13 @@ export const loopActions = loopSetup.extend({
           version: (event as { output?: number | null }).output ?? context.session.version,
         },
     }),
+    /** A subagent's intent, saved into this agent's session by the runtime: the version it made. */
+    assignSavedVersion: assign({
+      session: ({ context, event }) =>
+        context.session && event.type === 'session.saved'
+          ? { ...context.session, version: event.version }
+          : context.session,
+    }),
     /** Sends the state to the step's workers: the model call, then the tools it asked for. */
     requestInference: sendTo('driver', ({ context }) => ({
       type: 'work' as const,

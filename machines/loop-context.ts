@@ -30,7 +30,18 @@ export interface LoopContext {
    * state's steering section where the step is recorded or the run ends, so a save keeps them.
    */
   readonly steering: readonly Message[];
+  /**
+   * A subagent's way to save the intent of its step (it has no session of its own): its caller
+   * saves it into its own intent, up to the root's session. Null for a root (it saves to its session).
+   */
+  readonly intentSave: IntentSave | null;
 }
+
+/**
+ * Saves a subagent's step before its unsafe calls start: `state` is the child's intent (the step in
+ * flight with the calls about to start), kept by its caller until the caller's step is saved.
+ */
+export type IntentSave = (state: AgentState) => Promise<void>;
 
 export interface LoopSession {
   readonly id: string;
@@ -40,6 +51,13 @@ export interface LoopSession {
 export interface CheckpointInput {
   readonly state: AgentState;
   readonly session: LoopSession;
+}
+
+/** The intent save's input: the session's, or for a subagent (no session) its caller's save. */
+export interface IntentInput {
+  readonly state: AgentState;
+  readonly session: LoopSession | null;
+  readonly intentSave: IntentSave | null;
 }
 
 export interface LoopInput {
@@ -54,6 +72,8 @@ export interface LoopInput {
    * structured-output guard, finish-reason guard and error policy). Default none.
    */
   readonly checkStep?: StepCheck;
+  /** For a subagent: how its intent is saved through its caller (`LoopContext.intentSave`). */
+  readonly intentSave?: IntentSave | null;
 }
 
 /** A synchronous check of the step in flight: the state with what it found recorded (errors, signals). */
@@ -114,8 +134,18 @@ type ApprovalEvent = { path?: readonly string[]; callPath?: readonly string[] } 
  * actor tree and the inspector), and to release it once the child's execution has ended.
  */
 type SubagentEvent =
-  | { type: 'subagent.spawn'; id: string; name: string; state: AgentState; budget: ExecutionBudget }
-  | { type: 'subagent.release'; id: string };
+  | {
+      type: 'subagent.spawn';
+      id: string;
+      name: string;
+      state: AgentState;
+      budget: ExecutionBudget;
+      /** The subagent call's id (its child's intent is kept under it). */
+      toolCallId: string;
+    }
+  | { type: 'subagent.release'; id: string }
+  /** A subagent's intent was saved into this agent's session: the session's new version. */
+  | { type: 'session.saved'; version: number };
 
 /** The tool call, decision and route (`path`, `callPath`) an approval event carries. */
 export function toDecision(event: LoopEvent): [string, ApprovalDecision, ApprovalRoute] {

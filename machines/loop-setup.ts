@@ -12,6 +12,7 @@ import type { LoopEmitted } from '../src/state/loop-events';
 import { StopReason } from '../src/state/stop-reason';
 import {
   type CheckpointInput,
+  type IntentInput,
   type LoopContext,
   type LoopEvent,
   type LoopInput,
@@ -50,9 +51,7 @@ export const loopSetup = setup({
     /** Saves the state to the session store; resolves with the new version. */
     checkpoint: fromPromise<number, CheckpointInput>(async () => notProvided('checkpoint')()),
     /** Saves the step's intent when it starts unsafe calls; resolves with the new version, or null. */
-    intentCheckpoint: fromPromise<number | null, CheckpointInput>(async () =>
-      notProvided('intentCheckpoint')(),
-    ),
+    intentCheckpoint: fromPromise<number | null, IntentInput>(async () => notProvided('intentCheckpoint')()),
   },
   delays: {
     // setTimeout's maximum; the transition's guard ignores it when there is no time limit
@@ -85,6 +84,8 @@ export const loopSetup = setup({
         ?.continuation()
         .stopSignals.some((s) => s.reason === StopReason.UserRequested) ?? false,
     hasSession: ({ context }) => context.session !== null,
+    /** The step's intent can be saved: to the session, or (a subagent) through its caller, up to the root's. */
+    savesIntent: ({ context }) => context.session !== null || context.intentSave !== null,
     /**
      * The step's tools about to run include an unsafe call (its intent is saved first). The runtime
      * provides it (it knows the tools); the chart alone has none.

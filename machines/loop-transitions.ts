@@ -4,7 +4,7 @@
  * together.
  */
 
-import type { CheckpointInput, LoopContext } from './loop-context';
+import type { CheckpointInput, IntentInput, LoopContext } from './loop-context';
 import { LoopTag, StateId } from './state-ids';
 import type { HookStage } from './worker-protocol';
 
@@ -161,7 +161,15 @@ export function checkpointInvoke(done: string, failed: string, evaluate = true) 
  * starts; `failed` may close the step's cycle first (`evaluate` false: `record` evaluates).
  */
 export function intentInvoke(done: string, failed: string, evaluate = true) {
-  return { ...checkpointInvoke(done, failed, evaluate), src: 'intentCheckpoint' } as const;
+  return {
+    ...checkpointInvoke(done, failed, evaluate),
+    src: 'intentCheckpoint',
+    // a subagent has no session: its caller saves its intent (`intentSave`)
+    input: ({ context }: { context: LoopContext }): IntentInput =>
+      Object.defineProperty({ session: context.session, intentSave: context.intentSave }, 'state', {
+        value: context.state,
+      }) as IntentInput,
+  } as const;
 }
 
 /** `execute` runs the state as it is; `user.message` appends the message first. */

@@ -65,6 +65,7 @@ export * from './persistence/index';
 export type { SubagentDefinition } from './runtime/agent-definition';
 export { type AgentDefinition, InvalidDefinitionError } from './runtime/agent-definition';
 export { ChatTurnConflictError } from './runtime/chat-turn-conflict-error';
+export { SubagentIntentError } from './runtime/nested-intents';
 export {
   type Agent,
   type AgentActor,

@@ -1,6 +1,6 @@
 /** What an agent is to its users: the agent object, its actor, and the options of a run. */
 import type { Actor, ActorOptions, AnyActorRef } from 'xstate';
-import type { agentLoop, LoopInput, LoopSession } from '../../machines/agentLoop';
+import type { agentLoop, IntentSave, LoopInput, LoopSession } from '../../machines/agentLoop';
 import type { Recording } from '../drivers/replay-driver';
 import type { AgentState } from '../state/agent-state';
 import type { RunListener } from '../state/event-source';
@@ -91,7 +91,14 @@ export interface Agent {
    * The machine input for a run of `state` (its budget: the definition's unless given; `reports`
    * false when no one can listen to the run, default true).
    */
-  inputFor(state: AgentState, budget?: ExecutionBudget, session?: LoopSession, reports?: boolean): LoopInput;
+  inputFor(
+    state: AgentState,
+    budget?: ExecutionBudget,
+    session?: LoopSession,
+    reports?: boolean,
+    /** A subagent's: how its caller saves the intent of its steps (`LoopContext.intentSave`). */
+    intentSave?: IntentSave,
+  ): LoopInput;
   /** The XState actor (not started): starts in `pending`; send `execute`, `user.message`, `stop`. */
   createActor(state: AgentState, options?: CreateActorOptions): AgentActor;
   /**

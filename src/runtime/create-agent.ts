@@ -107,13 +107,14 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
       // a path through no subagent of this agent (a state from elsewhere) leads to no tools
       return subagents.has(name) ? subagents.childAgent(name).toolsAt(rest) : {};
     },
-    inputFor: (state, runBudget, session, reports) => ({
+    inputFor: (state, runBudget, session, reports, intentSave) => ({
       state: prepare(state),
       hookStages,
       checkStep,
       budget: runBudget ?? budget,
       session: session ?? null,
       reports: reports ?? true,
+      intentSave: intentSave ?? null,
     }),
     createActor(state, options = {}) {
       const { budget: runBudget, session, reports, ...actorOptions } = options as InternalActorOptions;

@@ -8,6 +8,7 @@ import {
   agentLoop,
   type CheckpointInput,
   type HooksRequest,
+  type IntentInput,
   type LoopContext,
   type LoopInput,
   StateId,
@@ -33,6 +34,7 @@ import { runTools, type ToolExecutorOptions } from '../tools/tool-executor';
 import type { AgentDefinition } from './agent-definition';
 import { withSignedApprovals } from './approval-signature';
 import { approvalDecisions, requestApprovals, unsafeCallsToStart } from './approvals';
+import { NestedIntents } from './nested-intents';
 import { deliverReport } from './report-delivery';
 import { SettledToolCalls } from './settled-tool-calls';
 import { type RequestSignal, stepWorker } from './step-worker';
@@ -106,6 +108,10 @@ export function provideLoop(
     const known = mcp?.knownToolSet(tools) ?? tools;
     return unsafeCallsToStart(state, known, mcp !== undefined).length > 0;
   };
+  // the unsafe calls of a step that start now: its intent names them before any starts
+  const unsafeStarting = async (state: AgentState, signal: AbortSignal) =>
+    unsafeCallsToStart(state, mcp ? await mcp.callableToolSet(tools, signal) : tools);
+  const nested = new NestedIntents(store, (state) => unsafeStarting(state, noSignal));
   const machine = agentLoop.provide({
     guards: {
       startsUnsafeCalls: ({ context }) => mayStartUnsafe(context.state),
@@ -114,7 +120,7 @@ export function provideLoop(
       // An agent without hooks has no hooks worker: nothing to start or stop (each costs a snapshot).
       ...(hookStages.length === 0 && { startHooksWorker: () => {}, stopHooksWorker: () => {} }),
       keepSettledToolCalls: assign({ state: ({ context, self }) => settled.keep(self, context.state) }),
-      spawnSubagent: assign(({ context, event, spawn }) => {
+      spawnSubagent: assign(({ context, event, spawn, self }) => {
         if (event.type !== 'subagent.spawn') return {};
         const child = subagents.childAgent(event.name);
         // spawned by the name it is registered under (below): subagent names are the definition's, not the chart's
@@ -122,7 +128,10 @@ export function provideLoop(
           src: string,
           options: { id: string; input: LoopInput },
         ) => void;
-        const input = child.inputFor(event.state, event.budget, undefined, context.reports);
+        // the child saves the intent of its steps through this agent, up to the root's session
+        const saves = context.session !== null || context.intentSave !== null;
+        const intentSave = saves ? nested.saverFor(self, event.toolCallId) : undefined;
+        const input = child.inputFor(event.state, event.budget, undefined, context.reports, intentSave);
         spawnByName(subagentActor(event.name), { id: event.id, input });
         return {};
       }),
@@ -150,16 +159,23 @@ export function provideLoop(
         const answered = admitInference(await driver.infer(state, context));
         return needsApprovals ? signed(await requestApprovals(answered, offered), self) : answered;
       }),
-      checkpoint: fromPromise<number, CheckpointInput>(({ input }) => {
+      checkpoint: fromPromise<number, CheckpointInput>(async ({ input }) => {
         if (!store) throw new NoSessionStoreError('Checkpointing');
-        return store.save(input.session.id, input.state, input.session.version);
+        const { id, version } = input.session;
+        return store.save(id, input.state, await nested.versionFor(id, version));
       }),
-      intentCheckpoint: fromPromise<number | null, CheckpointInput>(async ({ input, signal }) => {
-        if (!store) throw new NoSessionStoreError('Checkpointing');
-        const offered = mcp ? await mcp.callableToolSet(tools, signal) : tools;
-        const starting = unsafeCallsToStart(input.state, offered);
+      intentCheckpoint: fromPromise<number | null, IntentInput>(async ({ input, signal }) => {
+        const starting = await unsafeStarting(input.state, signal);
         if (starting.length === 0) return null;
-        return store.save(input.session.id, input.state.withToolsStarting(starting), input.session.version);
+        const intent = input.state.withToolsStarting(starting);
+        if (input.session === null) {
+          // a subagent: its caller keeps the intent in its own, up to the root's session
+          await input.intentSave?.(intent);
+          return null;
+        }
+        if (!store) throw new NoSessionStoreError('Checkpointing');
+        const { id, version } = input.session;
+        return store.save(id, intent, await nested.versionFor(id, version));
       }),
       toolExecutor: stepWorker('toolExecutor', async ({ state }, self, request) => {
         const step = state.currentStep();

@@ -90,7 +90,7 @@ export function subagentCalls(
         subagentNames,
         run: (state, { signal, budget: childBudget, toolCallId }) => {
           const id = `subagent:${name}:${toolCallId}`;
-          self.send({ type: 'subagent.spawn', id, name, state, budget: childBudget });
+          self.send({ type: 'subagent.spawn', id, name, state, budget: childBudget, toolCallId });
           const child = (self.getSnapshot() as { children: Record<string, AgentActor | undefined> }).children[
             id
           ];

@@ -213,6 +213,20 @@ export class AgentState extends AgentStateView {
     );
   }
   /**
+   * The intent of the step in flight as its subagent calls save theirs (a subagent has no session
+   * of its own): `children`, the child states by the subagent call's id, join its approval beside
+   * its own unsafe calls `toolCallIds` about to start. Loaded after a crash, each child resumes
+   * from its state there, its started calls waiting as interrupted.
+   */
+  withSubagentIntents(
+    children: Readonly<Record<string, AgentState>>,
+    toolCallIds: readonly string[],
+    at = Date.now(),
+  ): AgentState {
+    const approval = ApprovalRequest.withChildIntents(this.approval(), children, toolCallIds, at);
+    return this.withExecution(this.ensureExecution().withApproval(approval));
+  }
+  /**
    * The decisions have been carried out (the approved calls ran): no approval is pending. Each call
    * a crash had interrupted keeps how a person resolved it (`ToolExecution.resolution()`).
    */

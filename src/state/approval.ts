@@ -288,6 +288,20 @@ export const ApprovalRequest = {
     return Object.freeze({ ...(request ?? ApprovalRequest.of([], at)), started: Object.freeze([...ids]) });
   },
   /**
+   * The intent of a step whose subagent calls saved theirs: the children's states (by the call's
+   * id) replace those kept, beside the step's own unsafe calls `ids` about to start. A load resumes
+   * each child from its state here, where its own started calls wait as interrupted.
+   */
+  withChildIntents(
+    request: ApprovalRequest | null,
+    children: Readonly<Record<string, AgentState>>,
+    ids: readonly string[],
+    at = Date.now(),
+  ): ApprovalRequest {
+    const started = ApprovalRequest.withStarted(request, ids, at);
+    return Object.freeze({ ...started, children: Object.freeze({ ...started.children, ...children }) });
+  },
+  /**
    * A saved intent as a load finds it: each started call without a result (`finished`) waits for a
    * person with `reason: 'interrupted'`, any earlier decision on it dropped (it was carried out).
    */

@@ -40,12 +40,17 @@ export interface SubagentRunner {
  * it. The tool returns the child's final AgentState; the tool executor turns it into the call's
  * result (`ToolExecution.ofChild`). A child that waits for decisions returns its waiting state,
  * which the caller's step keeps; called again once they are taken, the tool resumes that child
- * instead of starting a fresh one.
+ * instead of starting a fresh one. So does a call run again after a crash, when its child had saved
+ * an intent (through its caller, `IntentSave`).
  */
 export function subagentTool(runner: SubagentRunner): Tool<z.output<typeof subagentInputSchema>, AgentState> {
   return {
     description: runner.description,
     inputSchema: subagentInputSchema,
+    // Run again after a crash: its child resumes from the intent it last saved in its caller's
+    // session (its unsafe calls that had started wait as interrupted), or, having saved none (none
+    // of them had started), starts again from its task. The calls inside keep their own effects.
+    effect: 'idempotent',
     execute: async ({ task, context }, { signal, state, toolCallId }) => {
       if (runner.depth > runner.maxDepth)
         throw new SubagentDepthExceededError(runner.name, runner.depth, runner.maxDepth);

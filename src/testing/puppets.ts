@@ -248,13 +248,18 @@ export const probeApprover: SubagentDefinition = {
   },
 };
 
-/** An in-memory session store whose saves wait for the path to say whether they succeed. */
+/**
+ * An in-memory session store whose saves wait for the path to say whether they succeed. A
+ * subagent's intent, saved while its caller's tools run, is not a state of the caller's chart: it
+ * is saved without asking the path.
+ */
 export function puppetStore(puppet: Puppet | null): SessionStore {
   const store = new InMemorySessionStore();
   return {
     load: (id) => store.load(id),
     save: async (id, state, version) => {
       if (!puppet) throw new Error('graph-only agent');
+      if (holdsSubagentIntent(state)) return store.save(id, state, version);
       const outcome = await puppet.call('store', state, new AbortController().signal);
       if (outcome === 'fail') throw new Error('probe store failed');
       return store.save(id, state, version);
@@ -263,6 +268,13 @@ export function puppetStore(puppet: Puppet | null): SessionStore {
     list: () => store.list(),
     close: () => store.close(),
   };
+}
+
+/** Whether a subagent's intent (a child with calls about to start), at any depth, is in the state. */
+function holdsSubagentIntent(state: AgentState): boolean {
+  return Object.values(state.approval()?.children ?? {}).some(
+    (child) => child.approval()?.started !== undefined || holdsSubagentIntent(child),
+  );
 }
 
 /** The probe hooks, at every stage or (`stages`) at those only. */

@@ -1,7 +1,8 @@
 /**
  * The long at-most-once crash matrix (`npm run matrix:once`): ONCE_TRIALS sessions per store and
- * effect mode (default 60 unsafe and 30 idempotent: over 300 kills), then ONCE_POOL_TRIALS worker pool
- * trials (default 20); every count printed, and a failing count exits non-zero. ONCE_SEED replays a run.
+ * effect mode (default 60 unsafe, 30 idempotent and 30 with the unsafe calls inside subagents: over
+ * 400 kills), then ONCE_POOL_TRIALS worker pool trials (default 20); every count printed (the
+ * subagent trials' also apart), and a failing count exits non-zero. ONCE_SEED replays a run.
  */
 import { startRedisServer } from '../../distributed/support/redis-server';
 import { matrixPlan } from './matrix-plan';
@@ -11,7 +12,7 @@ import { runPoolTrial } from './pool-matrix';
 const seed = Number(process.env.ONCE_SEED ?? Date.now() % 100_000);
 const perStore = Number(process.env.ONCE_TRIALS ?? 60);
 const redis = await startRedisServer();
-const totals = {
+const counted = () => ({
   kills: 0,
   trials: 0,
   repeatedUnsafeEffects: 0,
@@ -23,7 +24,10 @@ const totals = {
   changedIdempotencyKeys: 0,
   unfinished: 0,
   interrupted: { approve: 0, reject: 0, complete: 0 },
-};
+});
+const totals = counted();
+/** The trials whose unsafe calls ran inside subagents, counted apart too. */
+const subagentTotals = counted();
 const pool = {
   trials: 0,
   kills: 0,
@@ -38,17 +42,20 @@ try {
   const { dir, trials } = matrixPlan({
     seed,
     redis,
-    trialsPerStore: { unsafe: perStore, idempotent: perStore / 2 },
+    trialsPerStore: {
+      unsafe: perStore,
+      idempotent: perStore / 2,
+      subagent: Number(process.env.ONCE_SUBAGENT_TRIALS ?? perStore / 2),
+    },
     maxKills: 3,
   });
   console.log(`stores and trial logs in ${dir}`);
   for (const trial of trials) {
     const { counts, killedIn } = await runTrial(trial);
-    totals.trials++;
-    totals.kills += killedIn.length;
     killsByStore[trial.kind] = (killsByStore[trial.kind] ?? 0) + killedIn.length;
     for (const state of killedIn) killsByState[state] = (killsByState[state] ?? 0) + 1;
-    add(counts);
+    add(totals, counts, killedIn.length);
+    if (trial.mode === 'subagent') add(subagentTotals, counts, killedIn.length);
     if (failed(counts)) console.log(`FAILED trial seed ${trial.seed}`, trial, counts);
   }
   // through the worker pool: a worker killed at a random moment, another takes the session over
@@ -65,10 +72,14 @@ try {
 } finally {
   await redis.stop();
 }
-console.log(JSON.stringify({ seed, totals, killsByStore, killsByState, workerPool: pool }, null, 2));
+console.log(
+  JSON.stringify({ seed, totals, subagentTotals, killsByStore, killsByState, workerPool: pool }, null, 2),
+);
 process.exit(failed(totals) || pool.repeatedUnsafeEffects > 0 || pool.unfinished > 0 ? 1 : 0);
 
-function add(counts: Counts): void {
+function add(totals: ReturnType<typeof counted>, counts: Counts, kills: number): void {
+  totals.trials++;
+  totals.kills += kills;
   totals.repeatedUnsafeEffects += counts.repeatedUnsafeEffects;
   totals.maxUnsafeEffectsWithoutApprove = Math.max(
     totals.maxUnsafeEffectsWithoutApprove,

@@ -2,7 +2,10 @@
  * Child process of the at-most-once crash matrix: runs (or resumes, or decides) one session of the
  * payment agent until it ends, logging what happens to a log file with fsync, so the parent can count
  * effects, model calls, acknowledged saves and approval ids across the kills.
- * Usage: once-child.ts <file|sqlite|redis> <path or host:port> <session id> <log path> <seed> <unsafe|idempotent>
+ * Usage: once-child.ts <file|sqlite|redis> <path or host:port> <session id> <log path> <seed> <unsafe|idempotent|subagent>
+ * In `subagent` mode the root pays once itself and calls a `payer` subagent twice (j1 with its own
+ * payment beside it, then j2), whose pay, send and sync calls are those of the other modes; calls
+ * inside a subagent are named `<subagent call id>/<call id>` in the log.
  */
 import { closeSync, fsyncSync, openSync, writeSync } from 'node:fs';
 import { z } from 'zod';
@@ -18,7 +21,7 @@ import {
   SqliteSessionStore,
   scriptedDriver,
 } from '../../../src/index';
-import { decisionFor, seeded } from './once-matrix';
+import { decisionFor, type EffectMode, seeded } from './once-matrix';
 
 const [kind, where, sessionId, logPath, seedText, mode] = process.argv.slice(2) as [
   string,
@@ -26,7 +29,7 @@ const [kind, where, sessionId, logPath, seedText, mode] = process.argv.slice(2) 
   string,
   string,
   string,
-  'unsafe' | 'idempotent',
+  EffectMode,
 ];
 const random = seeded(Number(seedText) + process.pid);
 
@@ -55,8 +58,7 @@ const store: SessionStore = {
   load: (id) => inner.load(id),
   save: async (id, state, version) => {
     const next = await inner.save(id, state, version);
-    const started = state.approval()?.started;
-    if (started) log(`intent ${state.stepCount() + 1}`);
+    for (const label of intentsIn(state, 'root')) log(`intent ${label}`);
     log(`ack ${state.stepCount()} ${next}`);
     return next;
   },
@@ -65,16 +67,36 @@ const store: SessionStore = {
   close: () => inner.close(),
 };
 
-const effect = mode === 'unsafe' ? ('unsafe' as const) : ('idempotent' as const);
+/**
+ * The steps whose model answer a save holds in an intent (`<agent>:<step>`): the root's, and those of
+ * the subagents whose intents it keeps (by the subagent call's id), at any depth.
+ */
+function intentsIn(state: AgentState, label: string): string[] {
+  const approval = state.approval();
+  if (!approval) return [];
+  const own = approval.started ? [`${label}:${state.stepCount() + 1}`] : [];
+  return [...own, ...Object.entries(approval.children).flatMap(([id, child]) => intentsIn(child, id))];
+}
+
+/** The agent a state belongs to, as the log names it: `root`, or the subagent call's id (its task is `job <id>`). */
+const agentOf = (state: AgentState) =>
+  state.parentAgentId() === null
+    ? 'root'
+    : (state.messages().find((m) => m.role === 'user')?.content ?? '').slice(4);
+/** A call as the log names it: its id, inside a subagent prefixed with the subagent call's id. */
+const callName = (state: AgentState, toolCallId: string) =>
+  state.parentAgentId() === null ? toolCallId : `${agentOf(state)}/${toolCallId}`;
+
+const effect = mode === 'idempotent' ? ('idempotent' as const) : ('unsafe' as const);
 /** A tool whose effect (a line in the log) happens in the middle of a short sleep. */
 const effectful = (needsApproval: boolean) =>
   defineTool({
     inputSchema: z.object({ n: z.number() }),
     effect,
     needsApproval,
-    execute: async (_input, { toolCallId, idempotencyKey }) => {
+    execute: async (_input, { toolCallId, idempotencyKey, state }) => {
       await sleep(random() * 30);
-      log(`effect ${toolCallId} ${idempotencyKey}`);
+      log(`effect ${callName(state, toolCallId)} ${idempotencyKey}`);
       await sleep(random() * 30);
       return `done ${toolCallId}`;
     },
@@ -82,9 +104,9 @@ const effectful = (needsApproval: boolean) =>
 const sync = defineTool({
   inputSchema: z.object({ n: z.number() }),
   effect: 'idempotent',
-  execute: async (_input, { toolCallId, idempotencyKey }) => {
+  execute: async (_input, { toolCallId, idempotencyKey, state }) => {
     await sleep(random() * 20);
-    log(`effect ${toolCallId} ${idempotencyKey}`);
+    log(`effect ${callName(state, toolCallId)} ${idempotencyKey}`);
     return 'synced';
   },
 });
@@ -95,24 +117,47 @@ const script = scriptedDriver([
   { toolCalls: [call('p2', 'pay'), call('p3', 'pay')], delayMs: 20 },
   { text: 'all paid', delayMs: 20 },
 ]);
-const driver: Driver = {
+const rootScript = scriptedDriver([
+  { toolCalls: [{ id: 'j1', name: 'payer', args: { task: 'job j1' } }, call('r1', 'pay')], delayMs: 20 },
+  { toolCalls: [{ id: 'j2', name: 'payer', args: { task: 'job j2' } }], delayMs: 20 },
+  { text: 'all paid', delayMs: 20 },
+]);
+/** The model, logging each call as `model <agent>:<step>` (the root's steps alone in the other modes). */
+const logged = (played: Driver): Driver => ({
   name: 'logged',
   async infer(state, context) {
-    log(`model ${state.stepCount() + 1}`);
-    return script.infer(state, context);
+    log(`model ${mode === 'subagent' ? `${agentOf(state)}:` : ''}${state.stepCount() + 1}`);
+    return played.infer(state, context);
   },
-};
-const agent = createAgent({
-  driver,
-  tools: { pay: effectful(false), send: effectful(true), sync },
-  store,
-  approvalSecret: 'matrix-secret',
 });
+const tools = { pay: effectful(false), send: effectful(true), sync };
+const agent =
+  mode === 'subagent'
+    ? createAgent({
+        driver: logged(rootScript),
+        tools: { pay: tools.pay },
+        store,
+        approvalSecret: 'matrix-secret',
+        subagents: {
+          agents: {
+            payer: { description: 'Pays', driver: logged(script), tools, subagents: { agents: {} } },
+          },
+        },
+      })
+    : createAgent({ driver: logged(script), tools, store, approvalSecret: 'matrix-secret' });
 
 const options = {
-  onEvent: (event: { type: string; toolCalls?: readonly { toolCallId: string; signature?: string }[] }) => {
-    if (event.type === 'approval.requested')
-      for (const p of event.toolCalls ?? []) log(`shown ${p.toolCallId} ${p.signature}`);
+  onEvent: (
+    event: {
+      type: string;
+      toolCalls?: readonly { toolCallId: string; callPath?: readonly string[]; signature?: string }[];
+    },
+    source: { subagent: unknown },
+  ) => {
+    // the root's announcement lists the calls inside its subagents too (signed, with their callPath)
+    if (event.type === 'approval.requested' && source.subagent === null)
+      for (const p of event.toolCalls ?? [])
+        log(`shown ${[...(p.callPath ?? []), p.toolCallId].join('/')} ${p.signature}`);
   },
   // the chart's state, for the parent to tell where a kill landed (a pipe write is synchronous)
   inspect: (event: { type: string; actorRef: { id?: string }; snapshot?: { value?: unknown } }) => {
@@ -132,10 +177,16 @@ let state = loaded
     } as never);
 while (state.pendingApprovals().length > 0) {
   const decisions: ApprovalInput[] = state.pendingApprovals().map((p) => {
-    log(`pending ${p.toolCallId} ${p.signature} ${p.reason}`);
-    const decision = decisionFor(p, Number(seedText));
-    log(`decide ${p.toolCallId} ${decision.type} ${p.reason}`);
-    return { ...decision, toolCallId: p.toolCallId, signature: p.signature } as ApprovalInput;
+    const name = [...(p.callPath ?? []), p.toolCallId].join('/');
+    log(`pending ${name} ${p.signature} ${p.reason}`);
+    const decision = decisionFor({ toolCallId: name, reason: p.reason }, Number(seedText));
+    log(`decide ${name} ${decision.type} ${p.reason}`);
+    return {
+      ...decision,
+      toolCallId: p.toolCallId,
+      callPath: p.callPath,
+      signature: p.signature,
+    } as ApprovalInput;
   });
   state = await agent.decide(sessionId, decisions, options as never);
 }

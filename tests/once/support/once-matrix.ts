@@ -25,14 +25,17 @@ export function decisionFor(
   seed: number,
 ): { type: 'approve' } | { type: 'reject' } | { type: 'complete'; result: string } {
   if (pending.reason !== 'interrupted') return { type: 'approve' };
-  const pick = Math.floor(seeded(seed * 31 + pending.toolCallId.charCodeAt(1) * 7)() * 3);
+  let code = 0;
+  for (const char of pending.toolCallId) code = (code * 31 + char.charCodeAt(0)) % 1_000_003;
+  const pick = Math.floor(seeded(seed * 31 + code * 7)() * 3);
   if (pick === 0) return { type: 'approve' };
   if (pick === 1) return { type: 'reject' };
   return { type: 'complete', result: `completed by a person: ${pending.toolCallId}` };
 }
 
 export type StoreKind = 'file' | 'sqlite' | 'redis';
-export type EffectMode = 'unsafe' | 'idempotent';
+/** The payment agent's tools unsafe, or idempotent; or (`subagent`) unsafe, called inside subagents. */
+export type EffectMode = 'unsafe' | 'idempotent' | 'subagent';
 
 export interface Trial {
   readonly kind: StoreKind;
@@ -179,6 +182,17 @@ function flatten(value: unknown): string {
   return `${key}.${flatten(inner)}`;
 }
 
+const payerCalls = (job: string) => ['p1', 'p2', 'p3', 'a1'].map((id) => `${job}/${id}`);
+/** The unsafe and idempotent calls of each mode's run, as the log names them. */
+const CALLS: Record<EffectMode, { unsafeIds: string[]; idempotentIds: string[] }> = {
+  unsafe: { unsafeIds: ['p1', 'p2', 'p3', 'a1'], idempotentIds: ['s1'] },
+  idempotent: { unsafeIds: [], idempotentIds: ['p1', 'p2', 'p3', 'a1', 's1'] },
+  subagent: {
+    unsafeIds: ['r1', ...payerCalls('j1'), ...payerCalls('j2')],
+    idempotentIds: ['j1/s1', 'j2/s1'],
+  },
+};
+
 /** Counts what the trial's log shows (its lines are written with fsync, in order). */
 export function countLog(trial: Trial): Counts {
   const lines = existsSync(trial.logPath) ? readFileSync(trial.logPath, 'utf8').split('\n') : [];
@@ -212,8 +226,7 @@ export function countLog(trial: Trial): Counts {
       if (b === 'approve') approvedInterrupted.set(a, (approvedInterrupted.get(a) ?? 0) + 1);
     } else if (what === 'end') finished = a === 'completed';
   }
-  const unsafeIds = trial.mode === 'unsafe' ? ['p1', 'p2', 'p3', 'a1'] : [];
-  const idempotentIds = trial.mode === 'unsafe' ? ['s1'] : ['p1', 'p2', 'p3', 'a1', 's1'];
+  const { unsafeIds, idempotentIds } = CALLS[trial.mode];
   let repeatedUnsafeEffects = 0;
   let maxUnsafeEffectsWithoutApprove = 0;
   for (const id of unsafeIds) {

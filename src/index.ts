@@ -65,7 +65,6 @@ export * from './persistence/index';
 export type { SubagentDefinition } from './runtime/agent-definition';
 export { type AgentDefinition, InvalidDefinitionError } from './runtime/agent-definition';
 export { ChatTurnConflictError } from './runtime/chat-turn-conflict-error';
-export { SubagentIntentError } from './runtime/nested-intents';
 export {
   type Agent,
   type AgentActor,
@@ -78,6 +77,7 @@ export {
   type ReplayOptions,
   type ReplayResult,
 } from './runtime/create-agent';
+export { SubagentIntentError } from './runtime/nested-intents';
 export { AgentStopError } from './state/agent-stop-error';
 export type { EventSource, RunListener, SubagentOrigin } from './state/event-source';
 export * from './state/index';

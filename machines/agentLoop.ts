@@ -94,7 +94,7 @@ export const agentLoop = loopImplementations.createMachine({
           states: {
             beforeStep: {
               // steered messages join after `startStep`, unless it found the budget used up (no model call)
-              entry: ['startStep', 'emitMessagesSteered', 'applySteering', 'emitStepStarted'],
+              entry: ['startStep', 'applySteering', 'emitStepStarted'],
               ...hookStage('beforeStep', StateId.checkSignals, onActorError(AFTER_EXECUTION), {
                 withoutHooks: TO_INFERENCE,
               }),
@@ -208,7 +208,7 @@ export const agentLoop = loopImplementations.createMachine({
               onActorError(RECORD, { failTarget: RECORD, evaluate: false }),
             ),
             record: {
-              entry: ['recordStep', 'saveSteering', 'emitStepFinished', 'emitContinuationEvaluated'],
+              entry: ['recordStep', 'emitStepFinished', 'emitContinuationEvaluated'],
               // with a session the step is saved first; without one, `record` decides what `decide` would
               always: [{ guard: 'hasSession', target: 'persist' }, ...DECIDE],
             },
@@ -244,7 +244,7 @@ export const agentLoop = loopImplementations.createMachine({
         },
         finalizing: {
           // a message steered too late for a step waits, saved, for the next execution's first step
-          entry: ['saveSteering', 'completeExecution'],
+          entry: 'completeExecution',
           // the run is over: a stop changes nothing while the final state is saved
           on: { stop: {} },
           // without a session, `checkStore` concludes as `concluding` would

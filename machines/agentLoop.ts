@@ -38,6 +38,7 @@ import {
   STOP_WITHOUT_STEP,
   TO_AFTER_STEP,
   TO_INFERENCE,
+  toAfterExecution,
 } from './loop-transitions';
 import { LoopTag, StateId } from './state-ids';
 
@@ -67,7 +68,7 @@ export const agentLoop = loopImplementations.createMachine({
       entry: ['emitExecutionStarted', 'startHooksWorker'],
       exit: 'stopHooksWorker',
       on: {
-        stop: { target: '.afterExecution', actions: ['keepSettledToolCalls', 'recordUserStop'] },
+        stop: toAfterExecution({ actions: ['keepSettledToolCalls', 'recordUserStop'] }),
         // a run in progress takes no new work: refused with RUN_IN_PROGRESS (awaitingApproval: APPROVAL_PENDING)
         execute: { actions: 'refuseWhileRunning' },
         'user.message': { actions: 'refuseWhileRunning' },
@@ -83,7 +84,10 @@ export const agentLoop = loopImplementations.createMachine({
         'context.compacted': { actions: 'forwardReport' },
       },
       states: {
-        beforeExecution: hookStage('beforeExecution', StateId.step, onActorError(AFTER_EXECUTION)),
+        // entered only by an agent with beforeExecution hooks: `execute` goes to `step` otherwise
+        beforeExecution: hookStage('beforeExecution', StateId.step, onActorError(AFTER_EXECUTION), {
+          enteredWithHooks: true,
+        }),
         step: {
           initial: 'beforeStep',
           // The step's two workers live as long as the step cycle (made once per execution, not per
@@ -121,7 +125,7 @@ export const agentLoop = loopImplementations.createMachine({
                 // `failing`; a stop before the model answered has no step to close
                 'driver.error': [
                   DROP_STALE,
-                  STOP_WITHOUT_STEP,
+                  ...STOP_WITHOUT_STEP,
                   ...onActorError(null, { failTarget: 'afterStep', inStep: true, evaluate: false }),
                 ],
               },
@@ -224,11 +228,13 @@ export const agentLoop = loopImplementations.createMachine({
             onActorError(AFTER_EXECUTION, { failTarget: AFTER_EXECUTION, evaluate: false }),
           ),
         },
+        // entered only by an agent with afterExecution hooks (`toAfterExecution`)
         afterExecution: {
           ...hookStage(
             'afterExecution',
             FINALIZING,
             onActorError(FINALIZING, { failTarget: StateId.failingAfterExecution }),
+            { enteredWithHooks: true },
           ),
           on: { stop: { target: 'finalizing' } },
         },

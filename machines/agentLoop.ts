@@ -38,6 +38,7 @@ import {
   STOP_WITHOUT_STEP,
   TO_AFTER_STEP,
   TO_INFERENCE,
+  toAfterExecution,
 } from './loop-transitions';
 import { LoopTag, StateId } from './state-ids';
 
@@ -69,7 +70,7 @@ export const agentLoop = loopImplementations.createMachine({
       entry: ['emitExecutionStarted', 'startHooksWorker'],
       exit: 'stopHooksWorker',
       on: {
-        stop: { target: '.afterExecution', actions: ['keepSettledToolCalls', 'recordUserStop'] },
+        stop: toAfterExecution({ actions: ['keepSettledToolCalls', 'recordUserStop'] }),
         // a run in progress takes no new work: refused with RUN_IN_PROGRESS (awaitingApproval: APPROVAL_PENDING)
         execute: { actions: 'refuseWhileRunning' },
         'user.message': { actions: 'refuseWhileRunning' },
@@ -85,7 +86,10 @@ export const agentLoop = loopImplementations.createMachine({
         'context.compacted': { actions: 'forwardReport' },
       },
       states: {
-        beforeExecution: hookStage('beforeExecution', StateId.step, onActorError(AFTER_EXECUTION)),
+        // entered only by an agent with beforeExecution hooks: `execute` goes to `step` otherwise
+        beforeExecution: hookStage('beforeExecution', StateId.step, onActorError(AFTER_EXECUTION), {
+          enteredWithHooks: true,
+        }),
         step: {
           initial: 'beforeStep',
           // The step's two workers live as long as the step cycle (made once per execution, not per
@@ -96,7 +100,7 @@ export const agentLoop = loopImplementations.createMachine({
           states: {
             beforeStep: {
               // steered messages join after `startStep`, unless it found the budget used up (no model call)
-              entry: ['startStep', 'emitMessagesSteered', 'applySteering', 'emitStepStarted'],
+              entry: ['startStep', 'applySteering', 'emitStepStarted'],
               ...hookStage('beforeStep', StateId.checkSignals, onActorError(AFTER_EXECUTION), {
                 withoutHooks: TO_INFERENCE,
               }),
@@ -123,7 +127,7 @@ export const agentLoop = loopImplementations.createMachine({
                 // `failing`; a stop before the model answered has no step to close
                 'driver.error': [
                   DROP_STALE,
-                  STOP_WITHOUT_STEP,
+                  ...STOP_WITHOUT_STEP,
                   ...onActorError(null, { failTarget: 'afterStep', inStep: true, evaluate: false }),
                 ],
               },
@@ -210,7 +214,7 @@ export const agentLoop = loopImplementations.createMachine({
               onActorError(RECORD, { failTarget: RECORD, evaluate: false }),
             ),
             record: {
-              entry: ['recordStep', 'saveSteering', 'emitStepFinished', 'emitContinuationEvaluated'],
+              entry: ['recordStep', 'emitStepFinished', 'emitContinuationEvaluated'],
               // with a session the step is saved first; without one, `record` decides what `decide` would
               always: [{ guard: 'hasSession', target: 'persist' }, ...DECIDE],
             },
@@ -226,11 +230,13 @@ export const agentLoop = loopImplementations.createMachine({
             onActorError(AFTER_EXECUTION, { failTarget: AFTER_EXECUTION, evaluate: false }),
           ),
         },
+        // entered only by an agent with afterExecution hooks (`toAfterExecution`)
         afterExecution: {
           ...hookStage(
             'afterExecution',
             FINALIZING,
             onActorError(FINALIZING, { failTarget: StateId.failingAfterExecution }),
+            { enteredWithHooks: true },
           ),
           on: { stop: { target: 'finalizing' } },
         },
@@ -246,7 +252,7 @@ export const agentLoop = loopImplementations.createMachine({
         },
         finalizing: {
           // a message steered too late for a step waits, saved, for the next execution's first step
-          entry: ['saveSteering', 'completeExecution'],
+          entry: 'completeExecution',
           // the run is over: a stop changes nothing while the final state is saved
           on: { stop: {} },
           // without a session, `checkStore` concludes as `concluding` would

@@ -4,11 +4,13 @@
  */
 import { assign, sendTo, stopChild } from 'xstate';
 import { AgentError } from '../src/state/agent-error';
+import type { AgentState } from '../src/state/agent-state';
 import { AgentStopError } from '../src/state/agent-stop-error';
 import { BUDGET_GUARD, budgetSignal } from '../src/state/budget-signal';
+import type { Message } from '../src/state/message';
 import { StopReason } from '../src/state/stop-reason';
 import { StopSignal } from '../src/state/stop-signal';
-import { outputState, steeredMessage, steeringToApply, toDecision } from './loop-context';
+import { type LoopContext, outputState, steeredMessage, toDecision } from './loop-context';
 import { loopSetup } from './loop-setup';
 import type { HookStage, WorkerInput } from './worker-protocol';
 
@@ -26,21 +28,6 @@ export const loopActions = loopSetup.extend({
         return message ? [...context.steering, message] : context.steering;
       },
     }),
-    /** Steered messages join the state's steering section (no worker answers for the state here). */
-    saveSteering: assign(({ context }) =>
-      context.steering.length === 0
-        ? {}
-        : { state: context.state.withSteeredMessages(context.steering), steering: [] },
-    ),
-    /** At a step boundary: every steered message joins the conversation, for the step that starts. */
-    applySteering: assign(({ context }) =>
-      steeringToApply(context).length === 0
-        ? {}
-        : {
-            state: context.state.withSteeredMessages(context.steering).withSteeringApplied(),
-            steering: [],
-          },
-    ),
     startExecution: assign({
       state: ({ context }) => context.state.withExecutionStarted(now()),
       error: null,
@@ -85,11 +72,16 @@ export const loopActions = loopSetup.extend({
         return state.withContinuationRequested(false);
       },
     }),
-    /** Records the step in flight, after the agent's step checks (`LoopInput.checkStep`) in the same update. */
-    recordStep: assign({
-      state: ({ context }) =>
+    /**
+     * Records the step in flight, after the agent's step checks (`LoopInput.checkStep`) in the same
+     * update; messages steered in meanwhile are kept in the state (`withSteeringSaved`).
+     */
+    recordStep: assign(({ context }) =>
+      withSteeringSaved(
+        context,
         (context.checkStep ? context.checkStep(context.state) : context.state).withCurrentStepRecorded(now()),
-    }),
+      ),
+    ),
     /** A stop exception's signal, on the state it carries (`withoutStep`: the state as it was, no step). */
     recordStopRequest: assign({
       state: ({ context, event }, params?: { withoutStep?: boolean }) => {
@@ -128,7 +120,11 @@ export const loopActions = loopSetup.extend({
           .withStopSignal(StopSignal.userRequested(reason));
       },
     }),
-    completeExecution: assign({ state: ({ context }) => context.state.withExecutionCompleted(now()) }),
+    /** Sets the outcome; a message steered too late for a step is kept for the next execution. */
+    completeExecution: assign(({ context }) => {
+      const saved = withSteeringSaved(context, context.state);
+      return { ...saved, state: saved.state.withExecutionCompleted(now()) };
+    }),
     recordDecision: assign({
       state: ({ context, event }) => context.state.withApprovalDecision(...toDecision(event)),
     }),
@@ -208,6 +204,19 @@ function notRun(cause: AgentError): AgentError {
     `Not run: the run failed first (${cause.name}: ${cause.message})`,
     'TOOL_CALL_NOT_RUN',
   );
+}
+
+/**
+ * `state` with the messages steered in since the last step boundary (`context.steering`) joined to
+ * its steering section, and the context's list emptied. Part of the update that records a step or
+ * the outcome: an `assign` of its own would cost the machine another snapshot at every step.
+ */
+function withSteeringSaved(
+  context: LoopContext,
+  state: AgentState,
+): { state: AgentState; steering?: readonly Message[] } {
+  if (context.steering.length === 0) return { state };
+  return { state: state.withSteeredMessages(context.steering), steering: [] };
 }
 
 /** What the workers are made with: the agent actor they work for. */

@@ -62,15 +62,25 @@ export const loopImplementations = loopActions.extend({
           : new NoRunInProgressError(event.type),
       ),
     })),
-    /** One `message.steered` per steered message, as it joins the conversation (before `startStep`). */
-    emitMessagesSteered: enqueueActions(({ context, enqueue }) => {
-      for (const message of steeringToApply(context))
+    /**
+     * At a step boundary: every steered message joins the conversation, for the step that starts,
+     * each announced by a `message.steered`. Nothing steered (most steps): no context update, so
+     * the machine makes no snapshot for it.
+     */
+    applySteering: enqueueActions(({ context, enqueue }) => {
+      const messages = steeringToApply(context);
+      if (messages.length === 0) return;
+      for (const message of messages)
         enqueue.emit({
           type: 'message.steered' as const,
           ...eventIds(context.state),
           stepNumber: context.state.stepCount() + 1,
           message,
         });
+      enqueue.assign({
+        state: context.state.withSteeredMessages(context.steering).withSteeringApplied(),
+        steering: [],
+      });
     }),
     emitExecutionStarted: emit(({ context }) => ({
       type: 'execution.started' as const,

@@ -4,6 +4,7 @@
  * together.
  */
 
+import { and } from 'xstate';
 import type { CheckpointInput, IntentInput, LoopContext } from './loop-context';
 import { LoopTag, StateId } from './state-ids';
 import type { HookStage } from './worker-protocol';
@@ -16,13 +17,49 @@ const { afterExecution: AFTER_EXECUTION, failing: FAILING, finalizing: FINALIZIN
  */
 export { AFTER_EXECUTION, FAILING, FINALIZING, RECORD };
 
+/** A transition's guard (a named one) and actions, without its target. */
+interface Route {
+  readonly guard?: string;
+  readonly actions?: string | readonly (string | object)[];
+}
+
+const HAS_BEFORE_EXECUTION_HOOKS = { type: 'hasHooks', params: { stage: 'beforeExecution' } } as const;
+const HAS_AFTER_EXECUTION_HOOKS = { type: 'hasHooks', params: { stage: 'afterExecution' } } as const;
+
+/**
+ * `hasHooks(afterExecution)` and then `guard`. Typed as the first: XState's `and` of names it
+ * cannot check here would not type-check in the chart (`guard` is one of the chart's names).
+ */
+const withAfterExecutionHooks = (guard: string | undefined) =>
+  guard === undefined
+    ? HAS_AFTER_EXECUTION_HOOKS
+    : (and([HAS_AFTER_EXECUTION_HOOKS, guard]) as unknown as typeof HAS_AFTER_EXECUTION_HOOKS);
+
+/**
+ * `route` to afterExecution: into that stage when the agent has afterExecution hooks, else straight
+ * to finalizing. An agent without them never enters afterExecution (its `checkHooks` would only
+ * pass on): one microstep less per run. `hasHooks` is checked first, so without hooks the
+ * transition's own guard is evaluated once.
+ */
+export function toAfterExecution<const R extends Route>(route: R) {
+  return [
+    { ...route, guard: withAfterExecutionHooks(route.guard), target: AFTER_EXECUTION },
+    { ...route, target: FINALIZING },
+  ] as const;
+}
+
+/** `route` to `target`, by way of `toAfterExecution` when that is afterExecution. */
+function routeTo<const R extends Route>(target: string, route: R) {
+  return target === AFTER_EXECUTION ? toAfterExecution(route) : ([{ ...route, target }] as const);
+}
+
 export const DECIDE = [
   { guard: 'isFailed', target: FAILING },
   // a `stop` (the user's) is never overridden by a continuation request
-  { guard: 'userStopped', target: AFTER_EXECUTION },
+  ...toAfterExecution({ guard: 'userStopped' }),
   // a message steered in while the model gave its final answer: one more step, which sees it
   { guard: 'steeredAfterAnswer', target: StateId.beforeStep },
-  { guard: 'shouldStop', target: AFTER_EXECUTION },
+  ...toAfterExecution({ guard: 'shouldStop' }),
   { target: StateId.beforeStep },
 ] as const;
 /**
@@ -50,11 +87,10 @@ export const STOP_IN_STEP = {
  * An AgentStopError from the model call: no step to close (none recorded, no afterStep hooks; as
  * in the PHP loop, a step the error carries is not recorded).
  */
-export const STOP_WITHOUT_STEP = {
+export const STOP_WITHOUT_STEP = toAfterExecution({
   guard: 'isStopRequest',
-  target: AFTER_EXECUTION,
   actions: [{ type: 'recordStopRequest', params: { withoutStep: true } }, 'emitContinuationEvaluated'],
-} as const;
+});
 /** Drops (takes without a transition) a worker answer to another request than the one waited for. */
 export const DROP_STALE = { guard: 'isStale' } as const;
 /** The execution's outcome, from the status `completeExecution` set. */
@@ -68,31 +104,37 @@ export const CONCLUDE = [
  * `TO_INFERENCE`. (Without beforeStep hooks, nothing ran since `startStep` checked the budget.)
  */
 export const AFTER_BEFORE_STEP_HOOKS = [
-  { guard: 'overBudget', target: AFTER_EXECUTION, actions: 'stopOverBudget' },
-  { guard: 'stopSignalled', target: AFTER_EXECUTION },
+  ...toAfterExecution({ guard: 'overBudget', actions: 'stopOverBudget' }),
+  ...toAfterExecution({ guard: 'stopSignalled' }),
   { target: StateId.inference },
 ] as const;
 /** After beforeStep: a stop signal without a continuation request ends the run, else the model is called. */
 export const TO_INFERENCE = [
-  { guard: 'stopSignalled', target: AFTER_EXECUTION },
+  ...toAfterExecution({ guard: 'stopSignalled' }),
   { target: StateId.inference },
 ] as const;
 /**
  * A hook stage: `runHooks` sends the stage to the `hooks` worker when the agent has hooks for it
  * and waits for its answer; otherwise `checkHooks` goes straight on (to `done`, or by the
- * `withoutHooks` transitions).
+ * `withoutHooks` transitions). A stage `enteredWithHooks` is entered only by an agent that has
+ * hooks for it (the transitions to it go around it otherwise): its `checkHooks` goes to `runHooks`.
  */
 export function hookStage(
   stage: HookStage,
   done: string,
   onError: readonly object[],
-  { withoutHooks = [{ target: done }] }: { withoutHooks?: readonly object[] } = {},
+  {
+    withoutHooks = routeTo(done, {}),
+    enteredWithHooks = false,
+  }: { withoutHooks?: readonly object[]; enteredWithHooks?: boolean } = {},
 ) {
   return {
     initial: 'checkHooks',
     states: {
       checkHooks: {
-        always: [{ guard: { type: 'hasHooks', params: { stage } }, target: 'runHooks' }, ...withoutHooks],
+        always: enteredWithHooks
+          ? [{ target: 'runHooks' }]
+          : [{ guard: { type: 'hasHooks', params: { stage } }, target: 'runHooks' }, ...withoutHooks],
       },
       runHooks: {
         tags: [LoopTag.runningHooks],
@@ -100,7 +142,7 @@ export function hookStage(
         // left before the answer (a stop): the hooks worker aborts the stage and drops its answer
         exit: 'cancelHooks',
         on: {
-          'hooks.done': [DROP_STALE, { target: done, actions: 'assignState' }],
+          'hooks.done': [DROP_STALE, ...routeTo(done, { actions: 'assignState' })],
           'hooks.error': [DROP_STALE, ...onError],
         },
       },
@@ -172,12 +214,23 @@ export function intentInvoke(done: string, failed: string, evaluate = true) {
   } as const;
 }
 
-/** `execute` runs the state as it is; `user.message` appends the message first. */
+/**
+ * `execute` runs the state as it is; `user.message` appends the message first. An agent without
+ * beforeExecution hooks starts at the first step: it never enters beforeExecution (its `checkHooks`
+ * would only pass on), one microstep less per run.
+ */
 export function acceptsWork() {
   return {
-    execute: { target: StateId.inProgress, actions: 'startExecution' },
-    'user.message': { target: StateId.inProgress, actions: ['appendUserMessage', 'startExecution'] },
+    execute: toFirstStep({ actions: 'startExecution' }),
+    'user.message': toFirstStep({ actions: ['appendUserMessage', 'startExecution'] }),
   } as const;
+}
+
+function toFirstStep<const R extends Route>(route: R) {
+  return [
+    { ...route, guard: HAS_BEFORE_EXECUTION_HOOKS, target: StateId.inProgress },
+    { ...route, target: StateId.step },
+  ] as const;
 }
 
 /**
@@ -192,10 +245,10 @@ export function acceptsWorkOrDecisions() {
         target: StateId.awaitingApproval,
         actions: 'startExecution',
       },
-      { guard: 'endedWhenSaved', target: AFTER_EXECUTION, actions: 'startExecution' },
-      acceptsWork().execute,
+      ...toAfterExecution({ guard: 'endedWhenSaved', actions: 'startExecution' }),
+      ...acceptsWork().execute,
     ],
-    'user.message': [{ guard: 'awaitsApproval', actions: 'refuseEvent' }, acceptsWork()['user.message']],
+    'user.message': [{ guard: 'awaitsApproval', actions: 'refuseEvent' }, ...acceptsWork()['user.message']],
   } as const;
 }
 
@@ -223,14 +276,13 @@ export function onActorError(
   type Action = 'keepSettledToolCalls' | 'recordStopRequest' | 'emitContinuationEvaluated' | typeof record;
   const actions = (...list: Action[]): readonly Action[] =>
     keepSettled ? ['keepSettledToolCalls', ...list] : list;
-  const fail = {
-    target: failTarget,
+  const fail = routeTo(failTarget, {
     actions: evaluate ? actions(record, 'emitContinuationEvaluated') : actions(record),
-  } as const;
-  if (stopTarget === null) return [fail] as const;
+  });
+  if (stopTarget === null) return fail;
   return [
-    { guard: 'isStopRequest', target: stopTarget, actions: actions('recordStopRequest') },
-    fail,
+    ...routeTo(stopTarget, { guard: 'isStopRequest', actions: actions('recordStopRequest') }),
+    ...fail,
   ] as const;
 }
 

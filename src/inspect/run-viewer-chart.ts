@@ -15,24 +15,22 @@ export function renderStatePath(agent: AgentView): string {
   const groups: Array<{ label: string; prefix: string; isStep: boolean; items: PathView[] }> = [];
   const stepPrefix = `${statePath(StateId.step)}.`;
   const inProgress = `${statePath(StateId.inProgress)}.`;
-  const beforeExecution = statePath(StateId.beforeExecution);
   const beforeStep = statePath(StateId.beforeStep);
   let steps = 0;
   let executions = 0;
+  let previous = '';
   for (const item of agent.statePath) {
-    const current = groups[groups.length - 1];
-    const previous = current?.items[current.items.length - 1]?.path ?? '';
-    if (item.path.startsWith(beforeExecution) && !previous.startsWith(beforeExecution)) {
-      // A new execution (a session runs one per user message).
+    // A new execution (a session runs one per user message); without beforeExecution hooks it
+    // starts at its first step.
+    if (item.path.startsWith(inProgress) && !previous.startsWith(inProgress)) {
       executions++;
       steps = 0;
-      const label = executions === 1 ? 'start' : `run ${executions}`;
-      if (current && !current.isStep && current.label === 'start' && executions === 1)
-        current.items.push(item);
-      else groups.push({ label, prefix: inProgress, isStep: false, items: [item] });
-      continue;
+      if (executions > 1)
+        groups.push({ label: `run ${executions}`, prefix: inProgress, isStep: false, items: [] });
     }
+    const current = groups[groups.length - 1];
     const entersStep = item.path.startsWith(beforeStep) && !previous.startsWith(beforeStep);
+    previous = item.path;
     if (entersStep) {
       steps++;
       groups.push({ label: `step ${steps}`, prefix: stepPrefix, isStep: true, items: [item] });

@@ -22,6 +22,7 @@ import { withSignedApprovals } from './approval-signature';
 import { takeDecisions } from './approvals';
 import { ChatTurnConflictError } from './chat-turn-conflict-error';
 import { provideLoop } from './loop-actors';
+import { quietMachine } from './quiet-machine';
 import { type InternalActorOptions, listened, runToOutcome } from './run-to-outcome';
 import { type Scope, subagentCalls } from './subagent-calls';
 
@@ -81,6 +82,8 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
     approvalSecret,
   });
 
+  // made at the first run no one listens to
+  let quiet: typeof machine | undefined;
   const responseFormat = definition.responseFormat && jsonResponseFormat(definition.responseFormat);
   const prepare = (state: AgentState) => {
     let prepared = state;
@@ -121,7 +124,11 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
       if (session && !store) throw new NoSessionStoreError('A session');
       // Spans are made from the run's events: a traced run reports them even with no one listening.
       const input = agent.inputFor(state, runBudget, session, (reports ?? true) || !!tracing);
-      const actor = createActor(machine, { input, ...actorOptions });
+      if (!input.reports) quiet ??= quietMachine(machine);
+      const actor = createActor(input.reports ? machine : (quiet as typeof machine), {
+        input,
+        ...actorOptions,
+      });
       tracing?.follow(actor, { name: agentName });
       return actor;
     },

@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitFor } from 'xstate';
 import { z } from 'zod';
 import {
   AgentState,
@@ -90,7 +91,8 @@ describe('the run viewer in a browser', () => {
     const path = await text(page, '[data-testid="state-path"]');
     expect(path).toMatch(/^start\s+pending/);
     expect(path).toMatch(/step 1\s+beforeStep\.checkHooks\s*→\s*inference\s*→\s*tools\s*→\s*record\s+step 2/);
-    expect(path).toMatch(/end\s+afterExecution\.checkHooks\s*→[\s\S]*→\s*completed$/);
+    // without afterExecution hooks, straight from the last step to finalizing
+    expect(path).toMatch(/end\s+finalizing\.checkStore\s*→\s*completed$/);
 
     // Nothing selected yet; clicking step 2 shows its messages and tool results.
     expect(await text(page, '#detail')).toContain('Select a step');
@@ -279,6 +281,23 @@ describe('the run viewer in a browser', () => {
     );
     expect(b.problems).toEqual([]);
     await b.page.close();
+  });
+
+  it("labels each execution of a session in the state path, an agent's without hooks too", async () => {
+    const recorder = recordTrace();
+    const agent = createAgent({ driver: scriptedDriver([{ text: 'one' }, { text: 'two' }]) });
+    const actor = agent.createActor(AgentState.empty(), { inspect: recorder.inspect }).start();
+    actor.send({ type: 'user.message', text: 'first' });
+    await waitFor(actor, (s) => s.hasTag('outcome'));
+    actor.send({ type: 'user.message', text: 'second' });
+    await waitFor(actor, (s) => s.hasTag('outcome') && s.context.state.finalResponse() === 'two');
+    actor.stop();
+    const { page, problems } = await open(renderRunViewer(recorder.trace()), 'run-viewer-session');
+    const path = await text(page, '[data-testid="state-path"]');
+    expect(path).toMatch(/^start\s+pending\s+step 1\s+beforeStep\.checkHooks[\s\S]*→\s*completed/);
+    expect(path).toMatch(/completed\s+run 2\s+step 1\s+beforeStep\.checkHooks[\s\S]*→\s*completed$/);
+    expect(problems).toEqual([]);
+    await page.close();
   });
 
   it('renders a state that never ran', async () => {

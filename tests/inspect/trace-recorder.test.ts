@@ -152,18 +152,36 @@ describe('recordTrace', () => {
     ];
     const finalStep = step.filter((p) => p !== 'inProgress.step.tools');
     // In this order (the chart may pass other states in between, e.g. checkpointing to a store).
-    expectSubsequence(micro, [
-      'inProgress.beforeExecution.checkHooks',
-      ...step,
-      ...step,
-      ...finalStep,
-      'inProgress.afterExecution.checkHooks',
-    ]);
+    expectSubsequence(micro, [...step, ...step, ...finalStep, 'inProgress.finalizing.checkStore']);
+    // without beforeExecution or afterExecution hooks the run never enters those stages
+    expect(micro.filter((p) => /^inProgress\.(before|after)Execution/.test(p))).toEqual([]);
     expect(micro.filter((p) => p === 'inProgress.step.inference')).toHaveLength(3);
     expect(micro.filter((p) => p === 'inProgress.step.tools')).toHaveLength(2);
     // without hooks or a store a step passes no other state (no afterStep, checkpoint or decide)
     expect(micro.filter((p) => p.startsWith('inProgress.step.'))).toHaveLength(11);
     expect(micro.at(-1)).toBe('completed');
+  });
+
+  it('records the beforeExecution and afterExecution stages of an agent with hooks for them', async () => {
+    const recorder = recordTrace();
+    const hooks: Hook[] = [{ beforeExecution: () => undefined, afterExecution: () => undefined }];
+    const agent = createAgent({ driver: scriptedDriver([{ text: 'hi' }]), hooks });
+    await agent.execute(question(), { inspect: recorder.inspect });
+    const trace = recorder.trace();
+    const root = trace.actors.find((a) => a.parent === null)?.actor;
+    const micro = ofKind(trace, 'microstep')
+      .filter((e) => e.actor === root)
+      .map((e) => e.path.join('|'));
+    expectSubsequence(micro, [
+      'inProgress.beforeExecution.checkHooks',
+      'inProgress.beforeExecution.runHooks',
+      'inProgress.step.beforeStep.checkHooks',
+      'inProgress.step.record',
+      'inProgress.afterExecution.checkHooks',
+      'inProgress.afterExecution.runHooks',
+      'inProgress.finalizing.checkStore',
+      'completed',
+    ]);
   });
 
   it('records the library events in order, with their payloads', async () => {

@@ -39,6 +39,23 @@ const afterExecutionOnly = createAgentTestModel({
   approvals: false,
   executions: 1,
 });
+// hooks at every stage but afterExecution: a run that ends goes around that stage
+const withoutAfterExecutionHooks = createAgentTestModel({
+  probeHooks: ['beforeExecution', 'beforeStep', 'afterStep', 'onError'],
+  probeStore: false,
+  subagent: false,
+  approvals: false,
+  executions: 1,
+});
+// a crash after the final step, resumed by an agent with afterExecution hooks: only they are left
+const afterFinalStepWithHooks = createAgentTestModel({
+  startAfterFinalStep: true,
+  probeHooks: ['afterExecution'],
+  probeStore: false,
+  executions: 1,
+  subagent: false,
+  approvals: false,
+});
 const simple = createAgentTestModel({
   probeHooks: false,
   budget: new ExecutionBudget({ maxSteps: 2 }),
@@ -58,6 +75,14 @@ describe('every transition, with hooks at every stage', () => {
 
 describe('every transition, without hooks', () => {
   for (const path of withoutHooks.transitionPaths()) it(path.description, () => path.run());
+});
+
+describe('every transition, with hooks at every stage but afterExecution', () => {
+  for (const path of withoutAfterExecutionHooks.transitionPaths()) it(path.description, () => path.run());
+});
+
+describe('every transition, resumed after the final step with afterExecution hooks', () => {
+  for (const path of afterFinalStepWithHooks.transitionPaths()) it(path.description, () => path.run());
 });
 
 describe('every transition, from a state saved while awaiting approval', () => {
@@ -141,6 +166,8 @@ describe('coverage', () => {
       afterFinalStep,
       simpleWithoutStore,
       afterExecutionOnly,
+      withoutAfterExecutionHooks,
+      afterFinalStepWithHooks,
     ].map((model) => model.coverage());
     const everywhere = (missing: (c: (typeof reports)[number]) => string[]) =>
       missing(reports[0]!).filter((x) => reports.every((c) => missing(c).includes(x)));

@@ -77,6 +77,7 @@ export {
   type ReplayOptions,
   type ReplayResult,
 } from './runtime/create-agent';
+export { type UnreplayableReason, UnreplayableRunError } from './runtime/unreplayable-run';
 export { AgentStopError } from './state/agent-stop-error';
 export type { EventSource, RunListener, SubagentOrigin } from './state/event-source';
 export * from './state/index';

@@ -7,7 +7,7 @@ import { AgentError } from '../src/state/agent-error';
 import type { AgentState } from '../src/state/agent-state';
 import { AgentStopError } from '../src/state/agent-stop-error';
 import { BUDGET_GUARD, budgetSignal } from '../src/state/budget-signal';
-import type { Message } from '../src/state/message';
+import { Message, STEERED } from '../src/state/message';
 import { StopReason } from '../src/state/stop-reason';
 import { StopSignal } from '../src/state/stop-signal';
 import { type LoopContext, outputState, steeredMessage, toDecision } from './loop-context';
@@ -22,10 +22,12 @@ export const loopActions = loopSetup.extend({
       state: ({ context, event }) =>
         event.type === 'user.message' ? context.state.withUserMessage(event.text) : context.state,
     }),
+    /** A steered message is kept marked `steered` (a replay of the run steers it in again). */
     keepSteer: assign({
       steering: ({ context, event }) => {
         const message = steeredMessage(event);
-        return message ? [...context.steering, message] : context.steering;
+        if (!message) return context.steering;
+        return [...context.steering, Message.withMetadata(message, { [STEERED]: true })];
       },
     }),
     startExecution: assign({
@@ -111,13 +113,20 @@ export const loopActions = loopSetup.extend({
     }),
     /** Tool calls that settled before a stop keep their results; the runtime's tool executor knows them. */
     keepSettledToolCalls: () => {},
+    /**
+     * A person's stop, recorded with where it came (`during`: the state of the step cycle or the
+     * hook stage it interrupted, and `stepCount`: the steps recorded by then), so that a replay of
+     * the run can send it again at the same point.
+     */
     recordUserStop: assign({
-      state: ({ context, event }) => {
+      state: ({ context, event, self }) => {
         const reason = event.type === 'stop' && event.reason ? event.reason : 'Stopped by user request';
         const aborted = AgentError.of('AbortError', reason, 'ABORTED');
+        const during = stopPlace(self.getSnapshot()?.value);
+        const at = { during, stepCount: context.state.stepCount() };
         return context.state
           .withPendingToolCallsFailed(aborted)
-          .withStopSignal(StopSignal.userRequested(reason));
+          .withStopSignal(StopSignal.of(StopReason.UserRequested, reason, at, 'user'));
       },
     }),
     /** Sets the outcome; a message steered too late for a step is kept for the next execution. */
@@ -222,4 +231,27 @@ function withSteeringSaved(
 /** What the workers are made with: the agent actor they work for. */
 export function workerInput({ self }: { self: WorkerInput['agent'] }): WorkerInput {
   return { agent: self };
+}
+
+/** The places of a run a person's stop can interrupt, innermost first (`recordUserStop`'s `during`). */
+const STOP_PLACES = [
+  'beforeExecution',
+  'beforeStep',
+  'checkSignals',
+  'inference',
+  'awaitingApproval',
+  'intent',
+  'tools',
+  'afterStep',
+  'record',
+  'persist',
+  'continueOrStop',
+  'failing',
+] as const;
+
+/** The place of the run in this state value (`{ inProgress: { step: 'tools' } }`: `tools`). */
+function stopPlace(value: unknown): string {
+  // a snapshot is not at hand where the machine is only traversed (`machine.transition`)
+  const text = JSON.stringify(value ?? null);
+  return STOP_PLACES.find((place) => text.includes(`"${place}"`)) ?? 'inProgress';
 }

@@ -78,6 +78,7 @@ export {
   type ReplayResult,
 } from './runtime/create-agent';
 export { SubagentIntentError } from './runtime/nested-intents';
+export { type UnreplayableReason, UnreplayableRunError } from './runtime/unreplayable-run';
 export { AgentStopError } from './state/agent-stop-error';
 export type { EventSource, RunListener, SubagentOrigin } from './state/event-source';
 export * from './state/index';

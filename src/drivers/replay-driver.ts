@@ -80,13 +80,15 @@ export function replayDriver(recorded: Recording, options: ReplayDriverOptions =
         return options.live.infer(state, context);
       }
       const recordedStep = track.steps[stepNumber - 1];
+      // a message steered in while this step ran in the recording (it joined the next step)
+      session.steerDuring(state, stepNumber);
       if (!recordedStep && track.root && session.unfinished) {
         // the recording ends here (a run saved in progress): so does the replay
         session.endOfRecording();
         return untilAborted(context.signal);
       }
       // a person stopped the recorded run while this step's model call was in flight: so does the replay
-      if (!recordedStep && track.root && session.deliverUserStop()) return untilAborted(context.signal);
+      if (session.stopsHere(state, 'inference', !recordedStep)) return untilAborted(context.signal);
       // the model call of the recording's last step asked the run to stop (an AgentStopError)
       const stop = !recordedStep && stepNumber === track.steps.length + 1 && session.recordedStop(state);
       if (stop) throw stop;

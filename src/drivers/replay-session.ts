@@ -4,6 +4,7 @@ import { AgentStopError } from '../state/agent-stop-error';
 import type { AppendOnlyList } from '../state/append-only-list';
 import { AgentMachineError } from '../state/errors';
 import type { Message } from '../state/message';
+import type { StopSignal } from '../state/stop-signal';
 import type { ToolExecution } from '../state/tool-execution';
 
 /** Where a replayed run first acts differently from its recording. */
@@ -38,6 +39,12 @@ export function shown(value: unknown): string {
   return text.length > 200 ? `${text.slice(0, 200)}...` : text;
 }
 
+/** The messages steered into a recorded run: joined to its conversation (by the step they joined at), or left unjoined. */
+export interface RecordedSteering {
+  readonly joined: Map<number, readonly Message[]>;
+  readonly leftover: readonly Message[];
+}
+
 /** One agent of a replay: the recording it answers from, and how far its input was checked. */
 export interface ReplayTrack {
   readonly recorded: AgentState;
@@ -70,7 +77,8 @@ export class ReplaySession {
     readonly fromStep: number | null = null,
   ) {
     this.tracks.set(recorded.agentId(), track(recorded, true, false));
-    this.unfinished = recorded.status() === 'in_progress' && fromStep === null;
+    // saved before it concluded (in progress, or ended but not finalized: its hooks still ran)
+    this.unfinished = recorded.execution()?.completedAt() === null && fromStep === null;
   }
 
   /** Aborted when the replay of an unfinished recording has reached its end. */
@@ -90,17 +98,78 @@ export class ReplaySession {
   }
 
   /**
-   * Where the replayed root run goes past its recording (a step or a tool result it lacks) and the
-   * recorded run was stopped by a person (a `stop`, an aborted signal: a `user_requested` signal),
-   * the replay sends the same stop there; true if it did (or had already).
+   * Sends the recorded run's next stop by a person (a `stop`, an aborted signal: a `user_requested`
+   * signal): the first by aborting `userStopSignal`, a later one (a stop while the run ended after
+   * the first) through `sendStop`. True if it did, or if every recorded stop was sent already.
    */
   deliverUserStop(): boolean {
-    if (this.stopped.signal.aborted) return true;
-    const signals = this.recorded.execution()?.continuation().toJSON().stopSignals ?? [];
-    const stop = signals.find((s) => s.reason === 'user_requested');
-    if (!stop) return false;
-    this.stopped.abort(stop.message);
+    const stop = this.userStops()[this.stopsSent];
+    if (!stop) return this.stopsSent > 0;
+    this.steerLeftover();
+    this.stopsSent++;
+    if (this.stopsSent === 1) this.stopped.abort(stop.message);
+    else this.sendStop?.(stop.message);
     return true;
+  }
+
+  private stopsSent = 0;
+
+  /** Sends a `stop` to the replayed root run (set while it runs). */
+  sendStop: ((reason: string) => void) | null = null;
+
+  /**
+   * The messages steered into the recorded run (`Message` metadata `steered`): those that joined its
+   * conversation, by the step they joined at, and those it ended with unjoined (set by the replay).
+   */
+  steering: RecordedSteering = { joined: new Map(), leftover: [] };
+
+  /** Steers in again, while the root's step `stepNumber` runs, the messages that joined at the next. */
+  steerDuring(state: AgentState, stepNumber: number): void {
+    const track = this.tracks.get(state.agentId());
+    if (!track?.root) return;
+    const messages = this.steering.joined.get(stepNumber + 1) ?? [];
+    this.steering.joined.delete(stepNumber + 1);
+    for (const message of messages) this.steerInto?.(message);
+    if (stepNumber >= track.steps.length) this.steerLeftover();
+  }
+
+  private leftoverSteered = false;
+
+  /**
+   * The messages the recorded run ended with unjoined were steered in after its last step
+   * boundary: steered again in its last step's model call, or with a person's stop, whichever
+   * comes first.
+   */
+  private steerLeftover(): void {
+    if (this.leftoverSteered) return;
+    this.leftoverSteered = true;
+    for (const message of this.steering.leftover) this.steerInto?.(message);
+  }
+
+  /** The recorded root run's first stop by a person, if any. */
+  userStop(): StopSignal | undefined {
+    return this.userStops()[0];
+  }
+
+  /** The recorded root run's stops by a person, in order. */
+  userStops(): readonly StopSignal[] {
+    const signals = this.recorded.execution()?.continuation().stopSignals ?? [];
+    return signals.filter((s) => s.reason === 'user_requested');
+  }
+
+  /**
+   * Sends the next person's stop if the recording places it here: `during` this place of the
+   * root's run, with this state's steps recorded; a recording that does not place it, where
+   * `unplaced` says (where the run goes past the recording). True if it did (the caller waits to be
+   * stopped).
+   */
+  stopsHere(state: AgentState, during: string, unplaced = false): boolean {
+    if (!this.isRoot(state)) return false;
+    const stop = this.userStops()[this.stopsSent];
+    const place = stop && stopPlace(stop);
+    if (!place) return unplaced && this.deliverUserStop();
+    if (place.during !== during || place.stepCount !== state.stepCount()) return false;
+    return this.deliverUserStop();
   }
 
   /** Whether this state is the root agent's (a subagent's stop is its caller's to deliver). */
@@ -176,6 +245,9 @@ export class ReplaySession {
 
   /** The root's step in flight (set by the replay driver; its tool stage is where subagents start). */
   rootStep = 0;
+
+  /** Sends a message steered into the replayed root run (set while it runs). */
+  steerInto: ((message: Message) => void) | null = null;
 }
 
 function track(recorded: AgentState, root: boolean, live: boolean): ReplayTrack {
@@ -194,4 +266,13 @@ function unclaimedChild(parent: ReplayTrack | undefined, state: AgentState): Age
       if (child && !parent.claimed.has(child) && child.messages()[0]?.content === task) return child;
     }
   return undefined;
+}
+
+/**
+ * Where the recording says a person's stop came (`during`, and the steps recorded by then), or
+ * null when it does not say (a recording made before stops were placed).
+ */
+export function stopPlace(stop: StopSignal): { readonly during: string; readonly stepCount: number } | null {
+  const { during, stepCount } = stop.context;
+  return typeof during === 'string' && typeof stepCount === 'number' ? { during, stepCount } : null;
 }

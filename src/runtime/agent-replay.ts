@@ -1,19 +1,18 @@
 import type { Driver } from '../drivers/driver';
 import { modelDriver } from '../drivers/model-driver';
 import { type Recording, recordedState, replayDriver, untilAborted } from '../drivers/replay-driver';
-import { ReplaySession } from '../drivers/replay-session';
+import { type RecordedSteering, ReplaySession } from '../drivers/replay-session';
 import { MessageStore } from '../state/agent-context';
 import { AgentState } from '../state/agent-state';
 import { AgentMachineError, InvalidArgumentError } from '../state/errors';
-import { firstDifference } from '../state/json-difference';
 import type { Message } from '../state/message';
-import type { ToolExecution } from '../state/tool-execution';
 import type { Tool, ToolSet } from '../tools/define-tool';
 import type { Agent } from './agent-actor';
 import type { AgentDefinition, SubagentDefinition } from './agent-definition';
-import type { ApprovalInput } from './approvals';
 import { firstDivergence } from './replay-comparison';
+import { recordedSteering, runAsRecorded, stoppableHooks } from './replay-inputs';
 import type { ReplayOptions, ReplayResult } from './replay-options';
+import { refuseUnreplayable } from './unreplayable-run';
 
 export type { ReplayOptions, ReplayResult } from './replay-options';
 
@@ -46,19 +45,16 @@ export async function replayRun(
       'the state has no execution to replay: pass a state saved after a run (not after forNextExecution())',
     );
   const session = new ReplaySession(state, fromStep);
+  refuseUnreplayable(state, session, Object.keys(definition.subagents?.agents ?? {}));
   const agent = build(
     replayDefinition(definition, session, mode, liveDriver(definition, undefined), new Map()),
   );
   let done: AgentState;
   try {
     const signals = [session.endSignal, session.userStopSignal, ...(options.signal ? [options.signal] : [])];
-    const runOptions = { signal: AbortSignal.any(signals), onEvent: options.onEvent };
-    done = await agent.execute(startOf(state, execution.executionId(), definition), runOptions);
-    // the replayed run waits for a person: the decisions recorded on the calls are taken again
-    for (let decisions = recordedDecisions(done, session); decisions.length > 0; ) {
-      done = await agent.decide(done, decisions, runOptions);
-      decisions = recordedDecisions(done, session);
-    }
+    session.steering = recordedSteering(state);
+    const start = startOf(state, execution.executionId(), definition, session.steering);
+    done = await runAsRecorded(agent, start, session, AbortSignal.any(signals), options.onEvent);
   } finally {
     await agent.close();
   }
@@ -69,41 +65,21 @@ export async function replayRun(
   };
 }
 
-/**
- * The decisions a person took on the calls this replayed state waits for, as the recording holds
- * them: a blocked call was rejected (with the recorded reason), a call run with other arguments was
- * edited, any other ended call approved. A call the recording never ended (it was still waiting, or
- * the wait timed out) gets none; neither does a call inside a subagent.
- */
-function recordedDecisions(state: AgentState, session: ReplaySession): ApprovalInput[] {
-  const decisions: ApprovalInput[] = [];
-  for (const pending of state.pendingApprovals()) {
-    if (pending.path?.length) continue;
-    const recorded = session.recordedExecution(state, pending.toolCallId);
-    if (!recorded || recorded.error()?.code === 'ABORTED') continue;
-    const { toolCallId } = pending;
-    if (recorded.wasBlocked()) decisions.push({ toolCallId, type: 'reject', reason: rejection(recorded) });
-    else if (firstDifference(recorded.toolCall().args, pending.args))
-      decisions.push({ toolCallId, type: 'edit', args: recorded.toolCall().args });
-    else decisions.push({ toolCallId, type: 'approve' });
-  }
-  return decisions;
-}
-
-/** The reason a person gave for a rejection, from the blocked call's message (`Rejected by a person: <reason>`). */
-function rejection(execution: ToolExecution): string | undefined {
-  const message = execution.error()?.message ?? '';
-  const prefix = 'Rejected by a person';
-  if (!message.startsWith(prefix)) return message || undefined;
-  return message.slice(prefix.length).replace(/^: /, '') || undefined;
-}
-
 /** The recorded state as it was before its execution: the execution cleared, its messages left out. */
-function startOf(state: AgentState, executionId: string, definition: AgentDefinition): AgentState {
+function startOf(
+  state: AgentState,
+  executionId: string,
+  definition: AgentDefinition,
+  steering: RecordedSteering,
+): AgentState {
   const store = state.store();
   const sections: Record<string, readonly Message[]> = {};
+  const steered = new Set([...steering.joined.values()].flat());
+  for (const message of steering.leftover) steered.add(message);
   for (const name of store.sectionNames())
-    sections[name] = store.section(name).filter((m) => m.metadata.execution_id !== executionId);
+    sections[name] = store
+      .section(name)
+      .filter((m) => m.metadata.execution_id !== executionId && !steered.has(m));
   let context = state.context().withStore(MessageStore.of(sections));
   if (definition.systemPrompt) context = context.withSystemPrompt('');
   return AgentState.restore({
@@ -161,6 +137,7 @@ function replayDefinition<D extends AgentDefinition>(
     }),
   };
   seen.set(definition, replayed as D);
+  if (definition.hooks) replayed.hooks = stoppableHooks(definition.hooks, session);
   if (definition.tools && mode === 'recorded') replayed.tools = recordedTools(definition.tools, session);
   const subagents = definition.subagents;
   if (subagents?.agents) {
@@ -187,11 +164,7 @@ function recordedTools(tools: ToolSet, session: ReplaySession): ToolSet {
         const error = recorded?.error();
         // a person stopped the recorded run while this call was in flight (it has no result, or
         // was aborted): the replay sends the same stop here
-        if (
-          (!recorded || error?.code === 'ABORTED') &&
-          session.isRoot(options.state) &&
-          session.deliverUserStop()
-        )
+        if ((!recorded || error?.code === 'ABORTED') && session.stopsHere(options.state, 'tools', true))
           return untilAborted(options.signal);
         if (!recorded) throw new MissingRecordedResultError(name, options.toolCallId);
         // a tool that asked the run to stop asks again; any other error is thrown as the plain

@@ -46,9 +46,10 @@ export function runToOutcome(
   actor: AgentActor,
   signal: AbortSignal | undefined,
   onEvent?: RunListener,
+  waitsOn?: WaitsOn,
 ): Promise<AgentState> {
   if (onEvent) listenToRun(actor, onEvent);
-  const outcome = awaitOutcome(actor, signal);
+  const outcome = awaitOutcome(actor, signal, waitsOn);
   actor.start();
   return outcome.finally(() => actor.stop());
 }
@@ -57,14 +58,24 @@ export function runToOutcome(
  * Sends `execute` to a started (or about to start) agent actor and resolves with its state once it
  * reaches an outcome; aborting `signal` sends `stop`. An actor error rejects with AgentRuntimeError.
  */
-export function awaitOutcome(actor: AgentActor, signal: AbortSignal | undefined): Promise<AgentState> {
+export function awaitOutcome(
+  actor: AgentActor,
+  signal: AbortSignal | undefined,
+  waitsOn?: WaitsOn,
+): Promise<AgentState> {
   return new Promise<AgentState>((resolve, reject) => {
-    const wait = new OutcomeWait(actor, signal, resolve, reject);
+    const wait = new OutcomeWait(actor, signal, resolve, reject, waitsOn);
     actor.send({ type: 'execute' });
     if (signal?.aborted) wait.handleEvent();
     else signal?.addEventListener('abort', wait, { once: true });
   });
 }
+
+/**
+ * Whether a run that waits for decisions goes on (true: the caller sends it something, as a replay
+ * sends the stop a person sent there) rather than resolving with the waiting state.
+ */
+export type WaitsOn = (waiting: AgentState) => boolean;
 
 /**
  * One wait for a run's outcome: the actor's observer and the signal's abort listener. An object
@@ -80,6 +91,7 @@ class OutcomeWait {
     private readonly signal: AbortSignal | undefined,
     private readonly resolve: (state: AgentState) => void,
     private readonly reject: (error: AgentRuntimeError) => void,
+    private readonly waitsOn?: WaitsOn,
   ) {
     // an actor already stopped answers at once, before `subscribe` returns
     this.#subscription = actor.subscribe(this);
@@ -88,6 +100,7 @@ class OutcomeWait {
   next(snapshot: SnapshotFrom<AgentActor>): void {
     // the run rests: at an outcome, or waiting for decisions on tool calls
     if (snapshot.hasTag(LoopTag.outcome) || snapshot.hasTag(LoopTag.awaitingDecisions)) {
+      if (snapshot.hasTag(LoopTag.awaitingDecisions) && this.waitsOn?.(snapshot.context.state)) return;
       if (this.finish()) this.resolve(snapshot.context.state);
     }
   }

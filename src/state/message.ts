@@ -24,10 +24,14 @@ export interface ToolCall {
 
 export type MessageRole = 'system' | 'user' | 'assistant' | 'tool';
 
+/** The metadata key (value `true`) of a message steered into a run (`{ type: 'steer' }`). */
+export const STEERED = 'steered';
+
 /**
  * One message of the conversation. Assistant messages may carry tool calls; tool messages answer
  * one call (`toolCallId`) and say whether the result is an error. `metadata` holds the tags of
- * seed 000 (`step_id`, `execution_id`, `agent_id`, `is_trace`, `tool_execution_id`).
+ * seed 000 (`step_id`, `execution_id`, `agent_id`, `is_trace`, `tool_execution_id`), and `steered`
+ * on a message steered into a run.
  *
  * `content` is always the message's text. A message with more than text (images and files,
  * reasoning, provider-executed tools, provider metadata on its parts) also has `parts`, its whole

@@ -26,6 +26,8 @@ import {
   PROBE_SUBAGENT,
   PROBE_TOOL,
   type Snapshot,
+  STALE,
+  STALE_ERROR,
   TIME_LIMIT_SECONDS,
 } from './test-model-vocabulary';
 
@@ -104,12 +106,13 @@ export function createAgentTestModel(options: AgentTestModelOptions = {}) {
       .filter((path) => !restless(path.state))
       .map((path) => {
         const events = path.steps.map((s) => s.event).filter((e) => e.type !== 'xstate.init');
+        const start = lastExecutionStart(path);
         return {
           description: describe(path),
           events,
           run: (check) => runPath(path, definition, coverage, budget, session, initial, check),
           replay: (recorded, replayOptions) =>
-            createAgent(definition(new AnsweringPuppet(lastExecutionAnswers(events)))).replay(
+            createAgent(definition(new AnsweringPuppet(lastExecutionAnswers(events, start)))).replay(
               recorded,
               replayOptions,
             ),
@@ -158,11 +161,11 @@ export function createAgentTestModel(options: AgentTestModelOptions = {}) {
 /** The behaviours a path gave each puppet in its last execution (its final state's), in order. */
 function lastExecutionAnswers(
   events: readonly ModelEvent[],
+  start: number,
 ): ConstructorParameters<typeof AnsweringPuppet>[0] {
   const answers = { driver: [], tool: [], hooks: [], store: [] } as ConstructorParameters<
     typeof AnsweringPuppet
   >[0];
-  const start = events.findLastIndex((e) => e.type === 'execute' || e.type === 'user.message');
   const puppetOf: Record<string, keyof typeof answers> = {
     driver: 'driver',
     toolExecutor: 'tool',
@@ -172,7 +175,25 @@ function lastExecutionAnswers(
   for (const event of events.slice(start + 1)) {
     const actor = answeringActor(event.type);
     const puppet = actor ? puppetOf[actor] : undefined;
-    if (puppet && !isAuto(event)) answers[puppet].push(event.behaviour);
+    // a late answer to an earlier request is dropped by the run: no puppet played it
+    if (puppet && !isAuto(event) && event.behaviour !== STALE && event.behaviour !== STALE_ERROR)
+      answers[puppet].push(event.behaviour);
   }
   return answers;
+}
+
+/**
+ * The index (among the path's events, `xstate.init` left out) of the event that started its last
+ * execution: an `execute` or `user.message` taken outside a run (one sent during a run is refused
+ * and starts nothing); -1 when the path starts none.
+ */
+export function lastExecutionStart(path: GraphPath<Snapshot, ModelEvent>): number {
+  const steps = path.steps.filter((s) => s.event.type !== 'xstate.init');
+  const initial = path.steps[0]?.event.type === 'xstate.init' ? path.steps[0].state : undefined;
+  for (let i = steps.length - 1; i >= 0; i--) {
+    const before = i === 0 ? initial : steps[i - 1]?.state;
+    const after = steps[i]?.state;
+    if (before && after && !before.matches('inProgress') && after.matches('inProgress')) return i;
+  }
+  return -1;
 }

@@ -83,7 +83,8 @@ export interface AgentTestPath {
   run(check?: (step: AgentTestStep) => void | Promise<void>): Promise<AgentState>;
   /**
    * Replays the final state of `run()` (`agent.replay`) with the hooks answering as the path made
-   * them answer in its last execution; resolves with the replay and its divergence (null: none).
+   * them answer in its last execution (past those answers, `pass`: a hook the path left waiting is
+   * where the recording ends); resolves with the replay and its divergence (null: none).
    */
   replay(recorded: AgentState, options?: ReplayOptions): Promise<ReplayResult>;
 }

@@ -1,4 +1,7 @@
-/** A person's stop, recorded as a `user_requested` signal, is sent again where it came (#36). */
+/**
+ * A person's stop, recorded as a `user_requested` signal with where it came, is sent again there
+ * (#36); a recording a replay cannot deliver again is refused up front.
+ */
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
@@ -8,7 +11,10 @@ import {
   type Driver,
   defineTool,
   ExecutionBudget,
+  type Hook,
+  Message,
   scriptedDriver,
+  UnreplayableRunError,
 } from '../../src/index';
 
 /** A person stops the run once `at` is reached: the call in flight waits to be aborted. */
@@ -75,5 +81,49 @@ describe('replaying a stopped run', () => {
     const { state, divergence } = await createAgent(definition({ driver })).replay(recorded);
     expect(divergence).toBeNull();
     expect(state.stepCount()).toBe(1);
+  });
+
+  it('stops again in the hook stage the person stopped, without calling the hook', async () => {
+    const { signal, stopNow } = stopper();
+    // the person stops while the second step's beforeStep hook runs
+    const slowReview: Hook = {
+      name: 'review',
+      beforeStep: (state, { signal: hookSignal }) =>
+        state.stepCount() === 1 ? stopNow(hookSignal) : undefined,
+    };
+    const recorded = await record({ hooks: [slowReview] }, signal);
+    expect(recorded.stepCount()).toBe(1);
+    expect(recorded.execution()?.continuation().stopSignals[0]?.context).toEqual({
+      during: 'beforeStep',
+      stepCount: 1,
+    });
+    // replayed with a hook that would not stop: the stop comes from the recording
+    let called = 0;
+    const review: Hook = {
+      name: 'review',
+      beforeStep: () => {
+        called++;
+        return undefined;
+      },
+    };
+    const { state, divergence } = await createAgent(definition({ hooks: [review] })).replay(recorded);
+    expect(divergence).toBeNull();
+    expect(called).toBe(1);
+    expect(state.stopReason()).toBe('user_requested');
+  });
+
+  it('refuses with UnreplayableRunError a message steered in after a final answer ended the run', async () => {
+    const done = await createAgent(definition({})).execute(AgentState.empty().withUserMessage('find x'));
+    const late = Message.withMetadata(Message.user('and y?'), { steered: true });
+    const recorded = done.withSteeredMessages([late]);
+    const refusal = await createAgent(definition({}))
+      .replay(recorded)
+      .catch((error: unknown) => error);
+    expect(refusal).toBeInstanceOf(UnreplayableRunError);
+    expect(refusal).toMatchObject({
+      code: 'REPLAY_UNREPLAYABLE',
+      reason: 'steered-after-last-step',
+      stepNumber: 2,
+    });
   });
 });

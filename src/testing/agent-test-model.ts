@@ -187,7 +187,7 @@ function lastExecutionAnswers(
  * execution: an `execute` or `user.message` taken outside a run (one sent during a run is refused
  * and starts nothing); -1 when the path starts none.
  */
-export function lastExecutionStart(path: GraphPath<Snapshot, ModelEvent>): number {
+function lastExecutionStart(path: GraphPath<Snapshot, ModelEvent>): number {
   const steps = path.steps.filter((s) => s.event.type !== 'xstate.init');
   const initial = path.steps[0]?.event.type === 'xstate.init' ? path.steps[0].state : undefined;
   for (let i = steps.length - 1; i >= 0; i--) {

@@ -15,7 +15,7 @@ import {
   SessionConflictError,
   SessionNotFoundError,
 } from '../../src/persistence/index';
-import { type StoreFixture, type StoreKind, storeKinds } from './fixtures';
+import { type StoreFixture, type StoreKind, sealRecord, storeKinds } from './fixtures';
 
 /** A ~1 KiB tool result, different for every step. */
 const result = (n: number) => `result ${n}: ${`${n * 7919} `.repeat(200)}`.slice(0, 1024);
@@ -116,6 +116,51 @@ const journal = (kind: StoreKind) => {
         ...Array.from({ length: 5 }, () => 'delta'),
       ]);
       expect((await fixture.reopen().load('chat'))?.state.toJSON()).toEqual(state.toJSON());
+    });
+
+    it('writes every record as the JSON of its parsed form, keys in the format order, sealed by its CRC', async () => {
+      let state = started();
+      let version = await store.save('mixed', state, null);
+      for (let turn = 1; turn <= 14; turn++) {
+        state = withStep(state, turn);
+        // a rewritten section: its superseded bytes end in a snapshot (JOURNAL_FORMAT.md)
+        const summary = Message.user(`summary ${turn}: ${'what happened so far, "quoted" é\n'.repeat(300)}`);
+        state = state.withContext(
+          state.context().withStore(state.store().withSectionReplaced([summary], 'summary')),
+        );
+        if (turn % 5 === 0)
+          state = state
+            .withExecutionCompleted()
+            .forNextExecution()
+            .withSystemPrompt(`prompt ${turn}`)
+            .withUserMessage(`turn ${turn}`)
+            .withExecutionStarted();
+        version = await store.save('mixed', state, version);
+      }
+      const texts = await fixture.readRecords('mixed');
+      expect(new Set(texts.map(kindOf))).toEqual(new Set(['snapshot', 'delta']));
+      expect(texts.slice(1).map(kindOf)).toContain('snapshot');
+      const order = [
+        'journal',
+        'v',
+        'gen',
+        'at',
+        'step',
+        'kind',
+        'head',
+        'steps',
+        'sections',
+        'content',
+        'acct',
+        'crc',
+      ];
+      for (const text of texts) {
+        const record = JSON.parse(text) as Record<string, unknown>;
+        expect(sealRecord(record)).toBe(text);
+        const keys = Object.keys(record);
+        expect(keys).toEqual(order.filter((key) => keys.includes(key)));
+      }
+      expect((await fixture.reopen().load('mixed'))?.state.toJSON()).toEqual(state.toJSON());
     });
 
     it('writes a snapshot once the superseded records outweigh the live ones, so a load reads a short tail', async () => {

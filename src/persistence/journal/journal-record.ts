@@ -10,7 +10,7 @@ export const JOURNAL_FORMAT_VERSION = 1;
 export const CONTENT_MIN_LENGTH = 200;
 
 /** A run of items appended to a sequence after its first `from` items (the rest is dropped). */
-export interface SequencePatch {
+interface SequencePatch {
   readonly from: number;
   readonly items: readonly unknown[];
 }
@@ -102,17 +102,18 @@ export const HEAD_FIELDS: ReadonlySet<string> = new Set([
 ]);
 
 /**
- * A record as one line of JSON text, sealed: its last member `"crc"` is the CRC-32 of the text
- * without that member, so that damage anywhere in it is found however the record is stored.
+ * A record's JSON text (one line, keys in JournalRecord's order), sealed: its last member `"crc"`
+ * is the CRC-32 of the text without that member, so that damage anywhere in it is found however
+ * the record is stored. (The writer builds the JSON from parts it wrote once; a fork re-seals a
+ * parsed record.)
  */
-export function encodeRecord(record: JournalRecord): string {
-  const text = JSON.stringify(record);
-  return `${text.slice(0, -1)},"crc":${crc32(text)}}`;
+export function sealRecord(json: string): string {
+  return `${json.slice(0, -1)},"crc":${crc32(json)}}`;
 }
 
 /** A record's text under another generation (a fork's records, JOURNAL_FORMAT.md). */
 export function withGeneration(record: JournalRecord, gen: string): string {
-  return encodeRecord({ ...record, gen });
+  return sealRecord(JSON.stringify({ ...record, gen }));
 }
 
 const SEAL = /,"crc":(\d{1,10})\}$/;

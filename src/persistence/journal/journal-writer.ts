@@ -7,14 +7,7 @@ import { contentHash } from '../../state/content-hash';
 import type { Message } from '../../state/message';
 import type { StepExecution } from '../../state/step-execution';
 import type { ToolExecution } from '../../state/tool-execution';
-import {
-  type Accounting,
-  CONTENT_MIN_LENGTH,
-  encodeRecord,
-  JOURNAL_FORMAT_VERSION,
-  type JournalRecord,
-  type SequencePatch,
-} from './journal-record';
+import { type Accounting, CONTENT_MIN_LENGTH, JOURNAL_FORMAT_VERSION, sealRecord } from './journal-record';
 
 /**
  * What a writer remembers of the last checkpoint it wrote or read, to append only what changed:
@@ -64,36 +57,29 @@ export function nextRecord(tip: JournalTip | null, state: AgentState, version: n
 function encodeSnapshot(state: AgentState, version: number): NextRecord {
   const content = new ContentWriter(new Set());
   const head = headOf(state);
-  const sections: Record<string, SequencePatch> = {};
+  const sections: string[] = [];
   for (const name of state.store().sectionNames()) {
-    const list = state.store().list(name);
-    sections[name] = { from: 0, items: [...list].map((m) => encodeMessage(m, content)) };
+    const items = [...state.store().list(name)].map((m) => encodeMessage(m, content));
+    sections.push(`${JSON.stringify(name)}:${patchJson(0, JSON.stringify(items))}`);
   }
-  const stepItems = stepList(state).map((s) => encodeStepExecution(s, state, content));
-  const stepsBytes = JSON.stringify(stepItems).length;
-  const parsedHead = Object.fromEntries(Object.entries(head).map(([k, v]) => [k, JSON.parse(v)]));
-  const body = {
-    head: parsedHead,
-    steps: { from: 0, items: stepItems },
-    sections,
-    content: content.added,
-  };
-  const record: JournalRecord = {
-    ...envelope(state, version, newGen(), 'snapshot'),
-    ...body,
-    acct: { live: 0, garbage: 0, steps: stepsBytes },
-  };
-  // The live bytes are the record's own, so that the accounts say so.
-  const text = encodeRecord({ ...record, acct: { ...record.acct, live: JSON.stringify(record).length } });
+  const stepItems = JSON.stringify(stepList(state).map((s) => encodeStepExecution(s, state, content)));
+  const stepsBytes = stepItems.length;
+  const gen = newGen();
+  const body =
+    `${envelope(state, version, gen, 'snapshot')},"head":${headJson(Object.entries(head))}` +
+    `,"steps":${patchJson(0, stepItems)},"sections":{${sections.join(',')}},"content":${JSON.stringify(content.added)}`;
+  // The live bytes are the record's own: its JSON with `live` 0, before the seal.
+  const live = `${body},${acctJson({ live: 0, garbage: 0, steps: stepsBytes })}}`.length;
+  const text = sealRecord(`${body},${acctJson({ live, garbage: 0, steps: stepsBytes })}}`);
   const tip: JournalTip = {
     version,
-    gen: record.gen,
+    gen,
     state,
     head,
     contentKeys: new Set(Object.keys(content.added)),
     acct: { live: text.length, garbage: 0, steps: stepsBytes },
   };
-  return { text, kind: 'snapshot', version, gen: record.gen, acct: tip.acct, commit: () => tip };
+  return { text, kind: 'snapshot', version, gen, acct: tip.acct, commit: () => tip };
 }
 
 /** The tip after reading `state` at `version` from records whose newest says `gen` and `acct`. */
@@ -113,7 +99,9 @@ function encodeDelta(tip: JournalTip, state: AgentState, version: number): NextR
   let garbage = tip.acct.garbage;
   let live = tip.acct.live;
 
-  const sections: Record<string, SequencePatch> = {};
+  // Each part is written to JSON once: its length is what the accounts count, and the record's
+  // text is these parts put together (as JSON.stringify of the record would write it).
+  const sections: string[] = [];
   const names = state.store().sectionNames();
   for (const name of before.store().sectionNames()) if (!names.includes(name)) return null;
   for (const name of names) {
@@ -125,9 +113,9 @@ function encodeDelta(tip: JournalTip, state: AgentState, version: number): NextR
     const from = extends_ ? was.size : 0;
     if (from === now.size && extends_) continue;
     const contentBefore = content.bytes;
-    const items = sliceOf(now, from).map((m) => encodeMessage(m, content));
-    sections[name] = { from, items };
-    const bytes = JSON.stringify(items).length + content.bytes - contentBefore;
+    const items = JSON.stringify(sliceOf(now, from).map((m) => encodeMessage(m, content)));
+    sections.push(`${JSON.stringify(name)}:${patchJson(from, items)}`);
+    const bytes = items.length + content.bytes - contentBefore;
     // A rewritten section supersedes the old one: its size stands in for the old one's.
     if (extends_) live += bytes;
     else garbage += bytes;
@@ -135,7 +123,7 @@ function encodeDelta(tip: JournalTip, state: AgentState, version: number): NextR
 
   const wasExecution = before.execution();
   const execution = state.execution();
-  let steps: SequencePatch | undefined;
+  let steps: string | undefined;
   let stepsBytes = tip.acct.steps;
   const wasSteps = wasExecution?.stepExecutionList();
   const nowSteps = execution?.stepExecutionList();
@@ -149,51 +137,53 @@ function encodeDelta(tip: JournalTip, state: AgentState, version: number): NextR
   if (sameExecution && wasSteps && nowSteps) {
     if (nowSteps.size > wasSteps.size) {
       const contentBefore = content.bytes;
-      const items = sliceOf(nowSteps, wasSteps.size).map((s) => encodeStepExecution(s, state, content));
-      steps = { from: wasSteps.size, items };
-      const bytes = JSON.stringify(items).length;
-      stepsBytes += bytes;
-      live += bytes + content.bytes - contentBefore;
+      const items = JSON.stringify(
+        sliceOf(nowSteps, wasSteps.size).map((s) => encodeStepExecution(s, state, content)),
+      );
+      steps = patchJson(wasSteps.size, items);
+      stepsBytes += items.length;
+      live += items.length + content.bytes - contentBefore;
     }
   } else if ((wasSteps?.size ?? 0) > 0 || (nowSteps?.size ?? 0) > 0) {
-    const items = stepList(state).map((s) => encodeStepExecution(s, state, content));
-    steps = { from: 0, items };
+    const items = JSON.stringify(stepList(state).map((s) => encodeStepExecution(s, state, content)));
+    steps = patchJson(0, items);
     garbage += stepsBytes;
     live -= Math.min(live, stepsBytes);
-    stepsBytes = JSON.stringify(items).length;
+    stepsBytes = items.length;
     live += stepsBytes;
   }
 
   const head = headOf(state);
-  const patch: Record<string, unknown> = {};
+  const changed: [string, string][] = [];
   for (const [key, json] of Object.entries(head)) {
     if (tip.head[key] === json) continue;
-    patch[key] = JSON.parse(json);
+    changed.push([key, json]);
     garbage += (tip.head[key]?.length ?? 0) + key.length;
   }
 
-  const record: JournalRecord = {
-    ...envelope(state, version, tip.gen, 'delta'),
-    head: patch,
-    ...(steps && { steps }),
-    ...(Object.keys(sections).length > 0 && { sections }),
-    ...(Object.keys(content.added).length > 0 && { content: content.added }),
-    acct: { live, garbage, steps: stepsBytes },
-  };
+  const acct: Accounting = { live, garbage, steps: stepsBytes };
+  const added = Object.keys(content.added).length > 0;
+  const text = sealRecord(
+    `${envelope(state, version, tip.gen, 'delta')},"head":${headJson(changed)}` +
+      (steps === undefined ? '' : `,"steps":${steps}`) +
+      (sections.length > 0 ? `,"sections":{${sections.join(',')}}` : '') +
+      (added ? `,"content":${JSON.stringify(content.added)}` : '') +
+      `,${acctJson(acct)}}`,
+  );
   const next: JournalTip = {
     version,
     gen: tip.gen,
     state,
     head,
     contentKeys: tip.contentKeys,
-    acct: record.acct,
+    acct,
   };
   return {
-    text: encodeRecord(record),
+    text,
     kind: 'delta',
     version,
     gen: tip.gen,
-    acct: record.acct,
+    acct,
     commit: () => {
       for (const hash of Object.keys(content.added)) tip.contentKeys.add(hash);
       return next;
@@ -201,16 +191,23 @@ function encodeDelta(tip: JournalTip, state: AgentState, version: number): NextR
   };
 }
 
-function envelope(state: AgentState, version: number, gen: string, kind: 'snapshot' | 'delta') {
-  return {
-    journal: JOURNAL_FORMAT_VERSION,
-    v: version,
-    gen,
-    at: new Date().toISOString(),
-    step: state.stepCount(),
-    kind,
-  };
+/**
+ * The start of a record's JSON, up to `kind` (JournalRecord's keys in their order). `at` and `gen`
+ * are JSON-safe as they are (an ISO time, base64url), as a store's head reader expects.
+ */
+function envelope(state: AgentState, version: number, gen: string, kind: 'snapshot' | 'delta'): string {
+  return `{"journal":${JOURNAL_FORMAT_VERSION},"v":${version},"gen":${JSON.stringify(gen)},"at":"${new Date().toISOString()}","step":${state.stepCount()},"kind":"${kind}"`;
 }
+
+/** `{ from, items }` as JSON, from the items' JSON. */
+const patchJson = (from: number, items: string) => `{"from":${from},"items":${items}}`;
+
+/** An object of head fields as JSON, from each field's JSON. */
+const headJson = (fields: readonly (readonly [string, string])[]) =>
+  `{${fields.map(([key, json]) => `${JSON.stringify(key)}:${json}`).join(',')}}`;
+
+const acctJson = ({ live, garbage, steps }: Accounting) =>
+  `"acct":{"live":${live},"garbage":${garbage},"steps":${steps}}`;
 
 /** A new generation: random, 12 characters. */
 export function newGen(): string {

@@ -84,7 +84,8 @@ export function provideLoop(
     mcp !== undefined ||
     Object.values(tools).some((tool) => tool.needsApproval !== undefined && tool.needsApproval !== false);
   // an unsafe call a crash interrupted waits for a decision too (a rejected one is blocked here)
-  const takesDecisions = needsApprovals || Object.values(tools).some((tool) => toolEffect(tool) === 'unsafe');
+  const hasUnsafeTools = Object.values(tools).some((tool) => toolEffect(tool) === 'unsafe');
+  const takesDecisions = needsApprovals || hasUnsafeTools;
   const toolHooks = [
     ...(takesDecisions ? [approvalDecisions] : []),
     ...userHooks.filter((h) => h.beforeToolUse || h.afterToolUse),
@@ -114,7 +115,9 @@ export function provideLoop(
   const nested = new NestedIntents(store, (state) => unsafeStarting(state, noSignal));
   const machine = agentLoop.provide({
     guards: {
-      startsUnsafeCalls: ({ context }) => mayStartUnsafe(context.state),
+      // no unsafe tool and no MCP server: no step starts one, and `intent` passes at no cost
+      startsUnsafeCalls: ({ context }) =>
+        (hasUnsafeTools || mcp !== undefined) && mayStartUnsafe(context.state),
     },
     actions: {
       // An agent without hooks has no hooks worker: nothing to start or stop (each costs a snapshot).

@@ -10,7 +10,7 @@ export const JOURNAL_FORMAT_VERSION = 1;
 export const CONTENT_MIN_LENGTH = 200;
 
 /** A run of items appended to a sequence after its first `from` items (the rest is dropped). */
-interface SequencePatch {
+export interface SequencePatch {
   readonly from: number;
   readonly items: readonly unknown[];
 }

@@ -34,8 +34,23 @@ export function typingAgent(options: TypingAgentOptions): Agent {
         ? { text: answerText(options.words) }
         : { toolCalls: [{ name: 'search', args: { query: 'lisbon' } }] },
   ]);
-  const typing: Driver = {
-    name: 'typing',
+  const typing = typingDriver(script, (i, signal) =>
+    i > 0 ? abortableDelay(options.wordDelayMs, signal) : undefined,
+  );
+  return createAgent({ driver: typing, tools: { search } });
+}
+
+/**
+ * A driver that answers as `script` does and reports its answer's text word by word (text deltas,
+ * as a streaming model sends them), awaiting `pause(index, signal)` before each word.
+ */
+export function typingDriver(
+  script: Driver,
+  pause: (index: number, signal: AbortSignal) => Promise<void> | undefined,
+  name = 'typing',
+): Driver {
+  return {
+    name,
     async infer(state, context) {
       const answered = await script.infer(state, context);
       const text = answered.currentStep()?.outputText() ?? '';
@@ -46,11 +61,10 @@ export function typingAgent(options: TypingAgentOptions): Agent {
         stepNumber: state.stepCount() + 1,
       };
       for (const [i, word] of (text.match(/\S+\s*/g) ?? []).entries()) {
-        if (i > 0) await abortableDelay(options.wordDelayMs, context.signal);
+        await pause(i, context.signal);
         context.report({ type: 'text.delta', ...ids, delta: word });
       }
       return answered;
     },
   };
-  return createAgent({ driver: typing, tools: { search } });
 }

@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
 import { chatScript, createChatApp } from '../../../examples/http-app';
 import { RedisStreamStore } from '../../../src/distributed/index';
-import type { Driver } from '../../../src/index';
+import { typingDriver } from '../../support/typing-agent';
 
 const connection = { host: '127.0.0.1', port: Number(process.env.REDIS_PORT) };
 const prefix = process.env.STREAM_PREFIX ?? 'chat-app:';
@@ -18,29 +18,17 @@ const script = chatScript();
 let held = false;
 
 /** The script's answers, their text reported word by word; the first answer waits at the gate mid-way. */
-const driver: Driver = {
-  name: 'typing, held mid-answer',
-  async infer(state, context) {
-    const answered = await script.infer(state, context);
-    const text = answered.currentStep()?.outputText() ?? '';
-    const ids = {
-      agentId: state.agentId(),
-      parentAgentId: state.parentAgentId(),
-      executionId: state.executionId() ?? '',
-      stepNumber: state.stepCount() + 1,
-    };
-    for (const [i, delta] of (text.match(/\S+\s*/g) ?? []).entries()) {
-      if (i === holdAfter && !held) {
-        held = true;
-        const gate = new Redis(connection);
-        await gate.blpop(`${prefix}gate`, 0);
-        gate.disconnect();
-      }
-      context.report({ type: 'text.delta', ...ids, delta });
-    }
-    return answered;
+const driver = typingDriver(
+  script,
+  async (i) => {
+    if (i !== holdAfter || held) return;
+    held = true;
+    const gate = new Redis(connection);
+    await gate.blpop(`${prefix}gate`, 0);
+    gate.disconnect();
   },
-};
+  'typing, held mid-answer',
+);
 
 const server = createChatApp({
   dbFile: process.env.CHAT_DB as string,

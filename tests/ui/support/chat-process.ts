@@ -14,19 +14,18 @@ import { abortableDelay } from '../../../src/drivers/abortable-delay';
 import {
   createAgent,
   createChatHandler,
-  type Driver,
   defineTool,
   SqliteSessionStore,
   scriptedDriver,
   toNodeHandler,
 } from '../../../src/index';
+import { answerText, typingDriver } from '../../support/typing-agent';
 
 const words = Number(process.env.WORDS ?? 40);
 const wordDelayMs = Number(process.env.WORD_DELAY_MS ?? 5);
 const holdAfter =
   process.env.HOLD_AFTER_WORDS === undefined ? Infinity : Number(process.env.HOLD_AFTER_WORDS);
 const optional = (name: string) => (process.env[name] === undefined ? undefined : Number(process.env[name]));
-export const answerText = (n: number) => Array.from({ length: n }, (_, i) => `word${i}`).join(' ');
 
 const search = defineTool({
   description: 'Search',
@@ -40,24 +39,9 @@ const script = scriptedDriver([
       : { toolCalls: [{ name: 'search', args: { query: 'lisbon' } }] },
 ]);
 /** The scripted answer, its text reported word by word with a delay, as a streaming model sends it. */
-const typing: Driver = {
-  name: 'typing',
-  async infer(state, context) {
-    const answered = await script.infer(state, context);
-    const text = answered.currentStep()?.outputText() ?? '';
-    const ids = {
-      agentId: state.agentId(),
-      parentAgentId: state.parentAgentId(),
-      executionId: state.executionId() ?? '',
-      stepNumber: state.stepCount() + 1,
-    };
-    for (const [i, word] of (text.match(/\S+\s*/g) ?? []).entries()) {
-      if (i > 0) await abortableDelay(i >= holdAfter ? 2 ** 31 - 1 : wordDelayMs, context.signal);
-      context.report({ type: 'text.delta', ...ids, delta: word });
-    }
-    return answered;
-  },
-};
+const typing = typingDriver(script, (i, signal) =>
+  i > 0 ? abortableDelay(i >= holdAfter ? 2 ** 31 - 1 : wordDelayMs, signal) : undefined,
+);
 
 const agent = createAgent({
   driver: typing,

@@ -12,11 +12,18 @@ import { STEERED } from '../state/message';
  * saved (the replay saves nothing, so it has no such point); `steered-after-last-step`, a message
  * was steered in after a run's final answer had ended it (nothing stopped it: steered at any point
  * of the replay's steps, it would make one more step; the recording does not say when it came);
- * `subagent-run-not-kept`, a person's stop or an approval timeout ended a subagent call in flight
- * (or waiting for a decision inside it), and the subagent's run was not kept with the ended call,
- * so it has nothing to answer from.
+ * `subagent-run-not-kept`, a person's stop or an approval timeout ended a subagent call, and the
+ * subagent's run was not kept with the ended call, so it has nothing to answer from (a stop while
+ * the subagent ran; a call ended while its subagent waited keeps it, except in older recordings);
+ * `subagent-decision-not-carried-out`, such a call kept the subagent's run, but a decision a person
+ * took inside it was not carried out before the call ended (taken after the deadline, or before a
+ * stop while other calls still waited): the replay has no point at which to send it again.
  */
-export type UnreplayableReason = 'stop-while-saving' | 'steered-after-last-step' | 'subagent-run-not-kept';
+export type UnreplayableReason =
+  | 'stop-while-saving'
+  | 'steered-after-last-step'
+  | 'subagent-run-not-kept'
+  | 'subagent-decision-not-carried-out';
 
 /** The recording holds an input from outside that its replay cannot send again (see `reason`). */
 export class UnreplayableRunError extends AgentMachineError {
@@ -70,19 +77,27 @@ export function refuseUnreplayable(
   const waiting = recorded.currentStep();
   const steps = waiting ? [...recorded.steps(), waiting] : recorded.steps();
   for (const [i, step] of steps.entries()) {
-    const aborted = step
+    const ended = step
       .toolExecutions()
-      .find(
-        (e) =>
-          ENDED_FROM_OUTSIDE.has(e.error()?.code ?? '') &&
-          !e.childState() &&
-          subagents.includes(e.toolCall().name),
-      );
-    if (aborted)
-      throw new UnreplayableRunError(
-        i + 1,
-        'subagent-run-not-kept',
-        `the subagent call '${aborted.toolCallId()}' (${aborted.toolCall().name}) ended ${aborted.error()?.code} and its run was not kept`,
-      );
+      .filter((e) => ENDED_FROM_OUTSIDE.has(e.error()?.code ?? '') && subagents.includes(e.toolCall().name));
+    for (const call of ended) {
+      const child = call.childState();
+      const named = `the subagent call '${call.toolCallId()}' (${call.toolCall().name}) ended ${call.error()?.code}`;
+      if (!child)
+        throw new UnreplayableRunError(i + 1, 'subagent-run-not-kept', `${named} and its run was not kept`);
+      if (holdsDecisions(child))
+        throw new UnreplayableRunError(
+          i + 1,
+          'subagent-decision-not-carried-out',
+          `${named} with a decision taken inside it not carried out`,
+        );
+    }
   }
+}
+
+/** A waiting state (or a subagent waiting inside it) holds a decision not yet carried out. */
+function holdsDecisions(state: AgentState): boolean {
+  const approval = state.approval();
+  if (!approval) return false;
+  return Object.keys(approval.decisions).length > 0 || Object.values(approval.children).some(holdsDecisions);
 }

@@ -262,7 +262,9 @@ export class AgentState extends AgentStateView {
   /**
    * Records every tool call of the step in flight that has no result yet as failed with `error`
    * (a stop: an AbortError; a crash of the tool executor: its error), so that a step that ends
-   * early still accounts for each call it started, exactly once.
+   * early still accounts for each call it started, exactly once. A subagent call whose child
+   * waited for decisions keeps the child's waiting state (a replay answers the child from it); its
+   * usage stays uncounted for the call, as the waiting child's was.
    */
   withPendingToolCallsFailed(error: AgentError, at = Date.now()): AgentState {
     const step = this.currentStep();
@@ -270,7 +272,12 @@ export class AgentState extends AgentStateView {
     const done = new Set(step.toolExecutions().map((e) => e.toolCallId()));
     const missing = step.requestedToolCalls().filter((call) => !done.has(call.id));
     if (missing.length === 0) return this;
-    const failed = missing.map((call) => ToolExecution.failed(call, error, at, at));
+    const waiting = this.approval()?.children ?? {};
+    const failed = missing.map((call) => {
+      const ended = ToolExecution.failed(call, error, at, at);
+      const child = Object.hasOwn(waiting, call.id) ? waiting[call.id] : undefined;
+      return child ? ended.withEndedChild(child) : ended;
+    });
     return this.withCurrentStep(step.withToolExecutions([...step.toolExecutions(), ...failed]));
   }
   /**

@@ -194,6 +194,13 @@ export class ToolExecution {
   withChildState(child: AgentState): ToolExecution {
     return new ToolExecution({ ...this.props, childState: child, usage: child.usage() });
   }
+  /**
+   * This call, ended (a stop, the approval timeout) while its subagent `child` waited for
+   * decisions, keeping the child's waiting state; its usage is left as it was (not the child's).
+   */
+  withEndedChild(child: AgentState): ToolExecution {
+    return new ToolExecution({ ...this.props, childState: child });
+  }
   /** This call as one a crash interrupted and a person resolved (`resolution`). */
   withResolution(resolution: ToolResolution): ToolExecution {
     return new ToolExecution({ ...this.props, resolution });

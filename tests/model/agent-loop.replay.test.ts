@@ -22,16 +22,12 @@ import {
 } from '../../src/index';
 
 /**
- * The reason a recorded run must be refused, read from the recording: a person's stop or the
- * approval timeout ended the `approver` subagent's call while the call inside it waited for a
- * decision (the subagent's run was not kept with the ended call); a message steered in after a
- * final answer had ended the run.
+ * The reason a recorded run must be refused, read from the recording: a message steered in after a
+ * final answer had ended the run. (A person's stop or the approval timeout that ended the
+ * `approver` subagent's call while the call inside it waited keeps the subagent's run on the ended
+ * call: those paths replay.)
  */
 const refusedBecause = (recorded: AgentState): UnreplayableReason | null => {
-  const calls = [...recorded.steps(), recorded.currentStep()].flatMap((s) => s?.toolExecutions() ?? []);
-  const ended = (code?: string | null) => code === 'ABORTED' || code === 'APPROVAL_TIMEOUT';
-  if (calls.some((e) => e.toolCall().name === 'approver' && ended(e.error()?.code)))
-    return 'subagent-run-not-kept';
   if (recorded.steeredMessages().length > 0 && recorded.status() === 'completed' && !recorded.stopSignal())
     return 'steered-after-last-step';
   return null;

@@ -4,7 +4,7 @@ import type { SessionStore } from '../persistence/session-store';
 import type { AgentError } from '../state/agent-error';
 import { AgentState } from '../state/agent-state';
 import { ApprovalError, type ApprovalInput } from '../state/approval';
-import { AgentMachineError, InvalidArgumentError } from '../state/errors';
+import { AgentMachineError } from '../state/errors';
 import type { RunListener } from '../state/event-source';
 import { newId } from '../state/ids';
 import { Message } from '../state/message';
@@ -14,7 +14,15 @@ import { adoptHandedOff, settleHandedOff } from './chat-handoff';
 import { createPoolChatHandler, type PoolChatHandlerOptions } from './chat-pool-handler';
 import { fromQueuedAnswer, nextQueuedExecution } from './chat-queue';
 import { type ChatDecision, type ChatRequest, ChatRequestError } from './chat-request';
-import { type ChatAccess, type ChatHandler, chatRoutes, sessionBusy, streamResponse } from './chat-routes';
+import {
+  type ChatAccess,
+  type ChatHandler,
+  chatRoutes,
+  sessionBusy,
+  streamResponse,
+  type WhileRunning,
+  whileRunningOption,
+} from './chat-routes';
 import { noChunks, type RunningActor, runningActor } from './running-actor';
 import { InMemoryStreamStore, type StreamStore } from './stream-store';
 import { StreamWriter } from './stream-writer';
@@ -80,9 +88,6 @@ export interface ChatHandlerOptions {
   readonly streamRenewMs?: number;
 }
 
-/** What a chat handler does with a message sent while the chat answers (see `ChatHandlerOptions.whileRunning`). */
-export type WhileRunning = 'reject' | 'steer' | 'queue';
-
 /**
  * The server side of the AI SDK's chat client (`useChat`, `AbstractChat` with
  * `DefaultChatTransport`), over an agent with a session store:
@@ -120,12 +125,7 @@ function createAgentChatHandler(options: ChatHandlerOptions): ChatHandler {
   const onError = options.onError ?? ((error: unknown) => console.error(error));
   const streams = options.streams ?? new InMemoryStreamStore();
   const renewMs = options.streamRenewMs ?? 10_000;
-  const whileRunning = options.whileRunning ?? 'reject';
-  if (whileRunning !== 'reject' && whileRunning !== 'steer' && whileRunning !== 'queue')
-    throw new InvalidArgumentError(
-      'whileRunning',
-      `${JSON.stringify(whileRunning)} is not 'reject', 'steer' or 'queue'`,
-    );
+  const whileRunning = whileRunningOption(options.whileRunning);
 
   async function post(chat: ChatRequest): Promise<Response> {
     const { chatId } = chat;

@@ -6,7 +6,15 @@ import { Message } from '../state/message';
 import { type DecisionContinuation, decisionContinuation, toApprovalInputs } from './chat-approvals';
 import { fromQueuedAnswer } from './chat-queue';
 import { type ChatRequest, ChatRequestError } from './chat-request';
-import { type ChatAccess, type ChatHandler, chatRoutes, sessionBusy, streamResponse } from './chat-routes';
+import {
+  type ChatAccess,
+  type ChatHandler,
+  chatRoutes,
+  sessionBusy,
+  streamResponse,
+  type WhileRunning,
+  whileRunningOption,
+} from './chat-routes';
 import { noChunks } from './running-actor';
 import { mendRestartedSteps } from './step-restart';
 import { StreamNotOpenError, type StreamStore } from './stream-store';
@@ -68,7 +76,7 @@ export interface PoolChatHandlerOptions {
    * stream from its start; `'queue'` hands it to the run's worker, which answers it by the next
    * execution as soon as the running one ends, on the same stream (the POST answers from there).
    */
-  readonly whileRunning?: 'reject' | 'steer' | 'queue';
+  readonly whileRunning?: WhileRunning;
 }
 
 /**
@@ -92,12 +100,7 @@ export function createPoolChatHandler(options: PoolChatHandlerOptions): ChatHand
       'streams',
       'with `client`, the StreamStore the workers write to (a RedisStreamStore shared with createAgentWorker({ streams }))',
     );
-  const whileRunning = options.whileRunning ?? 'reject';
-  if (whileRunning !== 'reject' && whileRunning !== 'steer' && whileRunning !== 'queue')
-    throw new InvalidArgumentError(
-      'whileRunning',
-      `${JSON.stringify(whileRunning)} is not 'reject', 'steer' or 'queue'`,
-    );
+  const whileRunning = whileRunningOption(options.whileRunning);
   const onError = options.onError ?? ((error: unknown) => console.error(error));
   const renewMs = options.streamRenewMs ?? 10_000;
 

@@ -2,7 +2,7 @@ import { toUIMessages } from '../messages/ui-messages';
 import { assertSessionId } from '../persistence/session-id';
 import type { SessionStore } from '../persistence/session-store';
 import { ApprovalError } from '../state/approval';
-import { AgentMachineError } from '../state/errors';
+import { AgentMachineError, InvalidArgumentError } from '../state/errors';
 import { type ChatRequest, ChatRequestError, parseChatRequest } from './chat-request';
 import type { StreamStore } from './stream-store';
 import { UI_MESSAGE_STREAM_HEADERS, type UIMessageChunk } from './ui-message';
@@ -220,4 +220,18 @@ function errorResponse(error: AgentMachineError, headers: Record<string, string>
     { error: Object.assign({ code: error.code, message: error.message }, details) },
     { status: STATUS[error.code] ?? 500, headers },
   );
+}
+
+/** What a chat handler does with a message sent while the chat answers (see `ChatHandlerOptions.whileRunning`). */
+export type WhileRunning = 'reject' | 'steer' | 'queue';
+
+/** A handler's `whileRunning` option, `'reject'` when left out; anything else is refused. */
+export function whileRunningOption(value: WhileRunning | undefined): WhileRunning {
+  const whileRunning = value ?? 'reject';
+  if (whileRunning !== 'reject' && whileRunning !== 'steer' && whileRunning !== 'queue')
+    throw new InvalidArgumentError(
+      'whileRunning',
+      `${JSON.stringify(whileRunning)} is not 'reject', 'steer' or 'queue'`,
+    );
+  return whileRunning;
 }

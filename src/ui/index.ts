@@ -2,7 +2,7 @@ export { toChatUIMessages, toUIMessages } from '../messages/ui-messages';
 export type { UIMessage, UIMessagePart } from '../messages/ui-parts';
 export { AgentStream, type RunStarter, type UIStreamReadOptions } from './agent-stream';
 export type { DecisionContinuation } from './chat-approvals';
-export { type ChatHandlerOptions, createChatHandler, type WhileRunning } from './chat-handler';
+export { type ChatHandlerOptions, createChatHandler } from './chat-handler';
 export {
   type ChatJobStream,
   type ChatPoolClient,
@@ -10,7 +10,7 @@ export {
   STEER_ID,
 } from './chat-pool-handler';
 export { type ChatDecision, type ChatRequest, ChatRequestError, parseChatRequest } from './chat-request';
-export type { ChatAccess, ChatAction, ChatHandler } from './chat-routes';
+export type { ChatAccess, ChatAction, ChatHandler, WhileRunning } from './chat-routes';
 export { toNodeHandler } from './node-handler';
 export { mendRestartedSteps, type StepRestartedData, stepRestartedChunk } from './step-restart';
 export {

@@ -7,7 +7,6 @@
  * `data-step-restarted` chunk.
  */
 import type { InspectionEvent } from 'xstate';
-import { SessionNotFoundError } from '../persistence/errors';
 import type { SessionStore } from '../persistence/session-store';
 import type { AgentError } from '../state/agent-error';
 import type { AgentState } from '../state/agent-state';
@@ -15,7 +14,7 @@ import type { RunListener } from '../state/event-source';
 import { ExecutionStatus } from '../state/execution-status';
 import type { Message } from '../state/message';
 import { AgentStream, type UIStreamReadOptions } from '../ui/agent-stream';
-import { settleHandedOff } from '../ui/chat-handoff';
+import { keepLateSteering, settleHandedOff } from '../ui/chat-handoff';
 import { type ChatJobStream, STEER_ID } from '../ui/chat-pool-handler';
 import { queuedMarker } from '../ui/chat-queue';
 import { runningActor } from '../ui/running-actor';
@@ -188,18 +187,6 @@ function pumpExecution(
     pumped,
     reader,
   };
-}
-
-/** Saves messages steered too late for the run to the session's steering section. */
-async function keepLateSteering(
-  store: SessionStore,
-  sessionId: string,
-  late: readonly Message[],
-): Promise<{ state: AgentState; version: number }> {
-  const stored = await store.load(sessionId);
-  if (!stored) throw new SessionNotFoundError(sessionId);
-  const state = stored.state.withSteeredMessages(late);
-  return { state, version: await store.save(sessionId, state, stored.version) };
 }
 
 const steerIdOf = (message: Message): unknown => message.metadata?.[STEER_ID];

@@ -4,13 +4,12 @@ import type { SessionStore } from '../persistence/session-store';
 import type { AgentError } from '../state/agent-error';
 import { AgentState } from '../state/agent-state';
 import { ApprovalError, type ApprovalInput } from '../state/approval';
-import { AgentMachineError } from '../state/errors';
 import type { RunListener } from '../state/event-source';
 import { newId } from '../state/ids';
 import { Message } from '../state/message';
 import { AgentStream } from './agent-stream';
 import { decisionContinuation, toApprovalInputs } from './chat-approvals';
-import { adoptHandedOff, settleHandedOff } from './chat-handoff';
+import { adoptHandedOff, keepLateSteering, settleHandedOff } from './chat-handoff';
 import { createPoolChatHandler, type PoolChatHandlerOptions } from './chat-pool-handler';
 import { fromQueuedAnswer, nextQueuedExecution } from './chat-queue';
 import { type ChatDecision, type ChatRequest, ChatRequestError } from './chat-request';
@@ -213,29 +212,13 @@ function createAgentChatHandler(options: ChatHandlerOptions): ChatHandler {
       // a run that threw has been given to onError above (its read or its state)
       if (!final) final = await running.state.catch(() => undefined);
       // queued as the run concluded, or not answered (it stopped or failed): kept for the next one
-      if (final) await keepLateSteering(chatId, [...actor.unapplied(final), ...queued.splice(0)]);
+      if (final)
+        await keepLateSteering(store, chatId, [...actor.unapplied(final), ...queued.splice(0)]).catch(
+          (error: unknown) => onError(error),
+        );
       // what the session holds now leaves the stream store; the rest waits for the next run
       await settleHandedOff(store, streams, chatId).catch((error: unknown) => onError(error));
       await writer.end().catch((error: unknown) => onError(error));
-    }
-  }
-
-  /**
-   * Messages steered as the run concluded (after its last save, or once its actor had finished)
-   * are saved to the session's steering section: the chat's next execution applies them first.
-   */
-  async function keepLateSteering(chatId: string, late: readonly Message[]): Promise<void> {
-    if (late.length === 0) return;
-    try {
-      const stored = await store.load(chatId);
-      if (!stored)
-        throw new AgentMachineError(
-          'SESSION_NOT_FOUND',
-          `Chat "${chatId}" has no stored session to keep its steered messages in.`,
-        );
-      await store.save(chatId, stored.state.withSteeredMessages(late), stored.version);
-    } catch (error) {
-      onError(error);
     }
   }
 

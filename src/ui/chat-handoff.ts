@@ -1,3 +1,4 @@
+import { SessionNotFoundError } from '../persistence/errors';
 import type { SessionStore } from '../persistence/session-store';
 import { AgentState } from '../state/agent-state';
 import { Message } from '../state/message';
@@ -64,4 +65,21 @@ export async function settleHandedOff(
     chatId,
     pending.map((h) => handOffId(h.message)).filter((id) => held.has(id)),
   );
+}
+
+/**
+ * Messages steered to a run as it concluded (after its last save, or once its actor had finished)
+ * are saved to the session's steering section: the chat's next execution applies them first.
+ * Resolves the saved state and its version, or null when there were none.
+ */
+export async function keepLateSteering(
+  store: SessionStore,
+  chatId: string,
+  late: readonly Message[],
+): Promise<{ state: AgentState; version: number } | null> {
+  if (late.length === 0) return null;
+  const stored = await store.load(chatId);
+  if (!stored) throw new SessionNotFoundError(chatId);
+  const state = stored.state.withSteeredMessages(late);
+  return { state, version: await store.save(chatId, state, stored.version) };
 }

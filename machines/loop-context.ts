@@ -2,10 +2,11 @@
 
 import type { AgentError } from '../src/state/agent-error';
 import type { AgentState } from '../src/state/agent-state';
-import type { ApprovalDecision, ApprovalRoute } from '../src/state/approval';
+import type { ApprovalDecision } from '../src/state/approval';
 import type { ExecutionBudget } from '../src/state/execution-budget';
 import type { ReportEvent } from '../src/state/loop-events';
 import { Message } from '../src/state/message';
+import type { ApprovalRoute } from '../src/state/pending-approval';
 import type { HookStage, WorkerAnswer } from './worker-protocol';
 
 export interface LoopContext {

@@ -1,7 +1,8 @@
 /** The events the agent machine emits (`actor.on(type, listener)`), from its context. */
 import { emit, enqueueActions } from 'xstate';
 import { AgentError } from '../src/state/agent-error';
-import { ApprovalError, approvalReasonOf, decisionRefused } from '../src/state/approval';
+import { approvalReasonOf } from '../src/state/approval';
+import { ApprovalError, decisionRefused } from '../src/state/approval-error';
 import { InvalidArgumentError, NoRunInProgressError, RunInProgressError } from '../src/state/errors';
 import { eventIds, type ReportEvent } from '../src/state/loop-events';
 import { loopActions } from './loop-actions';

@@ -5,10 +5,10 @@
  */
 import { fromCallback, fromPromise, setup } from 'xstate';
 import { AgentStopError } from '../src/state/agent-stop-error';
-import { pendingMatches } from '../src/state/approval';
 import { budgetSignal } from '../src/state/budget-signal';
 import { ExecutionStatus } from '../src/state/execution-status';
 import type { LoopEmitted } from '../src/state/loop-events';
+import { pendingMatches } from '../src/state/pending-approval';
 import { StopReason } from '../src/state/stop-reason';
 import {
   type CheckpointInput,

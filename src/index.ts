@@ -108,13 +108,9 @@ export {
   toolDescription,
   toolEffect,
 } from './tools/define-tool';
-export {
-  executeTools,
-  runTools,
-  type ToolExecutorOptions,
-  ToolTimeoutError,
-  toolResultMessage,
-} from './tools/tool-executor';
+export { executeTools, runTools, type ToolExecutorOptions } from './tools/tool-executor';
+export { toolResultMessage } from './tools/tool-result-message';
+export { ToolTimeoutError } from './tools/tool-timeout-error';
 export * from './ui/index';
 
 // ---- moved to `agent-machine/internal` (deprecated here; removed from the main entry in the next release)

@@ -191,7 +191,11 @@ function pumpExecution(
 
 const steerIdOf = (message: Message): unknown => message.metadata?.[STEER_ID];
 
-/** The steer ids of the messages a state holds, in its conversation and its steering section. */
+/**
+ * The steer ids of the messages a state holds, in its conversation and its steering section. Not
+ * chat-handoff.ts's `heldIn` (`handOffId`s, an untagged message by its text): here a message the
+ * state is found to hold is dropped, and an untagged one that repeats an earlier text ('yes') must not be.
+ */
 function steerIds(state: AgentState | null): ReadonlySet<unknown> {
   const messages = state ? [...state.messages(), ...state.steeredMessages()] : [];
   return new Set(messages.map(steerIdOf).filter((id) => id !== undefined));

@@ -8,7 +8,7 @@
 import type { Agent, ExecuteOptions } from '../runtime/agent-actor';
 import { type ApprovalInput, takeDecisions } from '../runtime/approvals';
 import type { AgentState } from '../state/agent-state';
-import { pendingMatches } from '../state/approval';
+import { pendingMatches } from '../state/pending-approval';
 import { JOB_METADATA_KEY } from './agent-job';
 
 export async function runDecision(

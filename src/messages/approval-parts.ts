@@ -5,8 +5,9 @@
  * `approvalSecret`, the approval carries the call's signature.
  */
 import type { AgentState } from '../state/agent-state';
-import { type ApprovalDecision, type ApprovalRequest, approvalKey } from '../state/approval';
+import type { ApprovalDecision, ApprovalRequest } from '../state/approval';
 import type { ToolCall } from '../state/message';
+import { approvalKey } from '../state/pending-approval';
 import type { UIToolPart } from './ui-parts';
 
 /**

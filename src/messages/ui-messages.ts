@@ -1,6 +1,6 @@
 import { AgentState } from '../state/agent-state';
-import { approvalKey } from '../state/approval';
 import type { Message } from '../state/message';
+import { approvalKey } from '../state/pending-approval';
 import type { ToolExecution } from '../state/tool-execution';
 import { approvalPart, nestedApprovalParts } from './approval-parts';
 import {

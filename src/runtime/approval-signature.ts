@@ -7,14 +7,10 @@
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { AgentState } from '../state/agent-state';
-import {
-  ApprovalError,
-  type ApprovalInput,
-  approvalKey,
-  type PendingApproval,
-  pendingMatches,
-} from '../state/approval';
+import type { ApprovalInput } from '../state/approval';
+import { ApprovalError } from '../state/approval-error';
 import { canonicalJson } from '../state/content-hash';
+import { approvalKey, type PendingApproval, pendingMatches } from '../state/pending-approval';
 
 /** The signature of one pending call of the root `state`; `sessionId` is the run's session (null without one). */
 function approvalSignature(

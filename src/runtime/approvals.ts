@@ -1,14 +1,10 @@
 /** Human in the loop at run time: which calls need approval, carrying out decisions, checking edits. */
 import type { Hook } from '../hooks/hook';
 import type { AgentState } from '../state/agent-state';
-import {
-  type ApprovalDecision,
-  ApprovalError,
-  type ApprovalInput,
-  type PendingApproval,
-  pendingMatches,
-} from '../state/approval';
+import type { ApprovalDecision, ApprovalInput } from '../state/approval';
+import { ApprovalError } from '../state/approval-error';
 import { InvalidArgumentError } from '../state/errors';
+import { type PendingApproval, pendingMatches } from '../state/pending-approval';
 import { type ToolSet, toolEffect, validateInput } from '../tools/define-tool';
 import { checkSignature } from './approval-signature';
 

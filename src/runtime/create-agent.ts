@@ -7,7 +7,7 @@ import { McpServers } from '../mcp/mcp-servers';
 import { NoSessionStoreError, SessionConflictError, SessionNotFoundError } from '../persistence/errors';
 import type { ResponseFormat } from '../state/agent-context';
 import { AgentState } from '../state/agent-state';
-import { ApprovalError } from '../state/approval';
+import { ApprovalError } from '../state/approval-error';
 import { InvalidArgumentError } from '../state/errors';
 import type { RunListener } from '../state/event-source';
 import { ExecutionBudget } from '../state/execution-budget';

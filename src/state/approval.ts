@@ -1,8 +1,15 @@
-import { AgentMachineError } from './errors';
+import { ApprovalError, decisionRefused } from './approval-error';
 import { toJsonValue } from './json-value';
 import type { ToolCall } from './message';
-import { decodeNestedState, type NestedAgentState } from './nested-state';
-import type { AgentStateJSON, AwaitingApprovalJSON } from './schemas';
+import type { NestedAgentState } from './nested-state';
+import {
+  type ApprovalReason,
+  type ApprovalRoute,
+  approvalKey,
+  describePending,
+  type PendingApproval,
+  pendingMatches,
+} from './pending-approval';
 
 // AgentState, named through nested-state.ts: agent-state.ts imports this file.
 type AgentState = NestedAgentState;
@@ -14,12 +21,6 @@ export type ApprovalDecision =
   | { readonly type: 'edit'; readonly args: unknown }
   /** An interrupted call's outcome, given by a person: recorded as its result, the call not run. */
   | { readonly type: 'complete'; readonly result: unknown };
-
-/**
- * Why a call waits for a person: its tool needs approval (`'approval'`), or it is an unsafe call
- * that started before a crash and did not finish (`'interrupted'`): it may or may not have run.
- */
-export type ApprovalReason = 'approval' | 'interrupted';
 
 /**
  * Tool calls of the step in flight that wait for a person, and the decisions taken so far. A step
@@ -44,98 +45,6 @@ export interface ApprovalRequest {
   readonly started?: readonly string[];
 }
 
-/** A pending call as `state.pendingApprovals()` lists it. */
-export interface PendingApproval {
-  readonly toolCallId: string;
-  readonly toolName: string;
-  readonly args: unknown;
-  /** For a call inside a subagent: the names of the subagents that lead to it (`['researcher']`). */
-  readonly path?: readonly string[];
-  /**
-   * For a call inside a subagent: the ids of the subagent tool calls that lead to it (`['call_1']`).
-   * It names the call even when two calls of the same subagent wait on the same id.
-   */
-  readonly callPath?: readonly string[];
-  /** With an `approvalSecret`: the signature a decision on this call must carry. */
-  readonly signature?: string;
-  /** Why it waits: its tool needs approval, or a crash interrupted it (it may have run). */
-  readonly reason: ApprovalReason;
-}
-
-type ApprovalErrorCode =
-  | 'APPROVAL_NOT_PENDING'
-  | 'APPROVAL_INVALID_EDIT'
-  | 'APPROVAL_INVALID_RESULT'
-  | 'APPROVAL_PENDING'
-  | 'APPROVAL_AMBIGUOUS'
-  | 'APPROVAL_SIGNATURE_INVALID';
-
-/** A decision the run cannot take: the id is not pending, or edited arguments are invalid. */
-export class ApprovalError extends AgentMachineError {
-  static override get name(): string {
-    return 'ApprovalError';
-  }
-
-  constructor(
-    code: ApprovalErrorCode,
-    message: string,
-    readonly toolCallId: string | null = null,
-    /** APPROVAL_PENDING: the ids of the calls to decide on (a call inside a subagent as `callPath/id`). */
-    readonly pendingApprovals: readonly string[] = [],
-  ) {
-    super(code, message);
-  }
-
-  /**
-   * The refusal of a new message or execution while the run waits for decisions (APPROVAL_PENDING),
-   * the same from the agent's actor, `execute`, `chat` and the chat handler.
-   */
-  static pending(state: { pendingApprovals(): readonly PendingApproval[] }): ApprovalError {
-    const pending = state.pendingApprovals().map(describePending);
-    const named = pending.map((id) => `'${id}'`).join(', ') || 'its tool calls';
-    return new ApprovalError(
-      'APPROVAL_PENDING',
-      `The run waits for a decision on ${pending.length > 1 ? 'approvals' : 'approval'} ${named} ` +
-        '(a call inside a subagent as callPath/id): approve or deny each first (agent.decide(state, ' +
-        "decisions), or the approve/reject/edit events; in a chat, the AI SDK's " +
-        'addToolApprovalResponse({ id, approved }), then sendMessage()), and send this message again ' +
-        'once the answer has finished.',
-      null,
-      pending,
-    );
-  }
-
-  static notPending(toolCallId: string, pending: readonly string[]): ApprovalError {
-    const open = pending.length ? `pending: ${pending.join(', ')}` : 'no call is pending';
-    return new ApprovalError(
-      'APPROVAL_NOT_PENDING',
-      `Tool call '${toolCallId}' is not awaiting approval (${open}); nothing was changed.`,
-      toolCallId,
-    );
-  }
-}
-
-/**
- * Where a decision's call lies in a tree of agents: `callPath`, the ids of the subagent calls
- * leading to it (as `PendingApproval.callPath`), names it exactly; `path`, the subagent names (as
- * `PendingApproval.path`), is the older form, and cannot tell apart two calls of one subagent.
- * A bare array is a `path`. With neither, the id alone must name one pending call.
- */
-export type ApprovalRoute = {
-  readonly path?: readonly string[];
-  readonly callPath?: readonly string[];
-};
-
-/** A route given as a bare array is a `path` of subagent names (the older form). */
-function toApprovalRoute(route: ApprovalRoute | readonly string[] | undefined): ApprovalRoute {
-  if (route === undefined) return {};
-  return isNameList(route) ? { path: route } : route;
-}
-
-function isNameList(route: ApprovalRoute | readonly string[]): route is readonly string[] {
-  return Array.isArray(route);
-}
-
 /**
  * Why the call `toolCallId` at `route` waits, or waited before a decision on it (`'interrupted'`
  * for a call a crash interrupted); undefined when the state does not tell (a route by subagent
@@ -152,52 +61,6 @@ export function approvalReasonOf(
   const approval = at?.approval();
   if (approval?.interrupted?.includes(toolCallId)) return 'interrupted';
   return approval?.toolCallIds.includes(toolCallId) ? 'approval' : undefined;
-}
-
-/** The pending calls a decision names: those with its id, at its `callPath` and `path` when it gives them. */
-export function pendingMatches(
-  pending: readonly PendingApproval[],
-  toolCallId: string,
-  route?: ApprovalRoute | readonly string[],
-): PendingApproval[] {
-  const { path, callPath } = toApprovalRoute(route);
-  return pending.filter(
-    (p) =>
-      p.toolCallId === toolCallId &&
-      (path === undefined || samePath(p.path, path)) &&
-      (callPath === undefined || samePath(p.callPath, callPath)),
-  );
-}
-
-/** A pending call as a decision would name it: its `callPath` and id (`p1/t1`), or its id at the root. */
-export function describePending(pending: PendingApproval): string {
-  return pending.callPath?.length
-    ? `${pending.callPath.join('/')}/${pending.toolCallId}`
-    : pending.toolCallId;
-}
-
-/** Why a decision on `toolCallId` (at `route`) cannot be taken: no pending call, or several, match it. */
-export function decisionRefused(
-  pending: readonly PendingApproval[],
-  toolCallId: string,
-  route?: ApprovalRoute | readonly string[],
-): ApprovalError {
-  const matches = pendingMatches(pending, toolCallId, route);
-  if (matches.length <= 1) return ApprovalError.notPending(toolCallId, pending.map(describePending));
-  return new ApprovalError(
-    'APPROVAL_AMBIGUOUS',
-    `Tool call id '${toolCallId}' is pending in more than one place (${matches
-      .map((p) => `callPath ${JSON.stringify(p.callPath ?? [])} in ${(p.path ?? []).join('/') || '(root)'}`)
-      .join(
-        ', ',
-      )}); give the decision the 'callPath' of the one you mean, as pendingApprovals() lists it. Nothing was changed.`,
-    toolCallId,
-  );
-}
-
-/** The key of a pending call in a tree of agents: the ids of the subagent calls leading to it, and its own. */
-export function approvalKey(callPath: readonly string[] | undefined, toolCallId: string): string {
-  return JSON.stringify([...(callPath ?? []), toolCallId]);
 }
 
 export const ApprovalRequest = {
@@ -345,12 +208,6 @@ function signed(pending: PendingApproval, request: ApprovalRequest): PendingAppr
   return Object.freeze(signature === undefined ? pending : { ...pending, signature });
 }
 
-function samePath(a: readonly string[] | undefined, b: readonly string[] | undefined): boolean {
-  const left = a ?? [];
-  const right = b ?? [];
-  return left.length === right.length && left.every((name, i) => name === right[i]);
-}
-
 /**
  * A decision as `agent.decide()` takes it. `callPath` (the pending call's) tells apart calls with
  * the same id in different subagent calls (`path`, the subagent names, is the older form);
@@ -361,45 +218,3 @@ export type ApprovalInput = {
   readonly signature?: string;
 } & ApprovalRoute &
   ApprovalDecision;
-
-/**
- * An approval's fields in the serialized form (beside its step and the step's start): the time it
- * was requested, the calls, the decisions, and, only when there are some, the waiting children's
- * states and the signatures. The state's `toJSON()` and the checkpoint journal both write it.
- */
-export function encodeApprovalFields(approval: ApprovalRequest) {
-  return {
-    requestedAt: new Date(approval.requestedAt).toISOString(),
-    toolCallIds: approval.toolCallIds,
-    decisions: approval.decisions,
-    ...(Object.keys(approval.children).length > 0 && {
-      children: Object.fromEntries(
-        Object.entries(approval.children).map(([id, child]): [string, unknown] => [id, child.toJSON()]),
-      ),
-    }),
-    ...(Object.keys(approval.signatures).length > 0 && { signatures: approval.signatures }),
-    ...(approval.interrupted?.length && { interrupted: approval.interrupted }),
-    ...(approval.started !== undefined && { started: approval.started }),
-  };
-}
-
-/** An approval of a validated document, from the fields `encodeApprovalFields` writes. */
-export function decodeApprovalFields(json: AwaitingApprovalJSON): ApprovalRequest {
-  return Object.freeze({
-    requestedAt: Date.parse(json.requestedAt),
-    toolCallIds: Object.freeze([...json.toolCallIds]),
-    decisions: Object.freeze({ ...json.decisions }) as ApprovalRequest['decisions'],
-    children: Object.freeze(
-      Object.fromEntries(
-        // validated with this document: the schema checks each child as a whole AgentState
-        Object.entries(json.children ?? {}).map(([id, child]) => [
-          id,
-          decodeNestedState(child as AgentStateJSON),
-        ]),
-      ),
-    ),
-    signatures: Object.freeze({ ...json.signatures }),
-    ...(json.interrupted?.length && { interrupted: Object.freeze([...json.interrupted]) }),
-    ...(json.started !== undefined && { started: Object.freeze([...json.started]) }),
-  });
-}

@@ -1,7 +1,8 @@
 import { type AgentError, decodeAgentError } from './agent-error';
 import { AgentStep } from './agent-step';
 import { AppendOnlyList } from './append-only-list';
-import { ApprovalRequest, decodeApprovalFields, encodeApprovalFields } from './approval';
+import { ApprovalRequest } from './approval';
+import { decodeApprovalFields, encodeApprovalFields } from './approval-codec';
 import { ExecutionContinuation } from './execution-continuation';
 import { ExecutionStatus } from './execution-status';
 import { frozenList } from './frozen-list';

@@ -4,14 +4,8 @@ export { AgentState, type AgentStateProps, type LlmConfig } from './agent-state'
 export { AgentStep, InferenceResponse, type StepRequest } from './agent-step';
 export { AgentStepType } from './agent-step-type';
 export { AppendOnlyList } from './append-only-list';
-export {
-  type ApprovalDecision,
-  ApprovalError,
-  type ApprovalReason,
-  ApprovalRequest,
-  type ApprovalRoute,
-  type PendingApproval,
-} from './approval';
+export { type ApprovalDecision, ApprovalRequest } from './approval';
+export { ApprovalError } from './approval-error';
 export {
   AgentMachineError,
   InvalidArgumentError,
@@ -36,6 +30,7 @@ export {
   type ToolCall,
   textOf,
 } from './message';
+export type { ApprovalReason, ApprovalRoute, PendingApproval } from './pending-approval';
 export { type AgentStateJSON, agentStateSchema, FORMAT_VERSION } from './schemas';
 export { StepExecution } from './step-execution';
 export { failsTheRun, StopReason, stopReasonPriority, wasForceStopped } from './stop-reason';

@@ -1,9 +1,10 @@
 import type { AgentError } from './agent-error';
 import type { AgentState } from './agent-state';
 import type { AgentStepType } from './agent-step-type';
-import type { ApprovalDecision, ApprovalReason, PendingApproval } from './approval';
+import type { ApprovalDecision } from './approval';
 import type { ExecutionStatus } from './execution-status';
 import type { Message } from './message';
+import type { ApprovalReason, PendingApproval } from './pending-approval';
 import type { StopReason } from './stop-reason';
 import type { StopSignal } from './stop-signal';
 import type { Usage } from './usage';

@@ -1,17 +1,16 @@
-import { createHash } from 'node:crypto';
 import type { Hook, ToolUseDecision } from '../hooks/hook';
 import { AgentError } from '../state/agent-error';
 import { AgentState } from '../state/agent-state';
 import type { AgentStep } from '../state/agent-step';
 import { AgentStopError } from '../state/agent-stop-error';
-import { AgentMachineError } from '../state/errors';
 import { refusedArguments } from '../state/inference-admission';
 import { asJsonValue } from '../state/json-value';
 import { type ReportEvent, stepEventIds } from '../state/loop-events';
-import { Message, type ToolCall } from '../state/message';
+import type { ToolCall } from '../state/message';
 import { ToolExecution } from '../state/tool-execution';
-import { type Tool, type ToolExecuteOptions, type ToolSet, validateInput } from './define-tool';
-import { invalidArguments } from './invalid-arguments';
+import type { ToolSet } from './define-tool';
+import { runTool } from './run-tool';
+import { toolResultMessage } from './tool-result-message';
 
 export interface ToolExecutorOptions {
   readonly tools: ToolSet;
@@ -259,173 +258,4 @@ function reportFinished(
 /** The result of a call whose subagent still waited when a tool asked the run to stop. */
 function stopped(stop: AgentStopError): AgentError {
   return AgentError.of('AgentStopError', stop.message, 'STOPPED_WHILE_AWAITING_APPROVAL');
-}
-
-async function runTool(
-  call: ToolCall,
-  state: AgentState,
-  options: ToolExecutorOptions,
-  startedAt: number,
-): Promise<ToolExecution | AgentState> {
-  const tool = Object.hasOwn(options.tools, call.name) ? options.tools[call.name] : undefined;
-  if (!tool) {
-    const known = Object.keys(options.tools);
-    return ToolExecution.failed(
-      call,
-      AgentError.of(
-        'UnknownTool',
-        `Tool '${call.name}' does not exist. Available tools: ${known.length ? known.join(', ') : 'none'}`,
-        'UNKNOWN_TOOL',
-      ),
-      startedAt,
-    );
-  }
-  const validation = await validateInput(tool.inputSchema, call.args);
-  if (!validation.ok) {
-    return ToolExecution.failed(call, invalidArguments(call, validation.issues), startedAt);
-  }
-  if (!tool.execute) {
-    return ToolExecution.failed(
-      call,
-      AgentError.of('ToolNotExecutable', `Tool '${call.name}' has no execute function`, 'NO_EXECUTE'),
-      startedAt,
-    );
-  }
-  const execute = tool.execute;
-  const timeoutMs = tool.timeoutMs ?? options.timeoutMs;
-  // The declared type widens `messages` for AI SDK tools; the value is our ToolExecuteOptions.
-  type ExecuteOptions = Parameters<NonNullable<Tool['execute']>>[1];
-
-  // Without a timeout the call shares the step's signal: no controller of its own.
-  if (timeoutMs === undefined) {
-    try {
-      const value = await execute(
-        validation.value,
-        executeOptions(call, options, state, options.idempotencyScope) as ExecuteOptions,
-      );
-      return recorded(call, value, startedAt);
-    } catch (error) {
-      return failedCall(call, error, startedAt);
-    }
-  }
-  const controller = new AbortController();
-  const onAbort = () => controller.abort(options.signal.reason);
-  if (options.signal.aborted) onAbort();
-  else options.signal.addEventListener('abort', onAbort, { once: true });
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  try {
-    const value = await Promise.race([
-      Promise.resolve().then(() =>
-        execute(
-          validation.value,
-          executeOptions(call, controller, state, options.idempotencyScope) as ExecuteOptions,
-        ),
-      ),
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => {
-          const error = new ToolTimeoutError(call.name, timeoutMs);
-          controller.abort(error);
-          reject(error);
-        }, timeoutMs);
-      }),
-    ]);
-    return recorded(call, value, startedAt);
-  } catch (error) {
-    return failedCall(call, error, startedAt);
-  } finally {
-    if (timer) clearTimeout(timer);
-    options.signal.removeEventListener('abort', onAbort);
-  }
-}
-
-/** What a call returned, as recorded: a subagent tool answers with the child's state, final or waiting for decisions. */
-function recorded(call: ToolCall, value: unknown, startedAt: number): ToolExecution | AgentState {
-  if (!(value instanceof AgentState)) return ToolExecution.succeeded(call, value ?? null, startedAt);
-  return value.approval() !== null ? value : ToolExecution.ofChild(call, value, startedAt);
-}
-
-/** A call that threw fails alone; an AgentStopError stops the run. */
-function failedCall(call: ToolCall, error: unknown, startedAt: number): ToolExecution {
-  if (AgentStopError.is(error)) throw error;
-  return ToolExecution.failed(call, error, startedAt);
-}
-
-/**
- * What `execute` gets; `messages` is built only if the tool reads it (it copies the conversation),
- * and `signal` is read from `source` only when the tool reads it (the step's may be made on first read).
- */
-function executeOptions(
-  call: ToolCall,
-  source: { readonly signal: AbortSignal },
-  state: AgentState,
-  scope: string | undefined,
-): ToolExecuteOptions {
-  return {
-    toolCallId: call.id,
-    get idempotencyKey() {
-      return idempotencyKey(scope ?? state.agentId(), state, call.id);
-    },
-    get signal() {
-      return source.signal;
-    },
-    get abortSignal() {
-      return source.signal;
-    },
-    state,
-    context: {},
-    get messages() {
-      return state.messages();
-    },
-  };
-}
-
-/**
- * The key of one call, the same in every attempt and process: a hash of the session (or agent), the
- * agent, the execution, the step's number and the call's id.
- */
-function idempotencyKey(scope: string, state: AgentState, toolCallId: string): string {
-  const subject = JSON.stringify([
-    scope,
-    state.agentId(),
-    state.executionId(),
-    state.stepCount() + 1,
-    toolCallId,
-  ]);
-  return createHash('sha256').update(subject).digest('base64url');
-}
-
-export class ToolTimeoutError extends AgentMachineError {
-  static override get name(): string {
-    return 'ToolTimeoutError';
-  }
-
-  declare readonly code: 'TOOL_TIMEOUT';
-  constructor(toolName: string, timeoutMs: number) {
-    super('TOOL_TIMEOUT', `Tool '${toolName}' timed out after ${timeoutMs} ms`);
-  }
-}
-
-/** The tool message the model sees: the value as text (JSON for data), or the error. */
-export function toolResultMessage(execution: ToolExecution): Message {
-  const call = execution.toolCall();
-  const error = execution.error();
-  const content = error ? `Error: ${error.message}` : stringify(execution.value());
-  return Message.of({
-    role: 'tool',
-    content,
-    toolCallId: call.id,
-    toolName: call.name,
-    isError: error !== null,
-    metadata: { tool_execution_id: execution.id() },
-  });
-}
-
-function stringify(value: unknown): string {
-  if (typeof value === 'string') return value;
-  if (value instanceof AgentState) return value.finalResponse();
-  try {
-    return JSON.stringify(value) ?? 'null';
-  } catch {
-    return String(value);
-  }
 }

@@ -9,12 +9,8 @@
  */
 import { toUIMessages } from '../messages/ui-messages';
 import type { AgentState } from '../state/agent-state';
-import {
-  type ApprovalDecision,
-  type ApprovalInput,
-  describePending,
-  type PendingApproval,
-} from '../state/approval';
+import type { ApprovalDecision, ApprovalInput } from '../state/approval';
+import { describePending, type PendingApproval } from '../state/pending-approval';
 import { type ChatDecision, ChatRequestError } from './chat-request';
 import type { UIMessageChunk } from './ui-message';
 import { toUIMessageChunks } from './ui-message-chunks';

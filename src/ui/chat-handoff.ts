@@ -11,7 +11,12 @@ import { handOffId, type StreamStore } from './stream-store';
  * in the session already (saved before the process died, not yet settled) is only settled.
  */
 
-/** The handed-off ids a session holds, in its conversation or its steering section (its user messages). */
+/**
+ * The handed-off ids a session holds, in its conversation or its steering section (its user messages).
+ * Keyed by `handOffId`, not by steer id as chat-run-publisher.ts's `steerIds`: the stream store
+ * settles by that key, the in-process handler's queued messages carry only a queueId, and an untagged
+ * message must be settled too (by its text).
+ */
 function heldIn(state: AgentState | undefined): Set<string> {
   const held = new Set<string>();
   if (!state) return held;

@@ -1,5 +1,6 @@
 import type { SessionStore } from '../persistence/session-store';
-import { ApprovalError, type ApprovalInput } from '../state/approval';
+import type { ApprovalInput } from '../state/approval';
+import { ApprovalError } from '../state/approval-error';
 import { InvalidArgumentError } from '../state/errors';
 import { newId } from '../state/ids';
 import { Message } from '../state/message';

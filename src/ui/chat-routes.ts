@@ -1,7 +1,7 @@
 import { toUIMessages } from '../messages/ui-messages';
 import { assertSessionId } from '../persistence/session-id';
 import type { SessionStore } from '../persistence/session-store';
-import { ApprovalError } from '../state/approval';
+import { ApprovalError } from '../state/approval-error';
 import { AgentMachineError, InvalidArgumentError } from '../state/errors';
 import { type ChatRequest, ChatRequestError, parseChatRequest } from './chat-request';
 import type { StreamStore } from './stream-store';

@@ -1,7 +1,8 @@
 /** XState 6 port of machines/loop-emits.ts: each v5 `emit(...)` becomes `enq.emit(...)`; bodies unchanged. */
 import { type LoopContext, routeOf, steeringToApply, toDecision } from '../repo/machines/loop-context';
 import { AgentError } from '../repo/src/state/agent-error';
-import { ApprovalError, approvalReasonOf, decisionRefused } from '../repo/src/state/approval';
+import { approvalReasonOf } from '../repo/src/state/approval';
+import { ApprovalError, decisionRefused } from '../repo/src/state/approval-error';
 import { InvalidArgumentError, NoRunInProgressError, RunInProgressError } from '../repo/src/state/errors';
 import { eventIds, type ReportEvent } from '../repo/src/state/loop-events';
 

@@ -15,9 +15,9 @@ import {
 } from '../repo/machines/loop-context';
 import type { HookStage } from '../repo/machines/worker-protocol';
 import { AgentStopError } from '../repo/src/state/agent-stop-error';
-import { pendingMatches } from '../repo/src/state/approval';
 import { budgetSignal } from '../repo/src/state/budget-signal';
 import { ExecutionStatus } from '../repo/src/state/execution-status';
+import { pendingMatches } from '../repo/src/state/pending-approval';
 import { StopReason } from '../repo/src/state/stop-reason';
 import { loopActions } from './loop-actions';
 import { loopEmits } from './loop-emits';

@@ -1,4 +1,4 @@
-import { mkdir } from 'node:fs/promises';
+import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { Durability } from './durability';
 import { SqliteDriverLoadError, SqliteDriverMissingError, SqliteSchemaError } from './errors';
@@ -84,8 +84,9 @@ export async function openSqliteDatabase(
   durability: Durability = 'full',
 ): Promise<SqliteDatabase> {
   const Database = await loadSqliteDriver(moduleName);
-  // Its folder is created as FileSessionStore creates its directory (SQLite itself does not).
-  if (file !== ':memory:' && file !== '') await mkdir(dirname(resolve(file)), { recursive: true });
+  // Its folder is created as FileSessionStore creates its directory (SQLite itself does not);
+  // synchronously, as the database is then opened.
+  if (file !== ':memory:' && file !== '') mkdirSync(dirname(resolve(file)), { recursive: true });
   const db = new Database(file, { timeout: 5_000 });
   try {
     db.pragma('journal_mode = WAL');

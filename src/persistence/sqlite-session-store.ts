@@ -1,4 +1,4 @@
-import { deflateRawSync, inflateRawSync } from 'node:zlib';
+import { inflateRawSync } from 'node:zlib';
 import type { AgentState } from '../state/agent-state';
 import { type Durability, durabilityOption } from './durability';
 import {
@@ -29,9 +29,8 @@ const SESSIONS_DDL = `CREATE TABLE IF NOT EXISTS sessions (
 ) STRICT`;
 
 /**
- * One row per checkpoint (a journal record, JOURNAL_FORMAT.md); the body is the record's JSON,
- * compressed with raw DEFLATE: a page of SQLite then holds several records, so an append rewrites
- * fewer pages.
+ * One row per checkpoint (a journal record, JOURNAL_FORMAT.md); the body is the record's UTF-8
+ * JSON. (agent-machine 0.1 compressed it with raw DEFLATE; such bodies still load, see `bodyText`.)
  */
 const JOURNAL_DDL = `CREATE TABLE IF NOT EXISTS session_journal (
   session_id TEXT NOT NULL,
@@ -44,13 +43,6 @@ const JOURNAL_DDL = `CREATE TABLE IF NOT EXISTS session_journal (
   PRIMARY KEY (session_id, version)
 ) STRICT;
 CREATE INDEX IF NOT EXISTS session_journal_snapshots ON session_journal (session_id, version) WHERE kind = 'snapshot'`;
-
-/**
- * DEFLATE's fastest level: a record's body comes out a few % larger than at the default level 6,
- * in a third to nine tenths of the time (`npm run bench persistence-levers`). Any level inflates
- * the same way.
- */
-const BODY_DEFLATE = { level: 1 };
 
 interface Tip {
   version: number;
@@ -116,7 +108,7 @@ function prepare(db: SqliteDatabase) {
         next.kind,
         step,
         new Date().toISOString(),
-        deflateRawSync(next.text, BODY_DEFLATE),
+        Buffer.from(next.text, 'utf8'),
       );
       if (tip && tip.gen === null) removeLegacy.run(id);
       return next;
@@ -252,7 +244,7 @@ export class SqliteSessionStore implements JournaledSessionStore {
       const chain = (db.records.all({ id, upTo: version }) as JournalRow[]).map((row) => ({
         ...row,
         gen,
-        body: deflateRawSync(withGeneration(decodeRecord(inflateBody(row.body, at), at), gen), BODY_DEFLATE),
+        body: Buffer.from(withGeneration(decodeRecord(bodyText(row.body, at), at), gen), 'utf8'),
       }));
       db.fork.immediate(id, target, chain);
       return loaded;
@@ -306,7 +298,7 @@ export class SqliteSessionStore implements JournaledSessionStore {
     if (version !== null && last.version !== version) throw new CheckpointNotFoundError(id, version);
     const replayed = replay(
       rows.map((row) => {
-        const record = decodeRecord(inflateBody(row.body, at), at);
+        const record = decodeRecord(bodyText(row.body, at), at);
         // The row's columns are what the queries select by: they must say what the record says.
         if (record.v !== row.version || record.kind !== row.kind)
           throw new CorruptSessionError(
@@ -338,7 +330,16 @@ export class SqliteSessionStore implements JournaledSessionStore {
   }
 }
 
-function inflateBody(body: Uint8Array, at: StoredAt): string {
+/**
+ * The record's text in a row's body: its UTF-8 JSON, or (written by agent-machine 0.1) that JSON
+ * compressed with raw DEFLATE. A record starts with `{"`, which no DEFLATE stream of a record
+ * starts with: `{` would open a block of fixed codes whose first code, with the bits of `"`, is the
+ * literal 0xE4, where a record's first literal is `{` (JOURNAL_FORMAT.md). Inflating every row
+ * cost a load more than parsing the records' JSON (`npm run bench persistence-loads`).
+ */
+function bodyText(body: Uint8Array, at: StoredAt): string {
+  if (body[0] === 0x7b && body[1] === 0x22)
+    return Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8');
   try {
     return inflateRawSync(body).toString('utf8');
   } catch (error) {

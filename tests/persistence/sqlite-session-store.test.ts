@@ -68,7 +68,7 @@ describe('SqliteSessionStore', () => {
         ['chat-42', 2, 'delta', 2],
       ]);
       expect(new Date(rows[0]?.saved_at as string).toISOString()).toBe(rows[0]?.saved_at);
-      const delta = JSON.parse((rows[1]?.body as Buffer).toString('utf8'));
+      const delta = JSON.parse(String(rows[1]?.body));
       expect(delta.sections).toEqual({
         messages: { from: 4, items: [expect.objectContaining({ content: 'and now?' })] },
       });

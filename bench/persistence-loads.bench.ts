@@ -10,8 +10,9 @@
  *   after them runs before them (STEP_RUN=1000 runs all 1,000).
  * Rounds are interleaved (every cell once a round) so that all cells see the same machine; the
  * figures are medians over rounds. LOAD_ROUNDS=<n> sets the rounds (default 7). BASE=<dir of
- * another checkout> loads the same sessions with its stores too, in the same rounds (a change's
- * before and after; the step costs stay this checkout's).
+ * another checkout> loads sessions of the same runs with its stores too (its own runs write them,
+ * as the stored format may differ), in the same rounds (a change's before and after; the step
+ * costs stay this checkout's).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -89,18 +90,18 @@ export const mean = (values: readonly number[]) => values.reduce((a, b) => a + b
 
 /**
  * The figures of `lib` (this library, or another build of it). With `base`, another checkout's
- * stores load the same sessions in the same rounds (columns `base …`): a change's before and after.
+ * stores load sessions of the same runs, written by its own runs, in the same rounds (columns
+ * `base …`): a change's before and after.
  */
 export async function loadFigures(lib: Library, dir: string, label = '', base?: Library): Promise<void> {
   const rounds = Number(process.env.LOAD_ROUNDS ?? 7);
   const documents = new Map<string, library.StoredSession>();
   const stores = kinds(lib, dir, label || 'this', documents);
+  // The other checkout's stores read sessions its own runs wrote (the stored format may differ).
+  const baseStores = base ? kinds(base, dir, `${label}base`) : [];
   const loaders = [
     ...stores.map((k): [string, Kind] => [k.name, k]),
-    ...(base ? kinds(base, dir, label || 'this', documents) : []).map((k): [string, Kind] => [
-      `base ${k.name}`,
-      k,
-    ]),
+    ...baseStores.map((k): [string, Kind] => [`base ${k.name}`, k]),
   ];
 
   // Loads at 100 and 1,000 steps.
@@ -111,6 +112,11 @@ export async function loadFigures(lib: Library, dir: string, label = '', base?: 
       const store = kind.open();
       const { state } = await run(lib, store, `load-${steps}`, steps);
       texts.push(JSON.stringify(state));
+      await store.close();
+    }
+    for (const kind of baseStores) {
+      const store = kind.open();
+      await run(base as Library, store, `load-${steps}`, steps);
       await store.close();
     }
     const text = texts[0] as string;

@@ -17,7 +17,7 @@ import { decodeStoredState, parseJson, type StoredAt } from './session-document'
 import { assertSessionId } from './session-id';
 import type { LoadedSession } from './session-store';
 import { LazySqliteConnection } from './sqlite-connection';
-import { ensureTable, type SqliteDatabase } from './sqlite-driver';
+import { ensureTable, lazyStatement, type SqliteDatabase } from './sqlite-driver';
 import { assertExpectedVersion, assertState } from './store-arguments';
 
 /** Sessions saved before the journal: one row each, read as they are and moved at their next save. */
@@ -67,19 +67,24 @@ function prepare(db: SqliteDatabase) {
     ['session_id', 'version', 'gen', 'kind', 'step', 'saved_at', 'body'],
     JOURNAL_DDL,
   );
-  const lastRecord = db.prepare(
+  const lastRecord = lazyStatement(
+    db,
     'SELECT version, gen FROM session_journal WHERE session_id = ? ORDER BY version DESC LIMIT 1',
   );
-  const legacyVersion = db.prepare('SELECT version FROM sessions WHERE id = ?');
-  const insert = db.prepare(
+  const legacyVersion = lazyStatement(db, 'SELECT version FROM sessions WHERE id = ?');
+  const insert = lazyStatement(
+    db,
     'INSERT INTO session_journal (session_id, version, gen, kind, step, saved_at, body) VALUES (?, ?, ?, ?, ?, ?, ?)',
   );
-  const removeLegacy = db.prepare('DELETE FROM sessions WHERE id = ?');
-  const copyRecords = db.prepare(
+  const removeLegacy = lazyStatement(db, 'DELETE FROM sessions WHERE id = ?');
+  const removeRecords = lazyStatement(db, 'DELETE FROM session_journal WHERE session_id = ?');
+  const copyRecords = lazyStatement(
+    db,
     `INSERT INTO session_journal (session_id, version, gen, kind, step, saved_at, body)
      SELECT ?, version, gen, kind, step, saved_at, body FROM session_journal WHERE session_id = ? AND version < ?`,
   );
-  const copyLegacy = db.prepare(
+  const copyLegacy = lazyStatement(
+    db,
     'INSERT INTO sessions (id, version, saved_at, state_json) SELECT ?, version, saved_at, state_json FROM sessions WHERE id = ?',
   );
   const tipOf = (id: string): Tip | null => {
@@ -117,19 +122,21 @@ function prepare(db: SqliteDatabase) {
   const reads = db.transaction((read: () => unknown) => read());
   return {
     // The newest snapshot at or before a version, and the records after it up to that version.
-    records: db.prepare(
+    records: lazyStatement(
+      db,
       `SELECT version, gen, kind, step, saved_at, body FROM session_journal WHERE session_id = @id AND version <= @upTo AND version >=
         (SELECT max(version) FROM session_journal WHERE session_id = @id AND kind = 'snapshot' AND version <= @upTo)
        ORDER BY version`,
     ),
-    newest: db.prepare('SELECT max(version) AS version FROM session_journal WHERE session_id = ?'),
+    newest: lazyStatement(db, 'SELECT max(version) AS version FROM session_journal WHERE session_id = ?'),
     /**
      * Runs reads in one transaction: they see one version of the database (WAL), so a save by
      * another connection between two of them cannot make records look unfollowable.
      */
     consistently: <T>(read: () => T): T => reads.deferred(read) as T,
-    legacy: db.prepare('SELECT version, saved_at, state_json FROM sessions WHERE id = ?'),
-    checkpoints: db.prepare(
+    legacy: lazyStatement(db, 'SELECT version, saved_at, state_json FROM sessions WHERE id = ?'),
+    checkpoints: lazyStatement(
+      db,
       'SELECT version, step, saved_at FROM session_journal WHERE session_id = ? ORDER BY version',
     ),
     append: (id: string, expected: number | null, step: number, encode: (tip: Tip | null) => NextRecord) =>
@@ -144,10 +151,11 @@ function prepare(db: SqliteDatabase) {
         insert.run(to, row.version, row.gen, row.kind, row.step, row.saved_at, row.body);
     }),
     remove: db.transaction((id: string) => {
-      db.prepare('DELETE FROM session_journal WHERE session_id = ?').run(id);
+      removeRecords.run(id);
       removeLegacy.run(id);
     }),
-    list: db.prepare(
+    list: lazyStatement(
+      db,
       'SELECT session_id AS id FROM session_journal UNION SELECT id FROM sessions ORDER BY id',
     ),
   };

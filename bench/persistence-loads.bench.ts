@@ -9,9 +9,10 @@
  *   The run stops after step 151: steps 51-150 of a 1,000-step run are the same steps, as nothing
  *   after them runs before them (STEP_RUN=1000 runs all 1,000).
  * Rounds are interleaved (every cell once a round) so that all cells see the same machine; the
- * figures are medians over rounds. LOAD_ROUNDS=<n> sets the rounds (default 7). BASE=<dir of
- * another checkout> loads the same sessions with its stores too, in the same rounds (a change's
- * before and after; the step costs stay this checkout's).
+ * figures are medians over rounds; a load's ratio is taken against a JSON.parse run just before it. LOAD_ROUNDS=<n> sets the rounds (default 7). BASE=<dir of
+ * another checkout> loads sessions of the same runs with its stores too (its own runs write them,
+ * as the stored format may differ), in the same rounds (a change's before and after; the step
+ * costs stay this checkout's).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -89,18 +90,18 @@ export const mean = (values: readonly number[]) => values.reduce((a, b) => a + b
 
 /**
  * The figures of `lib` (this library, or another build of it). With `base`, another checkout's
- * stores load the same sessions in the same rounds (columns `base …`): a change's before and after.
+ * stores load sessions of the same runs, written by its own runs, in the same rounds (columns
+ * `base …`): a change's before and after.
  */
 export async function loadFigures(lib: Library, dir: string, label = '', base?: Library): Promise<void> {
   const rounds = Number(process.env.LOAD_ROUNDS ?? 7);
   const documents = new Map<string, library.StoredSession>();
   const stores = kinds(lib, dir, label || 'this', documents);
+  // The other checkout's stores read sessions its own runs wrote (the stored format may differ).
+  const baseStores = base ? kinds(base, dir, `${label}base`) : [];
   const loaders = [
     ...stores.map((k): [string, Kind] => [k.name, k]),
-    ...(base ? kinds(base, dir, label || 'this', documents) : []).map((k): [string, Kind] => [
-      `base ${k.name}`,
-      k,
-    ]),
+    ...baseStores.map((k): [string, Kind] => [`base ${k.name}`, k]),
   ];
 
   // Loads at 100 and 1,000 steps.
@@ -113,48 +114,57 @@ export async function loadFigures(lib: Library, dir: string, label = '', base?: 
       texts.push(JSON.stringify(state));
       await store.close();
     }
+    for (const kind of baseStores) {
+      const store = kind.open();
+      await run(base as Library, store, `load-${steps}`, steps);
+      await store.close();
+    }
     const text = texts[0] as string;
-    const times = new Map<string, number[]>([
-      ['JSON.parse', []],
-      ...loaders.map(([name]): [string, number[]] => [name, []]),
-    ]);
-    const cpuTimes = new Map<string, number[]>([...times.keys()].map((k) => [k, []]));
+    const parseTimes: number[] = [];
+    const times = new Map<string, number[]>(loaders.map(([name]) => [name, []]));
+    // Each load is paired with a JSON.parse just before it (both after a full GC), and the ratio
+    // taken within the pair: machine load that comes and goes between cells then cancels out.
+    const ratios = new Map<string, number[]>(loaders.map(([name]) => [name, []]));
+    const cpuRatios = new Map<string, number[]>(loaders.map(([name]) => [name, []]));
     for (let r = -1; r < rounds; r++) {
-      collectGarbage();
-      let start = now();
-      let cpuStart = cpuMs();
-      JSON.parse(text);
-      if (r >= 0) times.get('JSON.parse')?.push(now() - start);
-      if (r >= 0) cpuTimes.get('JSON.parse')?.push(cpuMs() - cpuStart);
       for (const [name, kind] of r % 2 ? [...loaders].reverse() : loaders) {
+        collectGarbage();
+        let start = now();
+        let cpuStart = cpuMs();
+        JSON.parse(text);
+        const parse = now() - start;
+        const parseCpu = cpuMs() - cpuStart;
         const store = kind.open();
         collectGarbage();
         start = now();
         cpuStart = cpuMs();
         const loaded = await store.load(`load-${steps}`);
-        if (r >= 0) times.get(name)?.push(now() - start);
-        if (r >= 0) cpuTimes.get(name)?.push(cpuMs() - cpuStart);
+        const load = now() - start;
+        const loadCpu = cpuMs() - cpuStart;
         if (loaded?.state.stepCount() !== steps) throw new Error(`the ${steps}-step session did not load`);
         await store.close();
+        if (r < 0) continue;
+        parseTimes.push(parse);
+        times.get(name)?.push(load);
+        ratios.get(name)?.push(load / parse);
+        // process.cpuUsage() may read 0 for a short parse (its clock ticks): such a pair is left out.
+        if (parseCpu > 0) cpuRatios.get(name)?.push(loadCpu / parseCpu);
       }
     }
-    const parse = median(times.get('JSON.parse') ?? []);
-    const parseCpu = median(cpuTimes.get('JSON.parse') ?? []);
     const row: Record<string, string | number> = {
       steps,
       'state JSON, KiB': text.length / 1024,
-      'ms JSON.parse': parse,
+      'ms JSON.parse': median(parseTimes),
     };
     for (const [name] of loaders) {
-      const ms = median(times.get(name) ?? []);
-      row[`ms load ${name}`] = ms;
-      row[`load / JSON.parse ${name}`] = ms / parse;
-      row[`CPU load / JSON.parse ${name}`] = median(cpuTimes.get(name) ?? []) / parseCpu;
+      row[`ms load ${name}`] = median(times.get(name) ?? []);
+      row[`load / JSON.parse ${name}`] = median(ratios.get(name) ?? []);
+      row[`CPU load / JSON.parse ${name}`] = median(cpuRatios.get(name) ?? []);
     }
     loadRows.push(row);
   }
   printTable(
-    `${label}Load of a session by a fresh store, against JSON.parse of the state's JSON (median of ${rounds} interleaved rounds; CPU: the process's CPU time)`,
+    `${label}Load of a session by a fresh store, against JSON.parse of the state's JSON (ratios: median over ${rounds} interleaved rounds of each load over the parse just before it; CPU: the process's CPU time)`,
     loadRows,
   );
 

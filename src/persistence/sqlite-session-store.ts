@@ -1,4 +1,4 @@
-import { deflateRawSync, inflateRawSync } from 'node:zlib';
+import { inflateRawSync } from 'node:zlib';
 import type { AgentState } from '../state/agent-state';
 import { type Durability, durabilityOption } from './durability';
 import {
@@ -17,7 +17,7 @@ import { decodeStoredState, parseJson, type StoredAt } from './session-document'
 import { assertSessionId } from './session-id';
 import type { LoadedSession } from './session-store';
 import { LazySqliteConnection } from './sqlite-connection';
-import { ensureTable, type SqliteDatabase } from './sqlite-driver';
+import { ensureTable, lazyStatement, type SqliteDatabase } from './sqlite-driver';
 import { assertExpectedVersion, assertState } from './store-arguments';
 
 /** Sessions saved before the journal: one row each, read as they are and moved at their next save. */
@@ -29,9 +29,8 @@ const SESSIONS_DDL = `CREATE TABLE IF NOT EXISTS sessions (
 ) STRICT`;
 
 /**
- * One row per checkpoint (a journal record, JOURNAL_FORMAT.md); the body is the record's JSON,
- * compressed with raw DEFLATE: a page of SQLite then holds several records, so an append rewrites
- * fewer pages.
+ * One row per checkpoint (a journal record, JOURNAL_FORMAT.md); the body is the record's UTF-8
+ * JSON. (agent-machine 0.1 compressed it with raw DEFLATE; such bodies still load, see `bodyText`.)
  */
 const JOURNAL_DDL = `CREATE TABLE IF NOT EXISTS session_journal (
   session_id TEXT NOT NULL,
@@ -44,13 +43,6 @@ const JOURNAL_DDL = `CREATE TABLE IF NOT EXISTS session_journal (
   PRIMARY KEY (session_id, version)
 ) STRICT;
 CREATE INDEX IF NOT EXISTS session_journal_snapshots ON session_journal (session_id, version) WHERE kind = 'snapshot'`;
-
-/**
- * DEFLATE's fastest level: a record's body comes out a few % larger than at the default level 6,
- * in a third to nine tenths of the time (`npm run bench persistence-levers`). Any level inflates
- * the same way.
- */
-const BODY_DEFLATE = { level: 1 };
 
 interface Tip {
   version: number;
@@ -67,6 +59,13 @@ interface JournalRow {
   readonly body: Uint8Array;
 }
 
+/** A row as a load reads it (`recordTexts`): the body as text, or as bytes when compressed. */
+interface StoredRecord {
+  readonly version: number;
+  readonly kind: string;
+  readonly body: string | Uint8Array;
+}
+
 function prepare(db: SqliteDatabase) {
   ensureTable(db, 'sessions', ['id', 'version', 'saved_at', 'state_json'], SESSIONS_DDL);
   ensureTable(
@@ -75,19 +74,24 @@ function prepare(db: SqliteDatabase) {
     ['session_id', 'version', 'gen', 'kind', 'step', 'saved_at', 'body'],
     JOURNAL_DDL,
   );
-  const lastRecord = db.prepare(
+  const lastRecord = lazyStatement(
+    db,
     'SELECT version, gen FROM session_journal WHERE session_id = ? ORDER BY version DESC LIMIT 1',
   );
-  const legacyVersion = db.prepare('SELECT version FROM sessions WHERE id = ?');
-  const insert = db.prepare(
+  const legacyVersion = lazyStatement(db, 'SELECT version FROM sessions WHERE id = ?');
+  const insert = lazyStatement(
+    db,
     'INSERT INTO session_journal (session_id, version, gen, kind, step, saved_at, body) VALUES (?, ?, ?, ?, ?, ?, ?)',
   );
-  const removeLegacy = db.prepare('DELETE FROM sessions WHERE id = ?');
-  const copyRecords = db.prepare(
+  const removeLegacy = lazyStatement(db, 'DELETE FROM sessions WHERE id = ?');
+  const removeRecords = lazyStatement(db, 'DELETE FROM session_journal WHERE session_id = ?');
+  const copyRecords = lazyStatement(
+    db,
     `INSERT INTO session_journal (session_id, version, gen, kind, step, saved_at, body)
      SELECT ?, version, gen, kind, step, saved_at, body FROM session_journal WHERE session_id = ? AND version < ?`,
   );
-  const copyLegacy = db.prepare(
+  const copyLegacy = lazyStatement(
+    db,
     'INSERT INTO sessions (id, version, saved_at, state_json) SELECT ?, version, saved_at, state_json FROM sessions WHERE id = ?',
   );
   const tipOf = (id: string): Tip | null => {
@@ -116,28 +120,37 @@ function prepare(db: SqliteDatabase) {
         next.kind,
         step,
         new Date().toISOString(),
-        deflateRawSync(next.text, BODY_DEFLATE),
+        Buffer.from(next.text, 'utf8'),
       );
       if (tip && tip.gen === null) removeLegacy.run(id);
       return next;
     },
   );
   const reads = db.transaction((read: () => unknown) => read());
+  // The newest snapshot at or before a version, and the records after it up to that version.
+  const chain = `FROM session_journal WHERE session_id = @id AND version <= @upTo AND version >=
+    (SELECT max(version) FROM session_journal WHERE session_id = @id AND kind = 'snapshot' AND version <= @upTo)
+    ORDER BY version`;
   return {
-    // The newest snapshot at or before a version, and the records after it up to that version.
-    records: db.prepare(
-      `SELECT version, gen, kind, step, saved_at, body FROM session_journal WHERE session_id = @id AND version <= @upTo AND version >=
-        (SELECT max(version) FROM session_journal WHERE session_id = @id AND kind = 'snapshot' AND version <= @upTo)
-       ORDER BY version`,
+    records: lazyStatement(db, `SELECT version, gen, kind, step, saved_at, body ${chain}`),
+    /**
+     * The same rows as a load reads them: a body that is the record's UTF-8 JSON (it starts with
+     * `{"`) as text, which SQLite hands over as a string (a Buffer and its decoding cost a
+     * 1,000-step load 0.2 times a parse of the state's JSON); any other (DEFLATE, 0.1) as bytes.
+     */
+    recordTexts: lazyStatement(
+      db,
+      `SELECT version, kind, CASE WHEN substr(body, 1, 2) = X'7B22' THEN CAST(body AS TEXT) ELSE body END AS body ${chain}`,
     ),
-    newest: db.prepare('SELECT max(version) AS version FROM session_journal WHERE session_id = ?'),
+    newest: lazyStatement(db, 'SELECT max(version) AS version FROM session_journal WHERE session_id = ?'),
     /**
      * Runs reads in one transaction: they see one version of the database (WAL), so a save by
      * another connection between two of them cannot make records look unfollowable.
      */
     consistently: <T>(read: () => T): T => reads.deferred(read) as T,
-    legacy: db.prepare('SELECT version, saved_at, state_json FROM sessions WHERE id = ?'),
-    checkpoints: db.prepare(
+    legacy: lazyStatement(db, 'SELECT version, saved_at, state_json FROM sessions WHERE id = ?'),
+    checkpoints: lazyStatement(
+      db,
       'SELECT version, step, saved_at FROM session_journal WHERE session_id = ? ORDER BY version',
     ),
     append: (id: string, expected: number | null, step: number, encode: (tip: Tip | null) => NextRecord) =>
@@ -152,10 +165,11 @@ function prepare(db: SqliteDatabase) {
         insert.run(to, row.version, row.gen, row.kind, row.step, row.saved_at, row.body);
     }),
     remove: db.transaction((id: string) => {
-      db.prepare('DELETE FROM session_journal WHERE session_id = ?').run(id);
+      removeRecords.run(id);
       removeLegacy.run(id);
     }),
-    list: db.prepare(
+    list: lazyStatement(
+      db,
       'SELECT session_id AS id FROM session_journal UNION SELECT id FROM sessions ORDER BY id',
     ),
   };
@@ -252,7 +266,7 @@ export class SqliteSessionStore implements JournaledSessionStore {
       const chain = (db.records.all({ id, upTo: version }) as JournalRow[]).map((row) => ({
         ...row,
         gen,
-        body: deflateRawSync(withGeneration(decodeRecord(inflateBody(row.body, at), at), gen), BODY_DEFLATE),
+        body: Buffer.from(withGeneration(decodeRecord(bodyText(row.body, at), at), gen), 'utf8'),
       }));
       db.fork.immediate(id, target, chain);
       return loaded;
@@ -283,7 +297,7 @@ export class SqliteSessionStore implements JournaledSessionStore {
     const [rows, newest] = db.consistently(
       () =>
         [
-          db.records.all({ id, upTo }) as JournalRow[],
+          db.recordTexts.all({ id, upTo }) as StoredRecord[],
           (db.newest.get(id) as { version: number | null }).version,
         ] as const,
     );
@@ -302,11 +316,12 @@ export class SqliteSessionStore implements JournaledSessionStore {
       if (version !== null && legacy.version !== version) throw new CheckpointNotFoundError(id, version);
       return { state: legacy.state, version: legacy.version };
     }
-    const last = rows[rows.length - 1] as JournalRow;
+    const last = rows[rows.length - 1] as StoredRecord;
     if (version !== null && last.version !== version) throw new CheckpointNotFoundError(id, version);
     const replayed = replay(
       rows.map((row) => {
-        const record = decodeRecord(inflateBody(row.body, at), at);
+        const text = typeof row.body === 'string' ? row.body : bodyText(row.body, at);
+        const record = decodeRecord(text, at);
         // The row's columns are what the queries select by: they must say what the record says.
         if (record.v !== row.version || record.kind !== row.kind)
           throw new CorruptSessionError(
@@ -338,7 +353,16 @@ export class SqliteSessionStore implements JournaledSessionStore {
   }
 }
 
-function inflateBody(body: Uint8Array, at: StoredAt): string {
+/**
+ * The record's text in a row's body: its UTF-8 JSON, or (written by agent-machine 0.1) that JSON
+ * compressed with raw DEFLATE. A record starts with `{"`, which no DEFLATE stream of a record
+ * starts with: `{` would open a block of fixed codes whose first code, with the bits of `"`, is the
+ * literal 0xE4, where a record's first literal is `{` (JOURNAL_FORMAT.md). Inflating every row
+ * cost a load more than parsing the records' JSON (`npm run bench persistence-loads`).
+ */
+function bodyText(body: Uint8Array, at: StoredAt): string {
+  if (body[0] === 0x7b && body[1] === 0x22)
+    return Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8');
   try {
     return inflateRawSync(body).toString('utf8');
   } catch (error) {

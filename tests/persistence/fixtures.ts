@@ -1,7 +1,7 @@
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { deflateRawSync, inflateRawSync, crc32 as zlibCrc32 } from 'node:zlib';
+import { crc32 as zlibCrc32 } from 'node:zlib';
 import Database from 'better-sqlite3';
 import { appendToolStep } from '../../bench/workload';
 import { AgentState, createAgent, scriptedDriver } from '../../src/index';
@@ -149,13 +149,13 @@ export const storeKinds: StoreKind[] = [
               db.prepare('SELECT * FROM session_journal WHERE session_id = ? ORDER BY version').all(id),
             ),
           ),
-        // Bodies are raw DEFLATE of the record's JSON.
+        // Bodies are the record's UTF-8 JSON.
         readRecord: async (id) =>
           withDb((db) => {
             const row = db
               .prepare(`SELECT body FROM session_journal WHERE session_id = @id AND version = (${newest})`)
               .get({ id }) as { body: Buffer };
-            return inflateRawSync(row.body).toString('utf8');
+            return row.body.toString('utf8');
           }),
         readRecords: async (id) =>
           withDb((db) =>
@@ -163,7 +163,7 @@ export const storeKinds: StoreKind[] = [
               db
                 .prepare('SELECT body FROM session_journal WHERE session_id = ? ORDER BY version')
                 .all(id) as { body: Buffer }[]
-            ).map((row) => inflateRawSync(row.body).toString('utf8')),
+            ).map((row) => row.body.toString('utf8')),
           ),
         writeRecord: async (id, text) => {
           withDb((db) =>
@@ -171,7 +171,7 @@ export const storeKinds: StoreKind[] = [
               .prepare(
                 `UPDATE session_journal SET body = @body WHERE session_id = @id AND version = (${newest})`,
               )
-              .run({ id, body: deflateRawSync(text) }),
+              .run({ id, body: Buffer.from(text, 'utf8') }),
           );
         },
         cleanup: async () => {

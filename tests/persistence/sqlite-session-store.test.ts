@@ -1,6 +1,6 @@
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { inflateRawSync } from 'node:zlib';
+import { deflateRawSync } from 'node:zlib';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AgentState, CorruptSessionError } from '../../src/index';
@@ -68,13 +68,46 @@ describe('SqliteSessionStore', () => {
         ['chat-42', 2, 'delta', 2],
       ]);
       expect(new Date(rows[0]?.saved_at as string).toISOString()).toBe(rows[0]?.saved_at);
-      const delta = JSON.parse(inflateRawSync(rows[1]?.body as Buffer).toString('utf8'));
+      const delta = JSON.parse(String(rows[1]?.body));
       expect(delta.sections).toEqual({
         messages: { from: 4, items: [expect.objectContaining({ content: 'and now?' })] },
       });
       expect(delta.steps).toBeUndefined();
       expect(db.prepare('SELECT count(*) FROM sessions').pluck().get()).toBe(0);
     });
+  });
+
+  it('stores a record as its UTF-8 JSON, the text a load checks (not compressed)', async () => {
+    const store = open(new SqliteSessionStore(file));
+    await store.save('chat-42', await finishedState(), null);
+    inspect((db) => {
+      const body = db.prepare('SELECT body FROM session_journal').pluck().get() as Buffer;
+      expect(body.toString('utf8')).toMatch(/^\{"journal":1,"v":1,.*,"crc":\d+\}$/);
+    });
+  });
+
+  it('loads records stored compressed with raw DEFLATE (as written by agent-machine 0.1), and appends to them', async () => {
+    const store = open(new SqliteSessionStore(file));
+    const state = await finishedState();
+    await store.save('chat-42', state, null);
+    const next = state.withUserMessage('and now?');
+    await store.save('chat-42', next, 1);
+    const db = new Database(file);
+    const rows = db.prepare('SELECT version, body FROM session_journal').all() as {
+      version: number;
+      body: Buffer;
+    }[];
+    const update = db.prepare('UPDATE session_journal SET body = ? WHERE version = ?');
+    for (const row of rows) update.run(deflateRawSync(row.body, { level: 1 }), row.version);
+    db.close();
+    const reader = open(new SqliteSessionStore(file));
+    const loaded = await reader.load('chat-42');
+    expect(loaded?.version).toBe(2);
+    expect(loaded?.state.toJSON()).toEqual(next.toJSON());
+    const more = next.withUserMessage('more');
+    await reader.save('chat-42', more, 2);
+    const again = await open(new SqliteSessionStore(file)).load('chat-42');
+    expect(again?.state.toJSON()).toEqual(more.toJSON());
   });
 
   it('does not create the database until it is used', async () => {

@@ -90,7 +90,19 @@ export function tipOf(
   acct: Accounting,
   contentKeys: Set<string>,
 ): JournalTip {
-  return { version, gen, state, head: headOf(state), contentKeys, acct };
+  // The head's JSON is what the next save compares against: written then, not by the load.
+  let head: Record<string, string> | undefined;
+  return {
+    version,
+    gen,
+    state,
+    contentKeys,
+    acct,
+    get head() {
+      head ??= headOf(state);
+      return head;
+    },
+  };
 }
 
 function encodeDelta(tip: JournalTip, state: AgentState, version: number): NextRecord | null {

@@ -71,6 +71,30 @@ export class InvalidArgumentError extends AgentMachineError {
 }
 
 /**
+ * A hook or driver returned what the loop cannot take (a hook's string, a driver's null, a block
+ * reason that is not text). `who` names it (`Hook 'gate' (beforeToolUse)`, `Driver 'mine'`).
+ */
+export class InvalidReturnValueError extends AgentMachineError {
+  static override get name(): string {
+    return 'InvalidReturnValueError';
+  }
+
+  constructor(
+    readonly who: string,
+    readonly returned: string,
+    expected: string,
+  ) {
+    super('INVALID_RETURN_VALUE', `${who} returned ${returned}: ${expected}`);
+  }
+}
+
+/** How a returned value is named in InvalidReturnValueError: its type, never its text. */
+export function kindOf(value: unknown): string {
+  if (value === null) return 'null';
+  return Array.isArray(value) ? 'array' : typeof value;
+}
+
+/**
  * A message steered (`{ type: 'steer' }`) into an agent that runs nothing: send it as
  * `user.message` instead, which starts a run. Refused with an `event.refused` event.
  */

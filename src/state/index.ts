@@ -15,6 +15,7 @@ export {
 export {
   AgentMachineError,
   InvalidArgumentError,
+  InvalidReturnValueError,
   InvalidStateError,
   NoRunInProgressError,
   RunInProgressError,

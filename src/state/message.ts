@@ -55,6 +55,11 @@ export type MessageInput = Omit<Message, 'metadata'> & { metadata?: Record<strin
 
 export const Message = {
   of(input: MessageInput): Message {
+    if (typeof input.content !== 'string')
+      throw new InvalidArgumentError(
+        'message.content',
+        `${input.content === null ? 'null' : typeof input.content} is not a string (a message's text; give images and files as parts)`,
+      );
     // Copied key by key, not with `{ ...input }`: once optimised, V8's object spread here gave every
     // message a hidden class of its own (old-space garbage per message, and property reads on
     // messages that never stay monomorphic).

@@ -260,3 +260,38 @@ describe('usage a driver reports that is not a count', () => {
     },
   );
 });
+
+describe('a thrown value that is not an Error is recorded as such', () => {
+  it.each([
+    ['null', null, 'null was thrown, not an Error'],
+    ['undefined', undefined, 'undefined was thrown, not an Error'],
+    ['an empty string', '', '"" was thrown, not an Error'],
+    ['an object without a message', { retry: false }, '{"retry":false} was thrown, not an Error'],
+    ['a huge object', { blob: 'x'.repeat(100_000) }, /^\{"blob":"x+… was thrown, not an Error$/],
+    ['a string', 'quota exceeded', 'quota exceeded'],
+  ])('%s, by a tool and by a hook', async (_label, thrown, message) => {
+    const bad = defineTool({
+      description: 'Bad',
+      inputSchema: z.object({}),
+      execute: async () => {
+        throw thrown;
+      },
+    });
+    const byTool = await runSaved({
+      driver: scriptedDriver([{ toolCalls: [{ id: 't1', name: 'bad', args: {} }] }, { text: 'done' }]),
+      tools: { bad },
+    });
+    expect(byTool.steps()[0]?.toolExecutions()[0]?.error()?.message).toMatch(message);
+    const byHook = await runSaved({
+      driver: scriptedDriver([{ text: 'done' }]),
+      hooks: [
+        {
+          afterStep: () => {
+            throw thrown;
+          },
+        },
+      ],
+    });
+    expect(byHook.errors()[0]?.message).toMatch(message);
+  });
+});

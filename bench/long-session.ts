@@ -5,7 +5,8 @@
  * session is loaded, forked at its middle checkpoint and the fork resumed for 10 more steps.
  * Prints: wall time of the run, the mean wall and CPU time a step at steps 100-200 and at the last
  * 100 steps (their ratio: above ~1 plus what the state's size explains is superlinear), the store's
- * size on disk, peak RSS of each process, the load time, the fork and the resume.
+ * size on disk, peak RSS of each process (the run's before its state is serialized to measure it),
+ * the load time, the fork and the resume.
  *
  * Usage: `node --import tsx bench/long-session.ts sqlite|file [steps=10000]`.
  */
@@ -104,6 +105,7 @@ async function main(): Promise<void> {
       mean(stepTimes(calls, steps - 100, steps - 1)),
       mean(stepTimes(cpu, steps - 100, steps - 1)),
     ];
+    const runPeakRssMiB = peakRssMiB();
     const stateKiB = JSON.stringify(state).length / 1024;
     console.log(
       JSON.stringify({
@@ -112,7 +114,7 @@ async function main(): Promise<void> {
         wallS,
         stateKiB,
         storeMiB: (await sizeOf(dir)) / 2 ** 20,
-        peakRssMiB: peakRssMiB(),
+        'peak RSS MiB (the run)': runPeakRssMiB,
         'µs a step, steps 100-200 (wall, CPU)': early,
         'µs a step, last 100 (wall, CPU)': late,
         'late / early (wall, CPU)': [

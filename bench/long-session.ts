@@ -3,8 +3,9 @@
  * `run` drives it (a scripted model asks for one `lookup` call a step, a different ~1 KiB result,
  * a checkpoint after every step), on the SQLite or the file store; then, in a fresh process, the
  * session is loaded, forked at its middle checkpoint and the fork resumed for 10 more steps.
- * Prints: wall time of the run, the mean wall and CPU time a step at steps 100-200 and at the last
- * 100 steps (their ratio: above ~1 plus what the state's size explains is superlinear), the store's
+ * Prints: wall time of the run, the mean wall and CPU time a step at steps 100-200, the 100 steps
+ * before the middle and the last 100 (their ratios: above ~1 plus what the state's size explains is
+ * superlinear; the early steps run before the JIT has warmed up, the middle ones after), the store's
  * size on disk, peak RSS of each process (the run's before its state is serialized to measure it),
  * the load time, the fork and the resume.
  *
@@ -101,6 +102,10 @@ async function main(): Promise<void> {
     const wallS = (performance.now() - start) / 1000;
     await store.close();
     const early = [mean(stepTimes(calls, 101, 200)), mean(stepTimes(cpu, 101, 200))];
+    const middle = [
+      mean(stepTimes(calls, steps / 2 - 99, steps / 2)),
+      mean(stepTimes(cpu, steps / 2 - 99, steps / 2)),
+    ];
     const late = [
       mean(stepTimes(calls, steps - 100, steps - 1)),
       mean(stepTimes(cpu, steps - 100, steps - 1)),
@@ -116,7 +121,12 @@ async function main(): Promise<void> {
         storeMiB: (await sizeOf(dir)) / 2 ** 20,
         'peak RSS MiB (the run)': runPeakRssMiB,
         'µs a step, steps 100-200 (wall, CPU)': early,
+        'µs a step, 100 before the middle (wall, CPU)': middle,
         'µs a step, last 100 (wall, CPU)': late,
+        'late / middle (wall, CPU)': [
+          (late[0] as number) / (middle[0] as number),
+          (late[1] as number) / (middle[1] as number),
+        ],
         'late / early (wall, CPU)': [
           (late[0] as number) / (early[0] as number),
           (late[1] as number) / (early[1] as number),

@@ -295,3 +295,43 @@ describe('a thrown value that is not an Error is recorded as such', () => {
     expect(byHook.errors()[0]?.message).toMatch(message);
   });
 });
+
+describe('a tool result that cannot be read fails its call with VALUE_NOT_SAVABLE, naming where', () => {
+  const trap = (name: string) => () => {
+    throw new Error(`${name} trap`);
+  };
+  it.each([
+    [
+      'a getter that throws',
+      () => ({
+        ok: 1,
+        get bad() {
+          return trap('getter')();
+        },
+      }),
+      /at bad\): reading it threw: getter trap/,
+    ],
+    [
+      'a proxy whose ownKeys trap throws',
+      () => ({ inner: new Proxy({}, { ownKeys: trap('ownKeys') }) }),
+      /at inner\): its keys cannot be read: ownKeys trap/,
+    ],
+    [
+      'a proxy whose get trap throws',
+      () => ({ inner: new Proxy({ a: 1 }, { get: trap('get') }) }),
+      /at inner\): reading it threw: get trap/,
+    ],
+    ['a revoked proxy', () => ({ inner: revoked() }), /at inner\).*revoked/],
+  ])('%s', async (_label, make, message) => {
+    const odd = defineTool({ description: 'Odd', inputSchema: z.object({}), execute: async () => make() });
+    const done = await runSaved({
+      driver: scriptedDriver([{ toolCalls: [{ id: 't1', name: 'odd', args: {} }] }, { text: 'done' }]),
+      tools: { odd },
+    });
+    expect(done.status()).toBe(ExecutionStatus.Completed);
+    const error = done.steps()[0]?.toolExecutions()[0]?.error();
+    expect(error?.code).toBe('VALUE_NOT_SAVABLE');
+    expect(error?.message).toMatch(/The result of tool call 't1' \(odd\)/);
+    expect(error?.message).toMatch(message);
+  });
+});

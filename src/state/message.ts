@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { InvalidArgumentError } from './errors';
+import { InvalidArgumentError, kindOf } from './errors';
 import { setOwn } from './json-value';
 import type { contentPartSchema, MessageJSON, providerMetadataSchema, ToolCallJSON } from './schemas';
 
@@ -76,6 +76,11 @@ export const Message = {
    */
   user(content: string | readonly ContentPart[]): Message {
     if (typeof content === 'string') return Message.of({ role: 'user', content });
+    if (!Array.isArray(content))
+      throw new InvalidArgumentError(
+        'user message',
+        `expected a string or content parts, got ${kindOf(content)}`,
+      );
     return Message.of({ role: 'user', content: textOf(content), parts: content });
   },
   assistant(content: string, toolCalls?: readonly ToolCall[]): Message {

@@ -88,6 +88,29 @@ export class InvalidReturnValueError extends AgentMachineError {
   }
 }
 
+/** A value as an error message shows it: `NaN`, `10n`, `"10"`, `Symbol(s)`, short JSON, else its type. */
+export function shownValue(value: unknown): string {
+  switch (typeof value) {
+    case 'number':
+      return String(value);
+    case 'bigint':
+      return `${value}n`;
+    case 'symbol':
+      return value.toString();
+    case 'undefined':
+      return 'undefined';
+    case 'function':
+      return 'a function';
+    default:
+      try {
+        const text = JSON.stringify(value);
+        return text.length > 80 ? `${text.slice(0, 80)}…` : text;
+      } catch {
+        return kindOf(value);
+      }
+  }
+}
+
 /** How a returned value is named in InvalidReturnValueError: its type, never its text. */
 export function kindOf(value: unknown): string {
   if (value === null) return 'null';

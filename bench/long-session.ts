@@ -3,9 +3,10 @@
  * `run` drives it (a scripted model asks for one `lookup` call a step, a different ~1 KiB result,
  * a checkpoint after every step), on the SQLite or the file store; then, in a fresh process, the
  * session is loaded, forked at its middle checkpoint and the fork resumed for 10 more steps.
- * Prints: wall time of the run, the mean wall and CPU time a step at steps 100-200, the 100 steps
- * before the middle and the last 100 (their ratios: above ~1 plus what the state's size explains is
- * superlinear; the early steps run before the JIT has warmed up, the middle ones after), the store's
+ * Prints: wall time of the run, the mean and median wall and CPU time a step at steps 100-200, the
+ * 100 steps before the middle and the last 100 (their ratios: above ~1 plus what the state's size
+ * explains is superlinear; the early steps run before the JIT has warmed up, the middle ones after;
+ * a GC pause weighs on a mean, not on a median), the store's
  * size on disk, peak RSS of each process (the run's before its state is serialized to measure it),
  * the load time, the fork and the resume.
  *
@@ -18,6 +19,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import * as lib from '../src/index';
 import { FileSessionStore, type JournaledSessionStore, SqliteSessionStore } from '../src/persistence/index';
+import { median } from './harness';
 import { resultText } from './persistence-journal';
 import { mean, run, stepTimes } from './persistence-loads.bench';
 
@@ -101,15 +103,19 @@ async function main(): Promise<void> {
     const { calls, cpu, state } = await run(lib, store, ID, steps);
     const wallS = (performance.now() - start) / 1000;
     await store.close();
-    const early = [mean(stepTimes(calls, 101, 200)), mean(stepTimes(cpu, 101, 200))];
-    const middle = [
-      mean(stepTimes(calls, steps / 2 - 99, steps / 2)),
-      mean(stepTimes(cpu, steps / 2 - 99, steps / 2)),
-    ];
-    const late = [
-      mean(stepTimes(calls, steps - 100, steps - 1)),
-      mean(stepTimes(cpu, steps - 100, steps - 1)),
-    ];
+    // Per window: mean and median µs a step, wall and CPU (a GC pause weighs on a mean only).
+    const window = (from: number, to: number) => {
+      const wall = stepTimes(calls, from, to);
+      const used = stepTimes(cpu, from, to);
+      return { mean: [mean(wall), mean(used)], median: [median(wall), median(used)] };
+    };
+    const early = window(101, 200);
+    const middle = window(steps / 2 - 99, steps / 2);
+    const late = window(steps - 100, steps - 1);
+    const ratio = (a: typeof late, b: typeof late) => ({
+      mean: a.mean.map((v, i) => v / (b.mean[i] as number)),
+      median: a.median.map((v, i) => v / (b.median[i] as number)),
+    });
     const runPeakRssMiB = peakRssMiB();
     const stateKiB = JSON.stringify(state).length / 1024;
     console.log(
@@ -123,14 +129,8 @@ async function main(): Promise<void> {
         'µs a step, steps 100-200 (wall, CPU)': early,
         'µs a step, 100 before the middle (wall, CPU)': middle,
         'µs a step, last 100 (wall, CPU)': late,
-        'late / middle (wall, CPU)': [
-          (late[0] as number) / (middle[0] as number),
-          (late[1] as number) / (middle[1] as number),
-        ],
-        'late / early (wall, CPU)': [
-          (late[0] as number) / (early[0] as number),
-          (late[1] as number) / (early[1] as number),
-        ],
+        'late / middle (wall, CPU)': ratio(late, middle),
+        'late / early (wall, CPU)': ratio(late, early),
       }),
     );
     const child = execFileSync(

@@ -3,7 +3,7 @@ import { emit, enqueueActions } from 'xstate';
 import { AgentError } from '../src/state/agent-error';
 import { approvalReasonOf } from '../src/state/approval';
 import { ApprovalError, decisionRefused } from '../src/state/approval-error';
-import { InvalidArgumentError, NoRunInProgressError, RunInProgressError } from '../src/state/errors';
+import { InvalidArgumentError, kindOf, NoRunInProgressError, RunInProgressError } from '../src/state/errors';
 import { eventIds, type ReportEvent } from '../src/state/loop-events';
 import { loopActions } from './loop-actions';
 import { routeOf, steeringToApply, toDecision } from './loop-context';
@@ -48,6 +48,18 @@ export const loopImplementations = loopActions.extend({
       ...eventIds(context.state),
       event: event.type,
       error: AgentError.from(new RunInProgressError(event.type, context.state.executionId())),
+    })),
+    /** A `user.message` without text: refused out loud (appending it would fail the actor). */
+    refuseUserMessage: emit(({ context, event }) => ({
+      type: 'event.refused' as const,
+      ...eventIds(context.state),
+      event: event.type,
+      error: AgentError.from(
+        new InvalidArgumentError(
+          'user.message.text',
+          `expected a string, got ${kindOf((event as { text?: unknown }).text)} (send { type: 'user.message', text: '...' })`,
+        ),
+      ),
     })),
     /** A `steer` outside a run, or one without a message: refused out loud, never dropped. */
     refuseSteer: emit(({ context, event }, params?: { running?: boolean }) => ({

@@ -114,6 +114,8 @@ export const loopSetup = setup({
     timeBudgetExhausted: ({ context }) => timeLimitOf(context) === 0,
     hasTimeLimit: ({ context }) => timeLimitOf(context) !== null,
     carriesMessage: ({ event }) => steeredMessage(event) !== null,
+    /** A `user.message` whose `text` is not a string (sent by untyped code): refused, not appended. */
+    lacksUserText: ({ event }) => event.type === 'user.message' && typeof event.text !== 'string',
     /** Messages were steered in and no stop signal stands (the model just answered without tool calls). */
     steeredAfterAnswer: ({ context }) =>
       pendingSteering(context).length > 0 &&

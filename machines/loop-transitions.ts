@@ -222,7 +222,10 @@ export function intentInvoke(done: string, failed: string, evaluate = true) {
 export function acceptsWork() {
   return {
     execute: toFirstStep({ actions: 'startExecution' }),
-    'user.message': toFirstStep({ actions: ['appendUserMessage', 'startExecution'] }),
+    'user.message': [
+      { guard: 'lacksUserText', actions: 'refuseUserMessage' },
+      ...toFirstStep({ actions: ['appendUserMessage', 'startExecution'] }),
+    ],
   } as const;
 }
 

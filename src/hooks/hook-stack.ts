@@ -1,4 +1,5 @@
 import { AgentState } from '../state/agent-state';
+import { InvalidReturnValueError, kindOf } from '../state/errors';
 import type { HookStage } from '../state/hook-stage';
 import type { ErrorContext, Hook, HookResult, StageContext } from './hook';
 
@@ -43,9 +44,12 @@ async function continueAsync(
 function checked(result: HookResult, previous: AgentState, hook: Hook, stage: string): AgentState {
   if (result === undefined) return previous;
   if (result instanceof AgentState) return result;
-  throw new TypeError(
-    `Hook '${hook.name ?? 'anonymous'}' (${stage}) returned ${typeof result}: return an AgentState or nothing`,
-  );
+  throw new InvalidReturnValueError(hookName(hook, stage), kindOf(result), 'return an AgentState or nothing');
+}
+
+/** A hook as errors name it: `Hook 'audit' (afterStep)`. */
+export function hookName(hook: Hook, stage: string): string {
+  return `Hook '${hook.name ?? 'anonymous'}' (${stage})`;
 }
 
 export function isPromise<T>(value: T | Promise<T>): value is Promise<T> {

@@ -36,7 +36,7 @@ import {
 import { assertSessionId, isValidSessionId } from './session-id';
 import { SessionLocks } from './session-locks';
 import type { LoadedSession } from './session-store';
-import { assertExpectedVersion, assertState } from './store-arguments';
+import { assertExpectedVersion, assertState, assertStorePath } from './store-arguments';
 
 const EXTENSION = '.journal';
 /** The file of a session saved before the journal; read as it is, replaced at its next save. */
@@ -109,7 +109,7 @@ export class FileSessionStore implements JournaledSessionStore {
     dir: string,
     options: { lockTimeoutMs?: number; lockHoldMs?: number; durability?: Durability } = {},
   ) {
-    this.dir = resolve(dir);
+    this.dir = resolve(assertStorePath('FileSessionStore(dir)', dir, "use '.' for the current directory"));
     this.lockTimeoutMs = millisecondsOption('lockTimeoutMs', options.lockTimeoutMs, DEFAULT_LOCK_TIMEOUT_MS);
     this.lockHoldMs = millisecondsOption('lockHoldMs', options.lockHoldMs, DEFAULT_LOCK_HOLD_MS);
     this.durability = durabilityOption(options.durability);

@@ -1,6 +1,7 @@
 import type { Durability } from './durability';
 import { StoreClosedError } from './errors';
 import { openSqliteDatabase, type SqliteDatabase } from './sqlite-driver';
+import { assertStorePath } from './store-arguments';
 
 /**
  * A database connection opened at first use (loading better-sqlite3 then), with what `prepare`
@@ -15,7 +16,13 @@ export class LazySqliteConnection<T> {
     private readonly storeName: string,
     private readonly prepare: (db: SqliteDatabase) => T,
     private readonly durability: Durability = 'full',
-  ) {}
+  ) {
+    assertStorePath(
+      `${storeName}(file)`,
+      file,
+      'SQLite would open a temporary database, deleted at close; use ":memory:" for one in memory',
+    );
+  }
 
   /**
    * Runs `operation` on the prepared statements, opening the database on the first call. The

@@ -1,5 +1,5 @@
 import { AgentState } from '../state/agent-state';
-import { InvalidArgumentError } from '../state/errors';
+import { InvalidArgumentError, shownValue } from '../state/errors';
 
 /** Refuses anything but an AgentState, before a store writes a document no load could read. */
 export function assertState(state: unknown): asserts state is AgentState {
@@ -16,6 +16,20 @@ export function assertExpectedVersion(version: unknown): asserts version is numb
   if (typeof version !== 'number' || !Number.isSafeInteger(version) || version < 1)
     throw new InvalidArgumentError(
       'expectedVersion',
-      `${String(version)} is not null (create) or a positive integer (the version last loaded or saved)`,
+      `${shownValue(version)} is not null (create) or a positive integer (the version last loaded or saved)`,
     );
+}
+
+/**
+ * The path a store was given, checked at construction: a non-empty string without NUL bytes. An
+ * unset environment variable (`undefined`) or `''` would otherwise fail at the first save, or (SQLite)
+ * open a temporary database deleted at close.
+ */
+export function assertStorePath(argument: string, path: unknown, empty: string): string {
+  if (typeof path !== 'string' || path === '' || path.includes('\0'))
+    throw new InvalidArgumentError(
+      argument,
+      `expected a path, got ${shownValue(path)}${path === '' ? ` (${empty})` : ''}`,
+    );
+  return path;
 }

@@ -159,7 +159,7 @@ export function provideLoop(
           report: reporter(self),
           run: self,
         };
-        const answered = admitInference(await driver.infer(state, context));
+        const answered = admitInference(await driver.infer(state, context), driver.name);
         return needsApprovals ? signed(await requestApprovals(answered, offered), self) : answered;
       }),
       checkpoint: fromPromise<number, CheckpointInput>(async ({ input }) => {

@@ -60,7 +60,7 @@ export function decodeAgentError(json: AgentErrorJSON): AgentError {
 
 function recordOf(thrown: unknown): AgentError {
   if (typeof thrown !== 'object' || thrown === null) {
-    return AgentError.of('Error', typeof thrown === 'string' ? thrown : safeString(thrown));
+    return AgentError.of('Error', typeof thrown === 'string' && thrown !== '' ? thrown : notAnError(thrown));
   }
   const read = (key: string): unknown => {
     try {
@@ -77,7 +77,7 @@ function recordOf(thrown: unknown): AgentError {
   if (typeof rawMessage === 'string') message = rawMessage;
   else if (rawMessage !== undefined) message = safeString(rawMessage);
   else if (isError) message = `${name} (its message could not be read)`;
-  else message = safeString(thrown);
+  else message = notAnError(thrown);
   const code = codeOf(thrown instanceof AgentMachineError ? thrown.code : read('code'));
   let details: Record<string, unknown> | null = null;
   if (!isError && 'details' in thrown) details = detailsOf(read('details'));
@@ -103,6 +103,15 @@ function detailsOf(value: unknown): Record<string, unknown> | null {
   } catch {
     return { unsavedDetails: 'the thrown details could not be saved (too deep, a cycle or unreadable)' };
   }
+}
+
+/** The longest text of a thrown non-Error kept as its message. */
+const SHOWN_LENGTH = 500;
+
+/** The message of a thrown value that is not an Error and has no message: what it was, said so. */
+function notAnError(value: unknown): string {
+  const text = safeString(value);
+  return `${text.length > SHOWN_LENGTH ? `${text.slice(0, SHOWN_LENGTH)}…` : text} was thrown, not an Error`;
 }
 
 function safeString(value: unknown): string {

@@ -5,9 +5,11 @@ import { AgentStateView, type InternalProps } from './agent-state-view';
 import { AgentStep } from './agent-step';
 import { type ApprovalDecision, ApprovalRequest } from './approval';
 import { ApprovalError } from './approval-error';
+import { InvalidArgumentError, kindOf } from './errors';
 import { ExecutionState } from './execution-state';
 import { ExecutionStatus, isTerminalStatus } from './execution-status';
 import { newId } from './ids';
+import { asJsonValue, isRecord } from './json-value';
 import { adoptMessage, assertMessages, type ContentPart, decodeMessage, Message } from './message';
 import { bindNestedStateDecoder } from './nested-state';
 import type { ApprovalRoute } from './pending-approval';
@@ -82,6 +84,8 @@ export class AgentState extends AgentStateView {
   // ---- session changes -----------------------------------------------------------------------
 
   withSystemPrompt(systemPrompt: string): AgentState {
+    if (typeof systemPrompt !== 'string')
+      throw new InvalidArgumentError('systemPrompt', `expected a string, got ${kindOf(systemPrompt)}`);
     return this.withContext(this.props.context.withSystemPrompt(systemPrompt));
   }
   /** Adds a user message: text, or parts (text, images, files; see `Message.user`). */
@@ -104,8 +108,9 @@ export class AgentState extends AgentStateView {
       this.props.context.withMessages(steered).withSectionReplaced([], STEERING_SECTION),
     );
   }
+  /** Sets a metadata entry, kept as its JSON form (UnsavableValueError, ValueTooDeepError if none). */
   withMetadata(key: string, value: unknown): AgentState {
-    return this.withContext(this.props.context.withMetadata(key, value));
+    return this.withContext(this.props.context.withMetadata(key, asJsonValue(value, `Metadata '${key}'`)));
   }
   withoutMetadata(key: string): AgentState {
     return this.withContext(this.props.context.withoutMetadata(key));
@@ -114,7 +119,11 @@ export class AgentState extends AgentStateView {
     return this.withContext(this.props.context.withResponseFormat(format));
   }
   withLlmConfig(llmConfig: LlmConfig | null): AgentState {
-    return this.with({ llmConfig: llmConfig === null ? null : Object.freeze({ ...llmConfig }) });
+    if (llmConfig === null) return this.with({ llmConfig: null });
+    const kept = asJsonValue(llmConfig, 'The llmConfig');
+    if (!isRecord(kept))
+      throw new InvalidArgumentError('llmConfig', `expected an object or null, got ${kindOf(kept)}`);
+    return this.with({ llmConfig: Object.freeze({ ...kept }) });
   }
   withParentAgentId(parentAgentId: string | null): AgentState {
     return this.with({ parentAgentId });

@@ -1,6 +1,7 @@
 import { type AgentError, decodeAgentError } from './agent-error';
 import { AgentStepType } from './agent-step-type';
 import { AppendOnlyList } from './append-only-list';
+import { InvalidArgumentError } from './errors';
 import { frozenList } from './frozen-list';
 import { newId } from './ids';
 import {
@@ -51,6 +52,8 @@ export const InferenceResponse = {
     });
   },
   of(partial: Partial<InferenceResponse>): InferenceResponse {
+    if (partial.text !== undefined && typeof partial.text !== 'string')
+      throw new InvalidArgumentError('inferenceResponse.text', `${typeof partial.text} is not a string`);
     return Object.freeze({
       text: partial.text ?? '',
       toolCalls: frozenList(partial.toolCalls),

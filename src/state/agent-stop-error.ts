@@ -28,10 +28,15 @@ export class AgentStopError extends AgentMachineError {
 
   /** True for an AgentStopError, also one from another copy of this package. */
   static is(value: unknown): value is AgentStopError {
-    return (
-      value instanceof AgentStopError ||
-      (value instanceof Error && (value as { code?: unknown }).code === 'AGENT_STOP')
-    );
+    try {
+      return (
+        value instanceof AgentStopError ||
+        (value instanceof Error && (value as { code?: unknown }).code === 'AGENT_STOP')
+      );
+    } catch {
+      // a thrown revoked proxy, whose every inspection throws: not a stop, and AgentError.from records it
+      return false;
+    }
   }
 
   static toSignal(error: unknown): StopSignal {

@@ -71,6 +71,53 @@ export class InvalidArgumentError extends AgentMachineError {
 }
 
 /**
+ * A hook or driver returned what the loop cannot take (a hook's string, a driver's null, a block
+ * reason that is not text). `who` names it (`Hook 'gate' (beforeToolUse)`, `Driver 'mine'`).
+ */
+export class InvalidReturnValueError extends AgentMachineError {
+  static override get name(): string {
+    return 'InvalidReturnValueError';
+  }
+
+  constructor(
+    readonly who: string,
+    readonly returned: string,
+    expected: string,
+  ) {
+    super('INVALID_RETURN_VALUE', `${who} returned ${returned}: ${expected}`);
+  }
+}
+
+/** A value as an error message shows it: `NaN`, `10n`, `"10"`, `Symbol(s)`, short JSON, else its type. */
+export function shownValue(value: unknown): string {
+  switch (typeof value) {
+    case 'number':
+      return String(value);
+    case 'bigint':
+      return `${value}n`;
+    case 'symbol':
+      return value.toString();
+    case 'undefined':
+      return 'undefined';
+    case 'function':
+      return 'a function';
+    default:
+      try {
+        const text = JSON.stringify(value);
+        return text.length > 80 ? `${text.slice(0, 80)}…` : text;
+      } catch {
+        return kindOf(value);
+      }
+  }
+}
+
+/** How a returned value is named in InvalidReturnValueError: its type, never its text. */
+export function kindOf(value: unknown): string {
+  if (value === null) return 'null';
+  return Array.isArray(value) ? 'array' : typeof value;
+}
+
+/**
  * A message steered (`{ type: 'steer' }`) into an agent that runs nothing: send it as
  * `user.message` instead, which starts a run. Refused with an `event.refused` event.
  */

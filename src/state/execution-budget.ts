@@ -1,4 +1,4 @@
-import { InvalidArgumentError } from './errors';
+import { InvalidArgumentError, shownValue } from './errors';
 
 export interface BudgetLimits {
   readonly maxSteps?: number | null;
@@ -148,7 +148,7 @@ function checkLimit(name: string, value: unknown, integer: boolean): number | nu
     const kind = integer ? 'a whole number >= 0' : 'a finite number >= 0';
     throw new InvalidArgumentError(
       `ExecutionBudget.${name}`,
-      `expected ${kind} or null, got ${JSON.stringify(value)}`,
+      `expected ${kind} or null, got ${shownValue(value)}`,
     );
   }
   return value;
@@ -156,11 +156,16 @@ function checkLimit(name: string, value: unknown, integer: boolean): number | nu
 
 function checkDeadline(value: unknown): Date | null {
   if (value === undefined || value === null) return null;
-  const date = value instanceof Date ? new Date(value.getTime()) : new Date(value as string | number);
-  if (typeof value === 'boolean' || Number.isNaN(date.getTime())) {
+  const date =
+    value instanceof Date
+      ? new Date(value.getTime())
+      : typeof value === 'string' || typeof value === 'number'
+        ? new Date(value)
+        : null;
+  if (date === null || Number.isNaN(date.getTime())) {
     throw new InvalidArgumentError(
       'ExecutionBudget.deadline',
-      `expected a Date, ISO string or epoch ms, got ${JSON.stringify(value)}`,
+      `expected a Date, ISO string or epoch ms, got ${shownValue(value)}`,
     );
   }
   return date;

@@ -9,6 +9,7 @@ export { ApprovalError } from './approval-error';
 export {
   AgentMachineError,
   InvalidArgumentError,
+  InvalidReturnValueError,
   InvalidStateError,
   NoRunInProgressError,
   RunInProgressError,

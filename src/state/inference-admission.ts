@@ -1,7 +1,7 @@
 import { AgentError } from './agent-error';
-import type { AgentState } from './agent-state';
+import { AgentState } from './agent-state';
 import { type AgentStep, InferenceResponse } from './agent-step';
-import { AgentMachineError } from './errors';
+import { AgentMachineError, InvalidReturnValueError, kindOf } from './errors';
 import { newId } from './ids';
 import { asJsonValue } from './json-value';
 import { Message, type ToolCall } from './message';
@@ -19,26 +19,41 @@ export class InvalidUsageError extends AgentMachineError {
   ) {
     super(
       'INVALID_USAGE',
-      `The model reported ${field} = ${String(value)}; token counts and cost must be finite numbers >= 0. ` +
+      `The model reported ${field} = ${shown(value)}; token counts and cost must be finite numbers >= 0. ` +
         'Check the provider (or driver) that reported it.',
     );
   }
+}
+
+/** A reported value as the error shows it: a number as it is, a string quoted, anything else by its type. */
+function shown(value: unknown): string {
+  if (typeof value === 'number') return String(value);
+  if (typeof value === 'string') return `${JSON.stringify(value.slice(0, 40))} (a string)`;
+  return value === null ? 'null' : `a value of type ${typeof value}`;
 }
 
 /** `details.refusedArguments` marks a step error that fails the call it names (`details.toolCallId`). */
 const REFUSED_ARGUMENTS = 'refusedArguments';
 
 /**
- * The state a driver answered with, made fit to be saved and loaded: the step in flight gets usage
+ * The state a driver answered with, made fit to be saved and loaded (an answer that is not an
+ * AgentState raises InvalidReturnValueError naming `driver`): the step in flight gets usage
  * the budgets can count (else InvalidUsageError, an error for that step), an id of its own for each
  * tool call whose id is empty, repeated or `__proto__`, and arguments normalised to JSON
  * (`asJsonValue`). Arguments that cannot be kept (too deep, a cycle) are replaced by `null` and the
  * refusal is recorded on the step, so the tool executor fails that call with it.
  *
  * @example
- * const answered = admitInference(await driver.infer(state, context));
+ * const answered = admitInference(await driver.infer(state, context), driver.name);
  */
-export function admitInference(state: AgentState): AgentState {
+export function admitInference(answer: unknown, driver: string): AgentState {
+  if (!(answer instanceof AgentState))
+    throw new InvalidReturnValueError(
+      `Driver '${driver}'`,
+      kindOf(answer),
+      'return the AgentState it was given with the step it made (state.withCurrentStep(...))',
+    );
+  const state = answer;
   const step = state.currentStep();
   if (step === null) return state;
   const response = step.inferenceResponse();

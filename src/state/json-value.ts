@@ -76,15 +76,19 @@ export function toJsonValue(value: unknown, what = 'The value'): unknown {
   /** A primitive's JSON form, `undefined` for what JSON leaves out, or the object to descend into. */
   const convert = (raw: unknown, key: string | number): unknown => {
     let item = raw;
-    if (
-      typeof item === 'object' &&
-      item !== null &&
-      typeof (item as { toJSON?: unknown }).toJSON === 'function'
-    ) {
+    if (typeof item === 'object' && item !== null) {
+      let toJSON: unknown;
       try {
-        item = (item as { toJSON: (key: string) => unknown }).toJSON(String(key));
+        toJSON = (item as { toJSON?: unknown }).toJSON;
       } catch (error) {
-        throw new UnsavableValueError(what, pathHere(), `its toJSON() threw: ${describe(error)}`);
+        throw new UnsavableValueError(what, pathHere(), `reading it threw: ${describe(error)}`);
+      }
+      if (typeof toJSON === 'function') {
+        try {
+          item = toJSON.call(item, String(key));
+        } catch (error) {
+          throw new UnsavableValueError(what, pathHere(), `its toJSON() threw: ${describe(error)}`);
+        }
       }
     }
     switch (typeof item) {
@@ -154,7 +158,14 @@ export function toJsonValue(value: unknown, what = 'The value'): unknown {
  * asJsonValue({ n: NaN });      // { n: null }, a copy
  */
 export function asJsonValue(value: unknown, what = 'The value'): unknown {
-  return jsonValueProblem(value, MAX_VALUE_DEPTH, 'exact') === null ? value : toJsonValue(value, what);
+  let plain: boolean;
+  try {
+    plain = jsonValueProblem(value, MAX_VALUE_DEPTH, 'exact') === null;
+  } catch {
+    // a getter or a proxy's trap threw: toJsonValue reads it again and names where
+    plain = false;
+  }
+  return plain ? value : toJsonValue(value, what);
 }
 
 /** Whether `value` is an object that is not an array (a record, as JSON objects parse). */

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { InvalidArgumentError } from './errors';
+import { InvalidArgumentError, kindOf } from './errors';
 import { setOwn } from './json-value';
 import type { contentPartSchema, MessageJSON, providerMetadataSchema, ToolCallJSON } from './schemas';
 
@@ -55,6 +55,11 @@ export type MessageInput = Omit<Message, 'metadata'> & { metadata?: Record<strin
 
 export const Message = {
   of(input: MessageInput): Message {
+    if (typeof input.content !== 'string')
+      throw new InvalidArgumentError(
+        'message.content',
+        `${input.content === null ? 'null' : typeof input.content} is not a string (a message's text; give images and files as parts)`,
+      );
     // Copied key by key, not with `{ ...input }`: once optimised, V8's object spread here gave every
     // message a hidden class of its own (old-space garbage per message, and property reads on
     // messages that never stay monomorphic).
@@ -71,6 +76,11 @@ export const Message = {
    */
   user(content: string | readonly ContentPart[]): Message {
     if (typeof content === 'string') return Message.of({ role: 'user', content });
+    if (!Array.isArray(content))
+      throw new InvalidArgumentError(
+        'user message',
+        `expected a string or content parts, got ${kindOf(content)}`,
+      );
     return Message.of({ role: 'user', content: textOf(content), parts: content });
   },
   assistant(content: string, toolCalls?: readonly ToolCall[]): Message {

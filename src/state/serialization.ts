@@ -71,7 +71,6 @@ export function encodeAgentState(props: AgentStateProps) {
   const encodeInputs = (list: AppendOnlyList<Message>) => {
     if (list.size === 0) return [];
     if (list.isPrefixOf(conversation)) return [{ $ref: [0, list.size] as [number, number] }];
-    const messages = list.toArray();
     if (!indexOf) {
       indexOf = new Map();
       let i = 0;
@@ -79,7 +78,8 @@ export function encodeAgentState(props: AgentStateProps) {
     }
     const out: Array<Message | { $ref: [number, number] }> = [];
     let run: [number, number] | null = null;
-    for (const message of messages) {
+    // iterated, not `toArray()`: that keeps a copy of the list in it, one per step over a long run
+    for (const message of list) {
       const index = indexOf.get(message);
       if (index === undefined) {
         run = null;
@@ -106,9 +106,12 @@ export function encodeAgentState(props: AgentStateProps) {
     execution:
       execution === null
         ? null
-        : execution.serialize((step) => ({
-            ...step.toJSON(),
-            inputMessages: encodeInputs(step.inputMessageList()),
-          })),
+        : execution.serialize((step) =>
+            step.serialize(
+              encodeInputs(step.inputMessageList()),
+              (m) => m,
+              (e) => e.toJSON(),
+            ),
+          ),
   };
 }

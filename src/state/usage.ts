@@ -16,7 +16,12 @@ export const Usage = {
     return Object.freeze({
       inputTokens,
       outputTokens,
-      totalTokens: partial.totalTokens ?? inputTokens + outputTokens,
+      // counts that are not numbers (a driver's mistake) give no sum: the admission check names them
+      totalTokens:
+        partial.totalTokens ??
+        (typeof inputTokens === 'number' && typeof outputTokens === 'number'
+          ? inputTokens + outputTokens
+          : Number.NaN),
       cost: partial.cost ?? 0,
     });
   },

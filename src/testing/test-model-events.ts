@@ -28,6 +28,8 @@ const steered = (context: LoopContext) =>
 const STEER: ModelEvent = { type: 'steer', message: 'steered', behaviour: 'message' };
 const STEER_EMPTY: ModelEvent = { type: 'steer', message: '', behaviour: 'empty' };
 const STEER_OUTSIDE: ModelEvent = { type: 'steer', message: 'no run', behaviour: 'outside' };
+/** A `user.message` without text (untyped code): refused with INVALID_ARGUMENT, the agent unchanged. */
+const MESSAGE_WITHOUT_TEXT: ModelEvent = { type: 'user.message', behaviour: 'no text' };
 
 /** The workers answer with events of their own; `checkpoint` ends as an actor does. */
 const WORKERS = new Set(['hooks', 'driver', 'toolExecutor']);
@@ -79,8 +81,10 @@ export function eventsFor(
   if (snapshot.matches('pending') || snapshot.hasTag(LoopTag.outcome)) {
     if (!snapshot.matches('pending') && state.executionCount() >= options.executions) return [];
     const work = [{ type: 'execute' }, { type: 'user.message', text: 'again' }];
-    // no run to steer: refused (NO_RUN_IN_PROGRESS); probed before the first execution only
-    return state.executionCount() === 0 ? [...work, STEER_OUTSIDE] : work;
+    // no run to steer: refused (NO_RUN_IN_PROGRESS); probed before the first execution only. A
+    // message without text is refused there and in the outcomes (not in a resumed state's pending)
+    if (state.executionCount() === 0) return [...work, STEER_OUTSIDE, MESSAGE_WITHOUT_TEXT];
+    return snapshot.matches('pending') ? work : [...work, MESSAGE_WITHOUT_TEXT];
   }
   const stage = Object.keys(hookStageOf).find((s) => value.includes(`"${s}"`)) as string;
   const hookStage = hookStageOf[stage] as HookStage;

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { AgentState } from '../state/agent-state';
-import { InvalidArgumentError } from '../state/errors';
+import { InvalidArgumentError, shownValue } from '../state/errors';
 import type { Message } from '../state/message';
 
 /** What a tool's `execute` receives beside its input. `abortSignal` is the AI SDK's name for `signal`. */
@@ -134,6 +134,14 @@ export function defineTool<S extends z.ZodType, OUTPUT>(tool: {
     throw new InvalidArgumentError(
       'effect',
       `${JSON.stringify(tool.effect)} is not 'read', 'idempotent' or 'unsafe'`,
+    );
+  if (
+    tool.timeoutMs !== undefined &&
+    (typeof tool.timeoutMs !== 'number' || !Number.isFinite(tool.timeoutMs) || tool.timeoutMs <= 0)
+  )
+    throw new InvalidArgumentError(
+      'timeoutMs',
+      `expected a number of milliseconds > 0, got ${shownValue(tool.timeoutMs)} (leave it out for no timeout)`,
     );
   return Object.assign({}, tool, { effect: toolEffect(tool) });
 }

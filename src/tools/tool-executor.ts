@@ -1,4 +1,5 @@
-import type { Hook, ToolUseDecision } from '../hooks/hook';
+import type { Hook } from '../hooks/hook';
+import { checkedToolResult, checkedToolUseDecision } from '../hooks/tool-use-results';
 import { AgentError } from '../state/agent-error';
 import { AgentState } from '../state/agent-state';
 import type { AgentStep } from '../state/agent-step';
@@ -103,17 +104,20 @@ export async function runTools(state: AgentState, options: ToolExecutorOptions):
     let settled: ToolExecution | undefined;
     for (const hook of hooks) {
       if (!hook.beforeToolUse) continue;
-      const decision = await hook.beforeToolUse(current, {
-        get signal() {
-          return options.signal;
-        },
-        toolCall: call,
-      });
+      const decision = checkedToolUseDecision(
+        await hook.beforeToolUse(current, {
+          get signal() {
+            return options.signal;
+          },
+          toolCall: call,
+        }),
+        hook,
+      );
       if (decision instanceof AgentState) {
         current = decision;
         continue;
       }
-      const d = decision as ToolUseDecision | undefined;
+      const d = decision;
       if (d?.state) current = d.state;
       if (d?.args !== undefined) {
         // Arguments a hook writes enter the state like the model's: kept as JSON, or the call fails.
@@ -189,12 +193,15 @@ export async function runTools(state: AgentState, options: ToolExecutorOptions):
       if (!hook.afterToolUse) continue;
       // a hook that throws fails the run (DESIGN), its error recorded on the step; the calls keep
       // their results (`onSettled` had them)
-      const result = await hook.afterToolUse(current, {
-        get signal() {
-          return options.signal;
-        },
-        toolExecution: results[i] as ToolExecution,
-      });
+      const result = checkedToolResult(
+        await hook.afterToolUse(current, {
+          get signal() {
+            return options.signal;
+          },
+          toolExecution: results[i] as ToolExecution,
+        }),
+        hook,
+      );
       if (result instanceof AgentState) current = result;
       else if (result instanceof ToolExecution) results[i] = result;
     }

@@ -101,3 +101,29 @@ describe('user.message and execute during a run are refused, never dropped (DESI
     expect(final.messages().filter((m) => m.role === 'user')).toHaveLength(1);
   });
 });
+
+describe('a user.message whose text is not a string is refused out loud (it crashed the actor)', () => {
+  it.each([
+    ['a number', 42],
+    ['missing', undefined],
+    ['null', null],
+  ])(
+    'text that is %s: event.refused with INVALID_ARGUMENT; the actor takes the next message',
+    async (_label, text) => {
+      const actor = createAgent({ driver: scriptedDriver([{ text: 'five' }]) }).createActor(
+        AgentState.empty(),
+      );
+      const refused: Refused[] = [];
+      actor.on('event.refused', (e) => refused.push(e));
+      actor.start();
+      actor.send({ type: 'user.message', text } as unknown as { type: 'user.message'; text: string });
+      expect(refused.map((e) => [e.event, e.error.code])).toEqual([['user.message', 'INVALID_ARGUMENT']]);
+      expect(refused[0]?.error.message).toMatch(/user\.message.*text/);
+      expect(actor.getSnapshot().status).toBe('active');
+      actor.send({ type: 'user.message', text: '2 + 3?' });
+      await new Promise<void>((resolve) => actor.on('execution.finished', () => resolve()));
+      expect(actor.getSnapshot().context.state.finalResponse()).toBe('five');
+      actor.stop();
+    },
+  );
+});

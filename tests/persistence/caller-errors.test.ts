@@ -8,6 +8,7 @@ import {
   SessionConflictError,
   scriptedDriver,
 } from '../../src/index';
+import { FileSessionStore, SqliteExecutionStore, SqliteSessionStore } from '../../src/persistence/index';
 
 describe('errors that tell the caller what to do', () => {
   it('agent.chat losing a race to another turn of the session names the session and says to retry', async () => {
@@ -35,5 +36,24 @@ describe('errors that tell the caller what to do', () => {
     expect(error).toBeInstanceOf(InvalidArgumentError);
     expect((error as Error).message).toMatch(/AgentState\.empty\(\)\.withUserMessage/);
     expect((error as Error).message).toMatch(/What is 2 \+ 3\?/);
+  });
+
+  it.each([
+    ['undefined (an unset environment variable)', undefined],
+    ['empty', ''],
+    ['a number', 42],
+    ['a path with a NUL byte', '/tmp/a\u0000b'],
+  ])('a store whose path is %s is refused at construction with InvalidArgumentError', (_label, path) => {
+    for (const make of [
+      () => new FileSessionStore(path as string),
+      () => new SqliteSessionStore(path as string),
+      () => new SqliteExecutionStore(path as string),
+    ]) {
+      expect(make).toThrow(InvalidArgumentError);
+    }
+  });
+
+  it('an empty SQLite path says to use ":memory:" for a database in memory', () => {
+    expect(() => new SqliteSessionStore('')).toThrow(/:memory:/);
   });
 });

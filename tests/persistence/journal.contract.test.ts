@@ -332,6 +332,25 @@ const journal = (kind: StoreKind) => {
       await expect(store.fork('run', 9, 'new')).rejects.toBeInstanceOf(CheckpointNotFoundError);
       expect(await store.list()).toEqual(['run', 'taken']);
     });
+
+    it('refuses a bad session id or version in checkpoints, loadCheckpoint and fork, and writes nothing', async () => {
+      await saveSteps(store, 'run', 2);
+      for (const id of ['../run', 'a\u0000b', 'x'.repeat(201), '..']) {
+        await expect(store.checkpoints(id)).rejects.toMatchObject({ code: 'INVALID_SESSION_ID' });
+        await expect(store.loadCheckpoint(id, 1)).rejects.toMatchObject({ code: 'INVALID_SESSION_ID' });
+        await expect(store.fork(id, 1, 'new')).rejects.toMatchObject({ code: 'INVALID_SESSION_ID' });
+        await expect(store.fork('run', 1, id)).rejects.toMatchObject({ code: 'INVALID_SESSION_ID' });
+      }
+      for (const version of [0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY, '1']) {
+        await expect(store.loadCheckpoint('run', version as number)).rejects.toMatchObject({
+          code: 'INVALID_ARGUMENT',
+        });
+        await expect(store.fork('run', version as number, 'new')).rejects.toMatchObject({
+          code: 'INVALID_ARGUMENT',
+        });
+      }
+      expect(await store.list()).toEqual(['run']);
+    });
   });
 };
 

@@ -75,4 +75,31 @@ describe('ExecutionBudget', () => {
     expect(() => new ExecutionBudget({ deadline: 'soon' })).toThrow(/ExecutionBudget\.deadline/);
     expect(() => ExecutionBudget.fromJSON({ maxTokens: '10' })).toThrow(/ExecutionBudget\.maxTokens/);
   });
+
+  it.each([
+    ['NaN', Number.NaN, 'got NaN'],
+    ['Infinity', Number.POSITIVE_INFINITY, 'got Infinity'],
+    ['a BigInt', 10n, 'got 10n'],
+    ['a symbol', Symbol('s'), 'got Symbol(s)'],
+    ['a string', '10', 'got "10"'],
+  ])('a limit that is %s is refused with InvalidArgumentError showing the value', (_label, value, shown) => {
+    for (const field of ['maxSteps', 'maxTokens', 'maxSeconds', 'maxCost']) {
+      const make = () => new ExecutionBudget({ [field]: value } as never);
+      expect(make).toThrow(InvalidArgumentError);
+      expect(make).toThrow(shown);
+    }
+  });
+
+  it.each([
+    ['a BigInt', 10n, 'got 10n'],
+    ['a symbol', Symbol('s'), 'got Symbol(s)'],
+    ['NaN', Number.NaN, 'got NaN'],
+  ])(
+    'a deadline that is %s is refused with InvalidArgumentError showing the value',
+    (_label, value, shown) => {
+      const make = () => new ExecutionBudget({ deadline: value } as never);
+      expect(make).toThrow(InvalidArgumentError);
+      expect(make).toThrow(shown);
+    },
+  );
 });

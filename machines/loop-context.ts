@@ -6,7 +6,7 @@ import type { ApprovalDecision, ApprovalRoute } from '../src/state/approval';
 import type { ExecutionBudget } from '../src/state/execution-budget';
 import type { ReportEvent } from '../src/state/loop-events';
 import { Message } from '../src/state/message';
-import type { HookStage, WorkerAnswer } from './worker-protocol';
+import type { CheckpointAnswer, HookStage, WorkerAnswer } from './worker-protocol';
 
 export interface LoopContext {
   readonly state: AgentState;
@@ -48,18 +48,6 @@ export interface LoopSession {
   readonly version: number | null;
 }
 
-export interface CheckpointInput {
-  readonly state: AgentState;
-  readonly session: LoopSession;
-}
-
-/** The intent save's input: the session's, or for a subagent (no session) its caller's save. */
-export interface IntentInput {
-  readonly state: AgentState;
-  readonly session: LoopSession | null;
-  readonly intentSave: IntentSave | null;
-}
-
 export interface LoopInput {
   readonly state: AgentState;
   readonly hookStages?: readonly HookStage[];
@@ -88,7 +76,8 @@ export type LoopEvent =
   | ApprovalEvent
   | ReportEvent
   | SubagentEvent
-  | WorkerAnswer;
+  | WorkerAnswer
+  | CheckpointAnswer;
 
 /**
  * A message for the run in progress, which the model sees at its next step (the step in flight
@@ -178,3 +167,7 @@ export function timeLimitOf(context: LoopContext, now = Date.now()): number | nu
 
 /** The new state a worker's `.done` answer carries. */
 export const outputState = (event: unknown) => (event as { output?: unknown }).output as AgentState;
+
+/** Whether the run saves: to its session, or (a subagent) its steps' intents through its caller, up to the root's. */
+export const savesIntent = (context: LoopContext): boolean =>
+  context.session !== null || context.intentSave !== null;

@@ -6,7 +6,7 @@ import type { ApprovalDecision, ApprovalRoute } from '../src/state/approval';
 import type { ExecutionBudget } from '../src/state/execution-budget';
 import type { ReportEvent } from '../src/state/loop-events';
 import { Message } from '../src/state/message';
-import type { CheckpointAnswer, HookStage, WorkerAnswer } from './worker-protocol';
+import type { HookStage, WorkerAnswer } from './worker-protocol';
 
 export interface LoopContext {
   readonly state: AgentState;
@@ -76,8 +76,7 @@ export type LoopEvent =
   | ApprovalEvent
   | ReportEvent
   | SubagentEvent
-  | WorkerAnswer
-  | CheckpointAnswer;
+  | WorkerAnswer;
 
 /**
  * A message for the run in progress, which the model sees at its next step (the step in flight

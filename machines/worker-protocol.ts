@@ -54,7 +54,10 @@ export type CheckpointAnswer =
 export interface CancelRequest {
   readonly type: 'cancel';
 }
+/** The workers whose answer is a new state. */
 export type WorkerId = 'hooks' | 'driver' | 'toolExecutor';
+/** What the workers answer: a new state, or (`checkpoint`) a new version. */
 export type WorkerAnswer =
   | { type: `${WorkerId}.done`; output: AgentState; token?: unknown }
-  | { type: `${WorkerId}.error`; error: unknown; token?: unknown };
+  | { type: `${WorkerId}.error`; error: unknown; token?: unknown }
+  | CheckpointAnswer;

@@ -41,7 +41,7 @@ interface AnswerTypes {
   readonly error: string;
 }
 
-/** An answer to the agent actor (`WorkerAnswer`, or the checkpoint worker's `CheckpointAnswer`). */
+/** An answer to the agent actor (`WorkerAnswer`: a new state, or the checkpoint worker's new version). */
 type Answer<O> =
   | { type: string; output: O; token: unknown }
   | { type: string; error: unknown; token: unknown };

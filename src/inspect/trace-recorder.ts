@@ -360,7 +360,7 @@ function eventPayload(event: { type: string } & Record<string, unknown>): unknow
   return rest.length ? Object.fromEntries(rest) : undefined;
 }
 
-const WORKER_ERROR = /^(driver|toolExecutor|checkpoint)\.error$/;
+const WORKER_ERROR = /^(driver|toolExecutor)\.error$/;
 
 function errorInfo(error: unknown): { name: string; message: string } {
   if (error instanceof Error) return { name: error.name, message: error.message };

@@ -10,9 +10,10 @@
  *   (no fsync, `synchronous = NORMAL`: survives a crash of the process, not a power loss);
  * - file 'full', lockHoldMs 0: the lock file taken and removed at every save, as before the
  *   lock was kept across saves.
- * `BASE=<dir>` adds the file and SQLite stores of another checkout of the library (its own agent
- * too), loaded in the same process: a before/after of a change (`git archive <rev> src | tar -x -C
- * <dir>`, and link its node_modules to this one's).
+ * `BASE=<dir>` adds the unstored run and the memory, file and SQLite stores (both durabilities) of
+ * another checkout of the library (its own agent too; ratios against this checkout's unstored
+ * step), loaded in the same process: a before/after of a change
+ * (`git archive <rev> src machines | tar -x -C <dir>`, and link its node_modules to this one's).
  * Rounds are interleaved (every cell once a round, a new session each) so that all cells see the
  * same machine; each cell's ratio is the median over rounds of (its step / the unstored step of the
  * same round). STEP_ROUNDS=<n> sets the rounds (default 7). Files and databases in os.tmpdir().
@@ -39,8 +40,20 @@ async function baseCells(dir: string): Promise<Cell[]> {
   const url = pathToFileURL(resolve(process.env.BASE, 'src/index.ts')).href;
   const base = (await import(url)) as Library;
   return [
-    { name: 'BASE: file', open: () => new base.FileSessionStore(join(dir, 'base-files')), lib: base },
-    { name: 'BASE: SQLite', open: () => new base.SqliteSessionStore(join(dir, 'base.db')), lib: base },
+    { name: 'BASE: no store', open: null, lib: base },
+    { name: 'BASE: memory', open: () => new base.InMemorySessionStore(), lib: base },
+    { name: 'BASE: file, full', open: () => new base.FileSessionStore(join(dir, 'base-files')), lib: base },
+    {
+      name: 'BASE: file, process',
+      open: () => new base.FileSessionStore(join(dir, 'base-files-process'), { durability: 'process' }),
+      lib: base,
+    },
+    { name: 'BASE: SQLite, full', open: () => new base.SqliteSessionStore(join(dir, 'base.db')), lib: base },
+    {
+      name: 'BASE: SQLite, process',
+      open: () => new base.SqliteSessionStore(join(dir, 'base-process.db'), { durability: 'process' }),
+      lib: base,
+    },
   ];
 }
 
@@ -86,7 +99,7 @@ export default async function bench(): Promise<void> {
         if (r < 0) continue; // the warm-up round
         const w = mean(stepTimes(calls, 51, 150));
         const c = mean(stepTimes(cpus, 51, 150));
-        if (!cell.open) [baseWall, baseCpu] = [w, c];
+        if (!cell.open && !cell.lib) [baseWall, baseCpu] = [w, c];
         wall.get(cell.name)?.push(w);
         cpu.get(cell.name)?.push(c);
         wallRatios.get(cell.name)?.push(w / baseWall);

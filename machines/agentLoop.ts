@@ -1,9 +1,9 @@
 /**
  * The agent loop as a statechart: the ExecutionStatus lifecycle and the step cycle of one agent.
  * Its context holds the immutable AgentState. The actors it invokes are named in `loop-setup.ts`
- * and provided by the runtime (`createAgent`) with `agentLoop.provide({ actors })`: three workers
- * that take requests (`worker-protocol.ts`), `hooks` for the execution and `driver` and
- * `toolExecutor` for the step cycle, and `checkpoint` per save. Guards and actions are named in
+ * and provided by the runtime (`createAgent`) with `agentLoop.provide({ actors })`: four workers
+ * that take requests (`worker-protocol.ts`), `hooks` and `checkpoint` (every save) for the
+ * execution, `driver` and `toolExecutor` for the step cycle. Guards and actions are named in
  * `loop-setup.ts`, `loop-actions.ts` and `loop-emits.ts`; recurring pieces of chart in
  * `loop-transitions.ts`; state ids in `state-ids.ts`.
  *
@@ -23,14 +23,13 @@ import {
   acceptsWork,
   acceptsWorkOrDecisions,
   CONCLUDE,
-  checkpointInvoke,
+  checkpointStage,
   DECIDE,
   DROP_STALE,
   decisionTransitions,
   FAILING,
   FINALIZING,
   hookStage,
-  intentInvoke,
   onActorError,
   persistStage,
   RECORD,
@@ -67,8 +66,8 @@ export const agentLoop = loopImplementations.createMachine({
     pending: { on: acceptsWorkOrDecisions() },
     inProgress: {
       initial: 'beforeExecution',
-      entry: ['emitExecutionStarted', 'startHooksWorker'],
-      exit: 'stopHooksWorker',
+      entry: ['emitExecutionStarted', 'startHooksWorker', 'startCheckpointWorker'],
+      exit: ['stopHooksWorker', 'stopCheckpointWorker'],
       on: {
         stop: toAfterExecution({ actions: ['keepSettledToolCalls', 'recordUserStop'] }),
         // a run in progress takes no new work: refused with RUN_IN_PROGRESS (awaitingApproval: APPROVAL_PENDING)
@@ -182,7 +181,7 @@ export const agentLoop = loopImplementations.createMachine({
                 check: {
                   always: [{ guard: 'startsUnsafeCalls', target: 'saving' }, { target: StateId.tools }],
                 },
-                saving: { invoke: intentInvoke(StateId.tools, StateId.afterStep, false) },
+                saving: checkpointStage(StateId.tools, StateId.afterStep, { evaluate: false, intent: true }),
               },
             },
             tools: {
@@ -218,7 +217,7 @@ export const agentLoop = loopImplementations.createMachine({
               // with a session the step is saved first; without one, `record` decides what `decide` would
               always: [{ guard: 'hasSession', target: 'persist' }, ...DECIDE],
             },
-            persist: { invoke: checkpointInvoke(StateId.continueOrStop, FAILING) },
+            persist: checkpointStage(StateId.continueOrStop, FAILING),
             continueOrStop: { always: DECIDE },
           },
         },
@@ -271,8 +270,6 @@ export const agentLoop = loopImplementations.createMachine({
 
 export type { AgentEvent } from '../src/state/loop-events';
 export type {
-  CheckpointInput,
-  IntentInput,
   IntentSave,
   LoopContext,
   LoopEvent,
@@ -284,6 +281,8 @@ export { subagentActor } from './loop-setup';
 export { LoopTag, StateId, statePath } from './state-ids';
 export type {
   CancelRequest,
+  CheckpointAnswer,
+  CheckpointRequest,
   HookStage,
   HooksRequest,
   WorkerAnswer,

@@ -2,7 +2,7 @@
  * The agent machine's actions that change its context (one-line uses of AgentState) and that talk
  * to its workers. Events it emits are added by `loop-emits.ts`.
  */
-import { assign, sendTo, stopChild } from 'xstate';
+import { assign, enqueueActions, sendTo, stopChild } from 'xstate';
 import { AgentError } from '../src/state/agent-error';
 import type { AgentState } from '../src/state/agent-state';
 import { AgentStopError } from '../src/state/agent-stop-error';
@@ -10,13 +10,13 @@ import { BUDGET_GUARD, budgetSignal } from '../src/state/budget-signal';
 import { Message, STEERED } from '../src/state/message';
 import { StopReason } from '../src/state/stop-reason';
 import { StopSignal } from '../src/state/stop-signal';
-import { type LoopContext, outputState, steeredMessage, toDecision } from './loop-context';
+import { type LoopContext, outputState, savesIntent, steeredMessage, toDecision } from './loop-context';
 import { loopSetup } from './loop-setup';
 import type { HookStage, WorkerInput } from './worker-protocol';
 
 const now = () => Date.now();
 
-export const loopActions = loopSetup.extend({
+const contextActions = loopSetup.extend({
   actions: {
     appendUserMessage: assign({
       state: ({ context, event }) =>
@@ -191,6 +191,16 @@ export const loopActions = loopSetup.extend({
       token: context.state,
     })),
     cancelHooks: sendTo('hooks', { type: 'cancel' as const }),
+    /** Sends the state to the checkpoint worker, to save under the session (`intent`: the step's intent). */
+    requestCheckpoint: sendTo('checkpoint', ({ context }, params: { intent: boolean }) => ({
+      type: 'work' as const,
+      state: context.state,
+      token: context.state,
+      session: context.session,
+      intent: params.intent,
+    })),
+    /** Aborts an intent save's wait for the tools it looks up (a stop); its answer is dropped. */
+    cancelCheckpoint: sendTo('checkpoint', { type: 'cancel' as const }),
     /** Aborts the tool calls in flight (a stop during `tools`); their answer is dropped. */
     cancelTools: sendTo('toolExecutor', { type: 'cancel' as const }),
     /** The hooks worker lives as long as the execution, for an agent that has hooks (an idle one costs). */
@@ -203,6 +213,24 @@ export const loopActions = loopSetup.extend({
     spawnSubagent: () => {},
     releaseSubagent: stopChild(({ event }) => (event.type === 'subagent.release' ? event.id : '')),
     /** Reports from the actors (tool calls, text deltas) go out to subscribers unchanged. */
+  },
+});
+
+/**
+ * The checkpoint worker lives as long as the execution, for a run that saves (`savesIntent`: a
+ * session, or a subagent's caller). Not an `assign`, as the hooks worker's start is: a run that
+ * saves nothing makes no snapshot for it. (An extension of its own: `enqueueActions` among the
+ * actions it may enqueue would not type-check.)
+ */
+export const loopActions = contextActions.extend({
+  actions: {
+    startCheckpointWorker: enqueueActions(({ context, enqueue, self }) => {
+      if (savesIntent(context))
+        enqueue.spawnChild('checkpoint', { id: 'checkpoint', input: workerInput({ self }) });
+    }),
+    stopCheckpointWorker: enqueueActions(({ context, enqueue }) => {
+      if (savesIntent(context)) enqueue.stopChild('checkpoint');
+    }),
   },
 });
 

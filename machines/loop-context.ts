@@ -49,18 +49,6 @@ export interface LoopSession {
   readonly version: number | null;
 }
 
-export interface CheckpointInput {
-  readonly state: AgentState;
-  readonly session: LoopSession;
-}
-
-/** The intent save's input: the session's, or for a subagent (no session) its caller's save. */
-export interface IntentInput {
-  readonly state: AgentState;
-  readonly session: LoopSession | null;
-  readonly intentSave: IntentSave | null;
-}
-
 export interface LoopInput {
   readonly state: AgentState;
   readonly hookStages?: readonly HookStage[];
@@ -179,3 +167,7 @@ export function timeLimitOf(context: LoopContext, now = Date.now()): number | nu
 
 /** The new state a worker's `.done` answer carries. */
 export const outputState = (event: unknown) => (event as { output?: unknown }).output as AgentState;
+
+/** Whether the run saves: to its session, or (a subagent) its steps' intents through its caller, up to the root's. */
+export const savesIntent = (context: LoopContext): boolean =>
+  context.session !== null || context.intentSave !== null;

@@ -3,7 +3,7 @@
  * them with `agentLoop.provide({ actors })`), its guards and its delay. Actions are added by
  * `loop-actions.ts` and `loop-emits.ts`; the chart is `agentLoop.ts`.
  */
-import { fromCallback, fromPromise, setup } from 'xstate';
+import { fromCallback, setup } from 'xstate';
 import { AgentStopError } from '../src/state/agent-stop-error';
 import { budgetSignal } from '../src/state/budget-signal';
 import { ExecutionStatus } from '../src/state/execution-status';
@@ -11,19 +11,25 @@ import type { LoopEmitted } from '../src/state/loop-events';
 import { pendingMatches } from '../src/state/pending-approval';
 import { StopReason } from '../src/state/stop-reason';
 import {
-  type CheckpointInput,
-  type IntentInput,
   type LoopContext,
   type LoopEvent,
   type LoopInput,
   outputState,
   pendingSteering,
   routeOf,
+  savesIntent,
   steeredMessage,
   timeLimitOf,
 } from './loop-context';
 import type { LoopTag } from './state-ids';
-import type { CancelRequest, HookStage, HooksRequest, WorkerInput, WorkRequest } from './worker-protocol';
+import type {
+  CancelRequest,
+  CheckpointRequest,
+  HookStage,
+  HooksRequest,
+  WorkerInput,
+  WorkRequest,
+} from './worker-protocol';
 
 const notProvided = (name: string) => (): never => {
   throw new Error(`The '${name}' actor is not provided: create the agent with createAgent()`);
@@ -48,10 +54,8 @@ export const loopSetup = setup({
     hooks: fromCallback<HooksRequest | CancelRequest, WorkerInput>(notProvided('hooks')),
     driver: fromCallback<WorkRequest | CancelRequest, WorkerInput>(notProvided('driver')),
     toolExecutor: fromCallback<WorkRequest | CancelRequest, WorkerInput>(notProvided('toolExecutor')),
-    /** Saves the state to the session store; resolves with the new version. */
-    checkpoint: fromPromise<number, CheckpointInput>(async () => notProvided('checkpoint')()),
-    /** Saves the step's intent when it starts unsafe calls; resolves with the new version, or null. */
-    intentCheckpoint: fromPromise<number | null, IntentInput>(async () => notProvided('intentCheckpoint')()),
+    /** Saves the state to the session store (a step's intent only when it starts unsafe calls). */
+    checkpoint: fromCallback<CheckpointRequest | CancelRequest, WorkerInput>(notProvided('checkpoint')),
   },
   delays: {
     // setTimeout's maximum; the transition's guard ignores it when there is no time limit
@@ -85,7 +89,7 @@ export const loopSetup = setup({
         .stopSignals.some((s) => s.reason === StopReason.UserRequested) ?? false,
     hasSession: ({ context }) => context.session !== null,
     /** The step's intent can be saved: to the session, or (a subagent) through its caller, up to the root's. */
-    savesIntent: ({ context }) => context.session !== null || context.intentSave !== null,
+    savesIntent: ({ context }) => savesIntent(context),
     /**
      * The step's tools about to run include an unsafe call (its intent is saved first). The runtime
      * provides it (it knows the tools); the chart alone has none.

@@ -5,7 +5,6 @@
  */
 
 import { and } from 'xstate';
-import type { CheckpointInput, IntentInput, LoopContext } from './loop-context';
 import { LoopTag, StateId } from './state-ids';
 import type { HookStage } from './worker-protocol';
 
@@ -151,9 +150,9 @@ export function hookStage(
 }
 
 /**
- * Persisting a checkpoint: with a session, `saving` invokes the `checkpoint` actor (the store's save) and
- * keeps the new version; without one, `checkStore` goes straight on (to `done`, or by the
- * `withoutStore` transitions). A failed save fails the run:
+ * Persisting a checkpoint: with a session, `saving` asks the `checkpoint` worker to save and keeps
+ * the new version; without one, `checkStore` goes straight on (to `done`, or by the `withoutStore`
+ * transitions). A failed save fails the run:
  * during the steps through `failing` (onError hooks, afterExecution), at the end directly.
  */
 export function persistStage(
@@ -168,49 +167,41 @@ export function persistStage(
     initial: 'checkStore',
     states: {
       checkStore: { always: [{ guard: 'hasSession', target: 'saving' }, ...withoutStore] },
-      saving: { invoke: checkpointInvoke(done, failed, evaluate) },
+      saving: checkpointStage(done, failed, { evaluate }),
     },
   } as const;
 }
 
 /**
- * The `checkpoint` actor: saves the state, keeps the new version; a failed save fails the run
- * (evaluating the continuation, unless `failed` goes through `record`, which does).
+ * A save by the `checkpoint` worker: the state is sent, the new version kept. A failed save fails
+ * the run (evaluating the continuation, unless `failed` goes through `record`, which does). An
+ * answer to an earlier request is dropped, as the other workers' are.
+ *
+ * `intent`: the step in flight with the unsafe calls about to start, saved only if it starts one
+ * (the answer is then null, and the version stays); a subagent hands it to its caller
+ * (`intentSave`), up to the root's session. Leaving before the answer (a stop) aborts the save's
+ * wait for the tools it looks up (an MCP server may be starting) and drops its answer.
  */
-export function checkpointInvoke(done: string, failed: string, evaluate = true) {
+export function checkpointStage(
+  done: string,
+  failed: string,
+  { evaluate = true, intent = false }: { evaluate?: boolean; intent?: boolean } = {},
+) {
   return {
-    id: 'checkpoint',
-    src: 'checkpoint',
-    // The state is not enumerable: an inspector showing the actor's input sees the session only.
-    input: ({ context }: { context: LoopContext }): CheckpointInput =>
-      Object.defineProperty({ session: context.session! }, 'state', {
-        value: context.state,
-      }) as CheckpointInput,
-    onDone: { target: done, actions: 'assignVersion' },
-    onError: {
-      target: failed,
-      actions: evaluate
-        ? (['recordCheckpointFailure', 'emitContinuationEvaluated'] as const)
-        : (['recordCheckpointFailure'] as const),
+    entry: { type: 'requestCheckpoint', params: { intent } },
+    exit: intent ? (['cancelCheckpoint'] as const) : ([] as const),
+    on: {
+      'checkpoint.done': [DROP_STALE, { target: done, actions: 'assignVersion' }],
+      'checkpoint.error': [
+        DROP_STALE,
+        {
+          target: failed,
+          actions: evaluate
+            ? (['recordCheckpointFailure', 'emitContinuationEvaluated'] as const)
+            : (['recordCheckpointFailure'] as const),
+        },
+      ],
     },
-  } as const;
-}
-
-/**
- * The intent save (`intentCheckpoint`, a checkpoint as the others are, under the same actor id): the
- * step in flight with the unsafe calls about to start; its output is the new version (null when an
- * MCP tool turned out not unsafe and nothing was saved). A failed save fails the run before any
- * starts; `failed` may close the step's cycle first (`evaluate` false: `record` evaluates).
- */
-export function intentInvoke(done: string, failed: string, evaluate = true) {
-  return {
-    ...checkpointInvoke(done, failed, evaluate),
-    src: 'intentCheckpoint',
-    // a subagent has no session: its caller saves its intent (`intentSave`)
-    input: ({ context }: { context: LoopContext }): IntentInput =>
-      Object.defineProperty({ session: context.session, intentSave: context.intentSave }, 'state', {
-        value: context.state,
-      }) as IntentInput,
   } as const;
 }
 

@@ -1,16 +1,16 @@
 /**
  * The loop's actors and runtime actions for one agent: the chart (`agentLoop`) with its workers
- * provided (`hooks`, `driver`, `toolExecutor`), the `checkpoint` actor, the built-in after-step
- * guards (the chart's step check), and `spawnSubagent`.
+ * provided (`hooks`, `driver`, `toolExecutor`, `checkpoint`), the built-in after-step guards (the
+ * chart's step check), and `spawnSubagent`.
  */
-import { type AnyActorLogic, type AnyActorRef, assign, fromPromise, type SnapshotFrom } from 'xstate';
+import { type AnyActorLogic, type AnyActorRef, assign, type SnapshotFrom } from 'xstate';
 import {
   agentLoop,
-  type CheckpointInput,
+  type CheckpointRequest,
   type HooksRequest,
-  type IntentInput,
   type LoopContext,
   type LoopInput,
+  type LoopSession,
   StateId,
   type StepCheck,
   statePath,
@@ -20,7 +20,7 @@ import type { Driver, DriverContext } from '../drivers/driver';
 import { errorPolicy } from '../hooks/error-policy';
 import { finishReasonGuard } from '../hooks/finish-reason-guard';
 import type { Hook } from '../hooks/hook';
-import { hooksFor, runStage } from '../hooks/hook-stack';
+import { hooksFor, isPromise, runStage } from '../hooks/hook-stack';
 import { structuredOutputGuard } from '../hooks/structured-output-guard';
 import type { McpServers } from '../mcp/mcp-servers';
 import { NoSessionStoreError } from '../persistence/errors';
@@ -113,6 +113,31 @@ export function provideLoop(
   const unsafeStarting = async (state: AgentState, signal: AbortSignal) =>
     unsafeCallsToStart(state, mcp ? await mcp.callableToolSet(tools, signal) : tools);
   const nested = new NestedIntents(store, (state) => unsafeStarting(state, noSignal));
+  /** Saves `state` in the session, over the version last saved (or a child's intent saved meanwhile). */
+  const saveState = (session: LoopSession, state: AgentState): Promise<number> => {
+    if (!store) throw new NoSessionStoreError('Checkpointing');
+    const { id } = session;
+    const version = nested.versionFor(id, session.version);
+    return isPromise(version)
+      ? version.then((v) => store.save(id, state, v))
+      : store.save(id, state, version);
+  };
+  /**
+   * The step with the unsafe calls it starts now, saved before any starts (null: it starts none,
+   * nothing is saved); a subagent (no session) hands it to its caller, up to the root's session.
+   */
+  const saveIntent = async (
+    { state, session }: CheckpointRequest,
+    self: AnyActorRef,
+    signal: AbortSignal,
+  ): Promise<number | null> => {
+    const starting = await unsafeStarting(state, signal);
+    if (starting.length === 0) return null;
+    const intent = state.withToolsStarting(starting);
+    if (session) return saveState(session, intent);
+    await contextOf(self).intentSave?.(intent);
+    return null;
+  };
   const machine = agentLoop.provide({
     guards: {
       // no unsafe tool and no MCP server: no step starts one, and `intent` passes at no cost
@@ -162,24 +187,13 @@ export function provideLoop(
         const answered = admitInference(await driver.infer(state, context), driver.name);
         return needsApprovals ? signed(await requestApprovals(answered, offered), self) : answered;
       }),
-      checkpoint: fromPromise<number, CheckpointInput>(async ({ input }) => {
-        if (!store) throw new NoSessionStoreError('Checkpointing');
-        const { id, version } = input.session;
-        return store.save(id, input.state, await nested.versionFor(id, version));
-      }),
-      intentCheckpoint: fromPromise<number | null, IntentInput>(async ({ input, signal }) => {
-        const starting = await unsafeStarting(input.state, signal);
-        if (starting.length === 0) return null;
-        const intent = input.state.withToolsStarting(starting);
-        if (input.session === null) {
-          // a subagent: its caller keeps the intent in its own, up to the root's session
-          await input.intentSave?.(intent);
-          return null;
-        }
-        if (!store) throw new NoSessionStoreError('Checkpointing');
-        const { id, version } = input.session;
-        return store.save(id, intent, await nested.versionFor(id, version));
-      }),
+      // One worker per execution, not a promise actor invoked per save: the actor, its start and
+      // its snapshots cost more than the memory store's save itself (issue 38).
+      checkpoint: stepWorker<CheckpointRequest, number | null>('checkpoint', (request, self, signal) =>
+        request.intent
+          ? saveIntent(request, self, signal.signal)
+          : saveState(request.session as LoopSession, request.state),
+      ),
       toolExecutor: stepWorker('toolExecutor', async ({ state }, self, request) => {
         const step = state.currentStep();
         const stepTools = mcp
@@ -271,8 +285,10 @@ class StepToolOptions implements ToolExecutorOptions {
   }
 }
 
+const contextOf = (self: AnyActorRef) => (self.getSnapshot() as { context: LoopContext }).context;
+
 /** The agent actor's session (null without a store): the scope of its calls' idempotency keys. */
-const sessionOf = (self: AnyActorRef) => (self.getSnapshot() as { context: LoopContext }).context.session;
+const sessionOf = (self: AnyActorRef) => contextOf(self).session;
 
 /** Whether the agent actor's run reports tool and text events (someone can listen: `LoopContext.reports`). */
-const reportsOf = (self: AnyActorRef) => (self.getSnapshot() as { context: LoopContext }).context.reports;
+const reportsOf = (self: AnyActorRef) => contextOf(self).reports;

@@ -57,8 +57,9 @@ export class NestedIntents {
    * The version to save over in session `id`: `version` (the run's), or that of a child's intent
    * saved meanwhile (a save of the run waits for those in flight).
    */
-  async versionFor(id: string, version: number | null): Promise<number | null> {
+  versionFor(id: string, version: number | null): number | null | Promise<number | null> {
     const saving = this.inFlight.get(id);
+    // nothing in flight (every save but a subagent's): no promise turn before the save
     if (!saving) return version;
     return saving.catch(() => version);
   }

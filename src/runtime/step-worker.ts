@@ -1,18 +1,12 @@
 import { type AnyActorRef, fromCallback } from 'xstate';
-import type {
-  CancelRequest,
-  WorkerAnswer,
-  WorkerId,
-  WorkerInput,
-  WorkRequest,
-} from '../../machines/agentLoop';
+import type { CancelRequest, WorkerId, WorkerInput, WorkRequest } from '../../machines/agentLoop';
 import { isPromise } from '../hooks/hook-stack';
 import type { AgentState } from '../state/agent-state';
 
 /**
- * One of the loop's workers (`hooks`, `driver`, `toolExecutor`): an actor that lives as long as the
- * part of the run it serves, runs `work` for each `work` request and answers the agent actor with
- * `<id>.done` (the new state) or `<id>.error`, echoing the request's `token` (the agent drops an
+ * One of the loop's workers (`hooks`, `driver`, `toolExecutor`, `checkpoint`): an actor that lives
+ * as long as the part of the run it serves, runs `work` for each `work` request and answers the
+ * agent actor with `<id>.done` (the new state; the checkpoint's, the new version) or `<id>.error`, echoing the request's `token` (the agent drops an
  * answer whose token is not the one it waits for). Work that returns synchronously is answered at
  * once (no promise turn). The chart sends one request at a time; a request sent while another is
  * in flight supersedes it (the earlier answer is dropped).
@@ -24,15 +18,15 @@ import type { AgentState } from '../state/agent-state';
  * answer; a finished request's signal is never aborted, so what a finished call left running is
  * left alone.
  */
-export function stepWorker<R extends WorkRequest>(
-  id: WorkerId,
-  work: (request: R, agent: AnyActorRef, signal: RequestSignal) => AgentState | Promise<AgentState>,
+export function stepWorker<R extends WorkRequest, O = AgentState>(
+  id: WorkerId | 'checkpoint',
+  work: (request: R, agent: AnyActorRef, signal: RequestSignal) => O | Promise<O>,
 ) {
   const answers: AnswerTypes = { done: `${id}.done`, error: `${id}.error` };
   // The worker's state is an object with methods, not closures: the build keeps function names
   // (`keepNames`), which makes every named closure a slow dictionary-mode object when it is made.
   return fromCallback<R | CancelRequest, WorkerInput>(({ input, receive, sendBack }) => {
-    const worker = new WorkerRun(
+    const worker = new WorkerRun<R, O>(
       answers,
       (request: R, signal) => work(request, input.agent, signal),
       sendBack,
@@ -43,18 +37,23 @@ export function stepWorker<R extends WorkRequest>(
 }
 
 interface AnswerTypes {
-  readonly done: `${WorkerId}.done`;
-  readonly error: `${WorkerId}.error`;
+  readonly done: string;
+  readonly error: string;
 }
 
+/** An answer to the agent actor (`WorkerAnswer`: a new state, or the checkpoint worker's new version). */
+type Answer<O> =
+  | { type: string; output: O; token: unknown }
+  | { type: string; error: unknown; token: unknown };
+
 /** One worker actor's requests: the one in flight, whose answer is sent; any other's is dropped. */
-class WorkerRun<R extends WorkRequest> {
+class WorkerRun<R extends WorkRequest, O> {
   #inFlight: RequestSignal | null = null;
 
   constructor(
     private readonly answers: AnswerTypes,
-    private readonly work: (request: R, signal: RequestSignal) => AgentState | Promise<AgentState>,
-    private readonly sendBack: (event: WorkerAnswer) => void,
+    private readonly work: (request: R, signal: RequestSignal) => O | Promise<O>,
+    private readonly sendBack: (event: Answer<O>) => void,
   ) {}
 
   take(request: R): void {
@@ -62,7 +61,7 @@ class WorkerRun<R extends WorkRequest> {
     this.#inFlight = mine;
     const { token } = request;
     const { done, error: failed } = this.answers;
-    let result: AgentState | Promise<AgentState>;
+    let result: O | Promise<O>;
     try {
       result = this.work(request, mine);
     } catch (error) {
@@ -72,7 +71,7 @@ class WorkerRun<R extends WorkRequest> {
     if (!isPromise(result)) this.answer(mine, { type: done, output: result, token });
     else
       result.then(
-        (output) => this.answer(mine, { type: done, output, token }),
+        (output: O) => this.answer(mine, { type: done, output, token }),
         (error: unknown) => this.answer(mine, { type: failed, error, token }),
       );
   }
@@ -82,7 +81,7 @@ class WorkerRun<R extends WorkRequest> {
     this.#inFlight = null;
   }
 
-  private answer(request: RequestSignal, event: WorkerAnswer): void {
+  private answer(request: RequestSignal, event: Answer<O>): void {
     if (this.#inFlight !== request) return;
     this.#inFlight = null;
     this.sendBack(event);

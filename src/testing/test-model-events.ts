@@ -31,8 +31,8 @@ const STEER_OUTSIDE: ModelEvent = { type: 'steer', message: 'no run', behaviour:
 /** A `user.message` without text (untyped code): refused with INVALID_ARGUMENT, the agent unchanged. */
 const MESSAGE_WITHOUT_TEXT: ModelEvent = { type: 'user.message', behaviour: 'no text' };
 
-/** The workers answer with events of their own; `checkpoint` ends as an actor does. */
-const WORKERS = new Set(['hooks', 'driver', 'toolExecutor']);
+/** The workers answer with events of their own (`<id>.done`, `<id>.error`); other actors end as actors do. */
+const WORKERS = new Set(['hooks', 'driver', 'toolExecutor', 'checkpoint']);
 const answerType = (actor: string, kind: 'done' | 'error') =>
   WORKERS.has(actor) ? `${actor}.${kind}` : `xstate.${kind}.actor.${actor}`;
 /** The actor whose answer (done or error) an event type is, or null (`answerType` read back). */
@@ -148,6 +148,7 @@ export function eventsFor(
     if (value.includes('"persist"'))
       events.push({ type: 'user.message', text: 'meanwhile' }, { type: 'execute' });
     events.push(failed('checkpoint', new Error('probe store failed'), 'fail'));
+    events.push(...staleAnswers('checkpoint', state));
   } else if (snapshot.matches({ inProgress: { step: 'tools' } })) {
     const calls = state.currentStep()?.requestedToolCalls() ?? [];
     if (calls.some((c) => c.name === PROBE_SUBAGENT || c.name === PROBE_GATE || c.name === PROBE_APPROVER)) {

@@ -8,6 +8,7 @@ import {
   createAgent,
   ExecutionStatus,
   type Hook,
+  InMemorySessionStore,
   StopReason,
   scriptedDriver,
 } from '../../src/index';
@@ -230,6 +231,22 @@ describe('recordTrace', () => {
     expect(state.status()).toBe(ExecutionStatus.Failed);
     const answer = ofKind(recorder.trace(), 'event').find((e) => e.type === 'driver.error');
     expect(answer?.payload).toEqual({ error: { name: 'Error', message: 'model overloaded' } });
+  });
+
+  it("records a failed save's error with the checkpoint worker's answer", async () => {
+    const recorder = recordTrace();
+    // the run's first save (execute's, before the actor runs) succeeds; the step's fails
+    class FullDisk extends InMemorySessionStore {
+      override async save(id: string, state: AgentState, expected: number | null): Promise<number> {
+        if (expected !== null) throw new Error('disk full');
+        return super.save(id, state, expected);
+      }
+    }
+    const agent = createAgent({ driver: scriptedDriver([{ text: 'hi' }]), store: new FullDisk() });
+    const state = await agent.execute(question(), { sessionId: 'full', inspect: recorder.inspect });
+    expect(state.status()).toBe(ExecutionStatus.Failed);
+    const answer = ofKind(recorder.trace(), 'event').find((e) => e.type === 'checkpoint.error');
+    expect(answer?.payload).toEqual({ error: { name: 'Error', message: 'disk full' } });
   });
 
   it('stores the final AgentState, equal to the one execute() returned', async () => {

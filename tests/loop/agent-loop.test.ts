@@ -1,6 +1,6 @@
 import { getEventListeners } from 'node:events';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createActor } from 'xstate';
+import { createActor, type InspectionEvent } from 'xstate';
 import { z } from 'zod';
 import {
   AgentState,
@@ -11,6 +11,7 @@ import {
   ExecutionBudget,
   ExecutionStatus,
   type Hook,
+  InMemorySessionStore,
   InvalidDefinitionError,
   StopReason,
   StopSignal,
@@ -517,6 +518,32 @@ describe('the agent loop', () => {
     expect(actor.getSnapshot().children.toolExecutor).toBeUndefined();
     expect(actor.getSnapshot().context.state.finalResponse()).toBe('5');
     actor.stop();
+  });
+
+  it('saves every checkpoint of an execution through one `checkpoint` worker, made once per execution', async () => {
+    const store = new InMemorySessionStore();
+    const agent = createAgent({
+      store,
+      driver: scriptedDriver([{ toolCalls: [addCall()] }, { toolCalls: [addCall()] }, { text: '5' }]),
+      tools: { add },
+    });
+    const created: string[] = [];
+    const answers: string[] = [];
+    const inspect = (e: InspectionEvent) => {
+      if (e.type === '@xstate.actor') created.push((e.actorRef as unknown as { id: string }).id);
+      if (e.type === '@xstate.event' && /checkpoint/.test(e.event.type)) answers.push(e.event.type);
+    };
+    const done = await agent.execute(question(), { sessionId: 'chat', inspect });
+    expect(done.stepCount()).toBe(3);
+    // a save after each step and the outcome's: one worker, a `work` request and an answer each
+    expect(answers).toEqual(Array.from({ length: 4 }, () => 'checkpoint.done'));
+    expect(created.filter((id) => id === 'checkpoint')).toEqual(['checkpoint']);
+    // (the first checkpoint is the run's start, which `execute` saves before the actor runs)
+    expect((await store.checkpoints('chat')).map((c) => c.version)).toEqual([1, 2, 3, 4, 5]);
+    // a run without a session makes none
+    created.length = 0;
+    await agent.execute(question(), { inspect });
+    expect(created).not.toContain('checkpoint');
   });
 
   it('runs every step on two workers made once per execution; each call has a signal of its own', async () => {

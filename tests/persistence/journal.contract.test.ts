@@ -163,6 +163,33 @@ const journal = (kind: StoreKind) => {
       expect((await fixture.reopen().load('mixed'))?.state.toJSON()).toEqual(state.toJSON());
     });
 
+    it('writes a setting into a delta when it changed, and only then (system prompt, llmConfig, metadata, response format)', async () => {
+      const prompt = `You are careful. ${'Mind the details. '.repeat(100)}`;
+      let state = started().withSystemPrompt(prompt).withLlmConfig({ model: 'a', temperature: 0.1 });
+      let version = await store.save('settings', state, null);
+      const changes: ((s: AgentState) => AgentState)[] = [
+        (s) => withStep(s, 1),
+        (s) => withStep(s, 2).withLlmConfig({ model: 'b', temperature: 0.1 }),
+        (s) => withStep(s, 3).withMetadata('turn', 3),
+        (s) => withStep(s, 4).withSystemPrompt(`${prompt}Be brief.`),
+        (s) => withStep(s, 5).withResponseFormat({ type: 'json', schema: { type: 'object' } }),
+        (s) => withStep(s, 6).withSystemPrompt(`${prompt}Be brief.`),
+      ];
+      for (const change of changes) {
+        state = change(state);
+        version = await store.save('settings', state, version);
+      }
+      const heads = (await fixture.readRecords('settings'))
+        .slice(1)
+        .map((text) =>
+          Object.keys((JSON.parse(text) as { head: object }).head).filter(
+            (k) => k !== 'updatedAt' && k !== 'execution',
+          ),
+        );
+      expect(heads).toEqual([[], ['llmConfig'], ['metadata'], ['systemPrompt'], ['responseFormat'], []]);
+      expect((await fixture.reopen().load('settings'))?.state.toJSON()).toEqual(state.toJSON());
+    });
+
     it('writes a snapshot once the superseded records outweigh the live ones, so a load reads a short tail', async () => {
       let state = AgentState.empty().withUserMessage('go');
       let version = await store.save('notes', state, null);

@@ -165,7 +165,7 @@ function encodeDelta(tip: JournalTip, state: AgentState, version: number): NextR
     live += stepsBytes;
   }
 
-  const head = headOf(state);
+  const head = headOf(state, tip);
   const changed: [string, string][] = [];
   for (const [key, json] of Object.entries(head)) {
     if (tip.head[key] === json) continue;
@@ -240,8 +240,10 @@ function stepList(state: AgentState): StepExecution[] {
 /**
  * The small fields of a state, each as JSON: identity, timing, settings, and the execution without
  * its steps (status, continuation, errors, a step awaiting approval), as `toJSON` writes them.
+ * The settings `tip`'s state holds unchanged (the same value: a state shares what did not change)
+ * keep the tip's JSON, so that a long system prompt is not written to JSON again at every save.
  */
-function headOf(state: AgentState): Record<string, string> {
+function headOf(state: AgentState, tip?: JournalTip): Record<string, string> {
   // Its keys are HEAD_FIELDS (journal-record.ts), which a load accepts.
   const fields: Record<string, unknown> = {
     agentId: state.agentId(),
@@ -255,9 +257,23 @@ function headOf(state: AgentState): Record<string, string> {
     responseFormat: state.responseFormat(),
     execution: state.execution()?.serializeHead((step) => encodeStep(step, state, null)) ?? null,
   };
+  const was = tip && settingsOf(tip.state);
   const out: Record<string, string> = {};
-  for (const [key, value] of Object.entries(fields)) out[key] = JSON.stringify(value);
+  for (const [key, value] of Object.entries(fields)) {
+    const kept = was && key in was && was[key as keyof typeof was] === value ? tip.head[key] : undefined;
+    out[key] = kept ?? JSON.stringify(value);
+  }
   return out;
+}
+
+/** The head fields whose values a state keeps as they were given (the others are made when read). */
+function settingsOf(state: AgentState) {
+  return {
+    llmConfig: state.llmConfig(),
+    metadata: state.metadata(),
+    systemPrompt: state.systemPrompt(),
+    responseFormat: state.responseFormat(),
+  };
 }
 
 /** Collects content (long strings) not yet stored since the newest snapshot; `stored` is not changed. */

@@ -10,7 +10,7 @@ import { BUDGET_GUARD, budgetSignal } from '../src/state/budget-signal';
 import { Message, STEERED } from '../src/state/message';
 import { StopReason } from '../src/state/stop-reason';
 import { StopSignal } from '../src/state/stop-signal';
-import { type LoopContext, outputState, steeredMessage, toDecision } from './loop-context';
+import { type LoopContext, outputState, stateToRun, steeredMessage, toDecision } from './loop-context';
 import { loopSetup } from './loop-setup';
 import type { HookStage, WorkerInput } from './worker-protocol';
 
@@ -31,7 +31,7 @@ export const loopActions = loopSetup.extend({
       },
     }),
     startExecution: assign({
-      state: ({ context }) => context.state.withExecutionStarted(now()),
+      state: ({ context, event }) => stateToRun(context, event).withExecutionStarted(now()),
       error: null,
       toolExecutorStarted: false,
     }),

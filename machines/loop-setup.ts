@@ -19,6 +19,7 @@ import {
   outputState,
   pendingSteering,
   routeOf,
+  stateToRun,
   steeredMessage,
   timeLimitOf,
 } from './loop-context';
@@ -92,18 +93,22 @@ export const loopSetup = setup({
      */
     startsUnsafeCalls: () => false,
     /** The state waits for (or has just received) decisions on tool calls of its step in flight. */
-    awaitsApproval: ({ context }) => context.state.approval() !== null,
+    awaitsApproval: ({ context, event }) => stateToRun(context, event).approval() !== null,
     /**
      * A saved execution whose last recorded step already ended it (saved between `record` and
      * finalizing: a crash, or a worker closed): only afterExecution is left, no model call. A
      * message steered in before that save takes one more step, as it would have without the crash.
      */
-    endedWhenSaved: ({ context }) =>
-      context.state.status() === ExecutionStatus.InProgress &&
-      context.state.stepCount() > 0 &&
-      context.state.currentStep() === null &&
-      context.state.shouldStop() &&
-      context.state.steeredMessages().length === 0,
+    endedWhenSaved: ({ context, event }) => {
+      const state = stateToRun(context, event);
+      return (
+        state.status() === ExecutionStatus.InProgress &&
+        state.stepCount() > 0 &&
+        state.currentStep() === null &&
+        state.shouldStop() &&
+        state.steeredMessages().length === 0
+      );
+    },
     asksApproval: ({ event }) => outputState(event).approval() !== null,
     /** A decision that names exactly one pending call (a call inside a subagent included). */
     isPendingCall: ({ context, event }) =>

@@ -25,6 +25,7 @@ import {
   CONCLUDE,
   checkpointInvoke,
   DECIDE,
+  DECIDE_WITHOUT_SESSION,
   DROP_STALE,
   decisionTransitions,
   FAILING,
@@ -216,7 +217,7 @@ export const agentLoop = loopImplementations.createMachine({
             record: {
               entry: ['recordStep', 'emitStepFinished', 'emitContinuationEvaluated'],
               // with a session the step is saved first; without one, `record` decides what `decide` would
-              always: [{ guard: 'hasSession', target: 'persist' }, ...DECIDE],
+              always: [{ guard: 'hasSession', target: 'persist' }, ...DECIDE_WITHOUT_SESSION],
             },
             persist: { invoke: checkpointInvoke(StateId.continueOrStop, FAILING) },
             continueOrStop: { always: DECIDE },

@@ -50,12 +50,15 @@ export const loopActions = loopSetup.extend({
     }),
     /** The step cycle ends: its tool executor, if it started one, stops. */
     stopToolExecutor: stopChild('toolExecutor'),
-    /** Starts a step; a budget already used up (steps, tokens, cost, time) sets the stop signal. */
+    /**
+     * Starts a step; a budget already used up (steps, tokens, cost, time) sets the stop signal.
+     * `budgetChecked`: the transition's guard found budget left (`startsStepAtOnce`), a moment ago.
+     */
     startStep: assign({
-      state: ({ context }) => {
+      state: ({ context }, params?: { budgetChecked?: boolean }) => {
         const at = now();
         const started = context.state.withStepStarted(at);
-        const signal = budgetSignal(context.budget, started, at);
+        const signal = params?.budgetChecked ? null : budgetSignal(context.budget, started, at);
         return signal ? started.withStopSignal(signal) : started;
       },
     }),

@@ -123,6 +123,23 @@ export const loopSetup = setup({
     steeredAfterAnswer: ({ context }) =>
       pendingSteering(context).length > 0 &&
       !(context.state.execution()?.continuation().hasStopSignals() ?? false),
+    /**
+     * A run no one listens to, deciding to stop with no afterExecution hooks, ends in its outcome at
+     * once: the one whose status (`params.status`) `completeExecution` will set.
+     */
+    concludesAtOnce: ({ context }, params: { status: ExecutionStatus }) =>
+      !context.reports &&
+      !context.hookStages.includes('afterExecution') &&
+      context.state.shouldStop() &&
+      context.state.concludingStatus() === params.status,
+    /**
+     * A run no one listens to, with no beforeStep hooks, goes on: its next step starts at the
+     * model call, if it has budget left (checked as `startStep` would: it then sets no signal).
+     */
+    startsStepAtOnce: ({ context }) =>
+      !context.reports &&
+      !context.hookStages.includes('beforeStep') &&
+      budgetSignal(context.budget, context.state, Date.now()) === null,
     isFailed: ({ context }) => context.state.status() === ExecutionStatus.Failed,
     isStopped: ({ context }) => context.state.status() === ExecutionStatus.Stopped,
   },

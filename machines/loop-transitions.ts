@@ -62,6 +62,37 @@ export const DECIDE = [
   ...toAfterExecution({ guard: 'shouldStop' }),
   { target: StateId.beforeStep },
 ] as const;
+/** The outcome a run ends in at once (`concludesAtOnce`): the status `completeExecution` sets. */
+const concludeAtOnce = (status: 'failed' | 'stopped' | 'completed') =>
+  ({
+    guard: { type: 'concludesAtOnce', params: { status } },
+    target: StateId[status],
+    actions: 'completeExecution',
+  }) as const;
+/**
+ * DECIDE in `record`, without a session. A run no one listens to skips the states where nothing
+ * would happen: it ends in its outcome at once (`finalizing` only saves, with a session) unless
+ * afterExecution hooks run, and starts its next step at the model call (`beforeStep` runs
+ * beforeStep hooks) with the budget checked here (`startsStepAtOnce`). A listened run takes every
+ * state, as the inspector and `onEvent` show it (#38).
+ */
+export const DECIDE_WITHOUT_SESSION = [
+  DECIDE[0],
+  DECIDE[1],
+  DECIDE[2],
+  DECIDE[3],
+  concludeAtOnce('failed'),
+  concludeAtOnce('stopped'),
+  concludeAtOnce('completed'),
+  DECIDE[4],
+  DECIDE[5],
+  {
+    guard: 'startsStepAtOnce',
+    target: StateId.inference,
+    actions: [{ type: 'startStep', params: { budgetChecked: true } }, 'applySteering'],
+  },
+  DECIDE[6],
+] as const;
 /**
  * The step's model call and tools are done: its state is kept, and the afterStep hooks run if the
  * agent has any; without them the step is recorded at once (no pass through `afterStep`).

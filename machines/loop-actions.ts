@@ -30,10 +30,15 @@ export const loopActions = loopSetup.extend({
         return [...context.steering, Message.withMetadata(message, { [STEERED]: true })];
       },
     }),
-    startExecution: assign({
-      state: ({ context, event }) => stateToRun(context, event).withExecutionStarted(now()),
-      error: null,
-      toolExecutorStarted: false,
+    /** `stepAtOnce`: its first step starts too (`startsRunAtOnce` checked the budget), in one update. */
+    startExecution: assign(({ context, event }, params?: { stepAtOnce?: boolean }) => {
+      const at = now();
+      const started = stateToRun(context, event).withExecutionStarted(at);
+      return {
+        state: params?.stepAtOnce ? started.withStepStarted(at) : started,
+        error: null,
+        toolExecutorStarted: false,
+      };
     }),
     assignState: assign({ state: ({ event }) => outputState(event) }),
     /** The model asked for tools: its answer, and the tool executor if this is the cycle's first tool call. */

@@ -4,10 +4,11 @@
  * `loop-actions.ts` and `loop-emits.ts`; the chart is `agentLoop.ts`.
  */
 import { fromCallback, fromPromise, setup } from 'xstate';
+import { AgentState } from '../src/state/agent-state';
 import { AgentStopError } from '../src/state/agent-stop-error';
 import { pendingMatches } from '../src/state/approval';
 import { budgetSignal } from '../src/state/budget-signal';
-import { ExecutionStatus } from '../src/state/execution-status';
+import { ExecutionStatus, isTerminalStatus } from '../src/state/execution-status';
 import type { LoopEmitted } from '../src/state/loop-events';
 import { StopReason } from '../src/state/stop-reason';
 import {
@@ -25,6 +26,9 @@ import {
 } from './loop-context';
 import type { LoopTag } from './state-ids';
 import type { CancelRequest, HookStage, HooksRequest, WorkerInput, WorkRequest } from './worker-protocol';
+
+/** A state with no execution: what the budget sees of an execution about to start (no step, no usage, no time). */
+const NOT_STARTED = AgentState.empty();
 
 const notProvided = (name: string) => (): never => {
   throw new Error(`The '${name}' actor is not provided: create the agent with createAgent()`);
@@ -140,6 +144,19 @@ export const loopSetup = setup({
       !context.reports &&
       !context.hookStages.includes('beforeStep') &&
       budgetSignal(context.budget, context.state, Date.now()) === null,
+    /**
+     * `execute` or `user.message` of a run no one listens to, with no beforeStep hooks, that starts
+     * a new execution (none in progress or set ahead: nothing but the budget can stop its first
+     * step): the step starts at the model call if the budget allows one on a fresh execution.
+     */
+    startsRunAtOnce: ({ context, event }) => {
+      if (context.reports || context.hookStages.includes('beforeStep')) return false;
+      const state = stateToRun(context, event);
+      return (
+        (state.execution() === null || isTerminalStatus(state.status())) &&
+        budgetSignal(context.budget, NOT_STARTED, Date.now()) === null
+      );
+    },
     isFailed: ({ context }) => context.state.status() === ExecutionStatus.Failed,
     isStopped: ({ context }) => context.state.status() === ExecutionStatus.Stopped,
   },

@@ -62,6 +62,12 @@ export const DECIDE = [
   ...toAfterExecution({ guard: 'shouldStop' }),
   { target: StateId.beforeStep },
 ] as const;
+/**
+ * A step a run no one listens to starts at the model call (`startsStepAtOnce`), as `beforeStep`
+ * would start it: no beforeStep hooks run there; the guard checked the budget.
+ */
+const START_STEP_AT_ONCE = [{ type: 'startStep', params: { budgetChecked: true } }, 'applySteering'] as const;
+
 /** The outcome a run ends in at once (`concludesAtOnce`): the status `completeExecution` sets. */
 const concludeAtOnce = (status: 'failed' | 'stopped' | 'completed') =>
   ({
@@ -89,7 +95,7 @@ export const DECIDE_WITHOUT_SESSION = [
   {
     guard: 'startsStepAtOnce',
     target: StateId.inference,
-    actions: [{ type: 'startStep', params: { budgetChecked: true } }, 'applySteering'],
+    actions: START_STEP_AT_ONCE,
   },
   DECIDE[6],
 ] as const;
@@ -252,15 +258,26 @@ export function intentInvoke(done: string, failed: string, evaluate = true) {
  */
 export function acceptsWork() {
   return {
-    execute: toFirstStep({ actions: 'startExecution' }),
-    'user.message': toFirstStep({ actions: ['appendUserMessage', 'startExecution'] }),
+    execute: toFirstStep([], ['startExecution']),
+    'user.message': toFirstStep(['appendUserMessage'], ['appendUserMessage', 'startExecution']),
   } as const;
 }
 
-function toFirstStep<const R extends Route>(route: R) {
+/** `before`: the actions before the execution starts; `actions`: those and `startExecution`. */
+function toFirstStep<const B extends readonly string[], const A extends readonly string[]>(
+  before: B,
+  actions: A,
+) {
+  // the first step starts in the same update as the execution (`stepAtOnce`), as `beforeStep` would
+  const atOnce = [
+    ...before,
+    { type: 'startExecution', params: { stepAtOnce: true } },
+    'applySteering',
+  ] as const;
   return [
-    { ...route, guard: HAS_BEFORE_EXECUTION_HOOKS, target: StateId.inProgress },
-    { ...route, target: StateId.step },
+    { actions, guard: HAS_BEFORE_EXECUTION_HOOKS, target: StateId.inProgress },
+    { actions: atOnce, guard: 'startsRunAtOnce', target: StateId.inference },
+    { actions, target: StateId.step },
   ] as const;
 }
 

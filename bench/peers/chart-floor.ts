@@ -66,6 +66,7 @@ export function chartFloor(steps: number) {
       concludesAtOnce: ({ context }, params) =>
         params.status === 'completed' && stub(context.state).calls >= steps,
       startsStepAtOnce: () => true,
+      startsRunAtOnce: () => true,
     },
     actors: {
       driver: stepWorker('driver', async ({ state }) => {

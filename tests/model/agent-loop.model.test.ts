@@ -77,7 +77,6 @@ const quietWithoutStore = createAgentTestModel({
   subagent: false,
   approvals: false,
   budget: new ExecutionBudget({ maxSteps: 2 }),
-  executions: 1,
 });
 
 describe('every transition, with hooks at every stage', () => {

@@ -145,16 +145,10 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
       if (typeof (state as Partial<AgentState> | null)?.approval !== 'function') throw notAState(state);
       if (state.approval()) throw ApprovalError.pending(state);
       await tracing?.ready;
-      const { signal, sessionId, onEvent, ...actorOptions } = options;
       // an execution in progress (resumed from a save) starts where `pending` decides: a new actor
-      if (
-        idle &&
-        sessionId === undefined &&
-        onEvent === undefined &&
-        !hasAny(actorOptions) &&
-        state.status() !== ExecutionStatus.InProgress
-      )
-        return idle.run(state, signal);
+      if (idle && signalOnly(options) && state.status() !== ExecutionStatus.InProgress)
+        return idle.run(state, options.signal);
+      const { signal, sessionId, onEvent, ...actorOptions } = options;
       if (sessionId === undefined)
         return runToOutcome(agent.createActor(state, listened(actorOptions, onEvent)), signal, onEvent);
       if (!store) throw new NoSessionStoreError('execute(state, { sessionId })');
@@ -244,10 +238,11 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
 /** The options of a run no one can listen to. */
 const QUIET: InternalActorOptions = { reports: false };
 
-/** Whether `options` sets anything (a key whose value is undefined sets nothing). */
-function hasAny(options: object): boolean {
-  for (const value of Object.values(options)) if (value !== undefined) return true;
-  return false;
+/** Whether `options` sets nothing but `signal` (a key whose value is undefined sets nothing). */
+function signalOnly(options: object): boolean {
+  for (const key in options)
+    if (key !== 'signal' && (options as Record<string, unknown>)[key] !== undefined) return false;
+  return true;
 }
 
 function notAState(value: unknown): InvalidArgumentError {

@@ -40,8 +40,8 @@ export class IdleActors {
   }
 
   /**
-   * A run settled: its actor rests again if it is at an outcome with no child left (a run waiting
-   * for decisions, or one that failed, is stopped, as is any beyond MAX_IDLE).
+   * A run settled: its actor rests again if it is at an outcome (completed, stopped or failed) with
+   * no child left. An actor that waits for decisions or errored is stopped, as is any beyond MAX_IDLE.
    */
   private readonly release: Release = (actor, snapshot) => {
     if (

@@ -25,6 +25,7 @@ import {
   CONCLUDE,
   checkpointStage,
   DECIDE,
+  DECIDE_WITHOUT_SESSION,
   DROP_STALE,
   decisionTransitions,
   FAILING,
@@ -215,7 +216,7 @@ export const agentLoop = loopImplementations.createMachine({
             record: {
               entry: ['recordStep', 'emitStepFinished', 'emitContinuationEvaluated'],
               // with a session the step is saved first; without one, `record` decides what `decide` would
-              always: [{ guard: 'hasSession', target: 'persist' }, ...DECIDE],
+              always: [{ guard: 'hasSession', target: 'persist' }, ...DECIDE_WITHOUT_SESSION],
             },
             persist: checkpointStage(StateId.continueOrStop, FAILING),
             continueOrStop: { always: DECIDE },
@@ -281,7 +282,6 @@ export { subagentActor } from './loop-setup';
 export { LoopTag, StateId, statePath } from './state-ids';
 export type {
   CancelRequest,
-  CheckpointAnswer,
   CheckpointRequest,
   HookStage,
   HooksRequest,

@@ -10,7 +10,14 @@ import { BUDGET_GUARD, budgetSignal } from '../src/state/budget-signal';
 import { Message, STEERED } from '../src/state/message';
 import { StopReason } from '../src/state/stop-reason';
 import { StopSignal } from '../src/state/stop-signal';
-import { type LoopContext, outputState, savesIntent, steeredMessage, toDecision } from './loop-context';
+import {
+  type LoopContext,
+  outputState,
+  savesIntent,
+  stateToRun,
+  steeredMessage,
+  toDecision,
+} from './loop-context';
 import { loopSetup } from './loop-setup';
 import type { HookStage, WorkerInput } from './worker-protocol';
 
@@ -30,10 +37,15 @@ const contextActions = loopSetup.extend({
         return [...context.steering, Message.withMetadata(message, { [STEERED]: true })];
       },
     }),
-    startExecution: assign({
-      state: ({ context }) => context.state.withExecutionStarted(now()),
-      error: null,
-      toolExecutorStarted: false,
+    /** `stepAtOnce`: its first step starts too (`startsRunAtOnce` checked the budget), in one update. */
+    startExecution: assign(({ context, event }, params?: { stepAtOnce?: boolean }) => {
+      const at = now();
+      const started = stateToRun(context, event).withExecutionStarted(at);
+      return {
+        state: params?.stepAtOnce ? started.withStepStarted(at) : started,
+        error: null,
+        toolExecutorStarted: false,
+      };
     }),
     assignState: assign({ state: ({ event }) => outputState(event) }),
     /** The model asked for tools: its answer, and the tool executor if this is the cycle's first tool call. */
@@ -50,12 +62,15 @@ const contextActions = loopSetup.extend({
     }),
     /** The step cycle ends: its tool executor, if it started one, stops. */
     stopToolExecutor: stopChild('toolExecutor'),
-    /** Starts a step; a budget already used up (steps, tokens, cost, time) sets the stop signal. */
+    /**
+     * Starts a step; a budget already used up (steps, tokens, cost, time) sets the stop signal.
+     * `budgetChecked`: the transition's guard found budget left (`startsStepAtOnce`), a moment ago.
+     */
     startStep: assign({
-      state: ({ context }) => {
+      state: ({ context }, params?: { budgetChecked?: boolean }) => {
         const at = now();
         const started = context.state.withStepStarted(at);
-        const signal = budgetSignal(context.budget, started, at);
+        const signal = params?.budgetChecked ? null : budgetSignal(context.budget, started, at);
         return signal ? started.withStopSignal(signal) : started;
       },
     }),

@@ -70,7 +70,7 @@ export type StepCheck = (state: AgentState) => AgentState;
 
 /** Events the machine accepts: the public ones and the reports its own actors send it. */
 export type LoopEvent =
-  | { type: 'execute' }
+  | ExecuteEvent
   | { type: 'user.message'; text: string }
   | { type: 'stop'; reason?: string }
   | SteerEvent
@@ -78,6 +78,18 @@ export type LoopEvent =
   | ReportEvent
   | SubagentEvent
   | WorkerAnswer;
+
+/**
+ * Runs the actor's state, or `state` when given: the runtime runs an idle agent actor again this
+ * way (its run of a new state needs no new actor). Only an actor that rests (`pending`, an outcome)
+ * takes it.
+ */
+type ExecuteEvent = { type: 'execute'; state?: AgentState };
+
+/** The state an `execute` (or `user.message`) starts with: the one it carries, or the actor's. */
+export function stateToRun(context: LoopContext, event: LoopEvent): AgentState {
+  return event.type === 'execute' && event.state !== undefined ? event.state : context.state;
+}
 
 /**
  * A message for the run in progress, which the model sees at its next step (the step in flight

@@ -4,9 +4,10 @@
  * `loop-actions.ts` and `loop-emits.ts`; the chart is `agentLoop.ts`.
  */
 import { fromCallback, setup } from 'xstate';
+import { AgentState } from '../src/state/agent-state';
 import { AgentStopError } from '../src/state/agent-stop-error';
 import { budgetSignal } from '../src/state/budget-signal';
-import { ExecutionStatus } from '../src/state/execution-status';
+import { ExecutionStatus, isTerminalStatus } from '../src/state/execution-status';
 import type { LoopEmitted } from '../src/state/loop-events';
 import { pendingMatches } from '../src/state/pending-approval';
 import { StopReason } from '../src/state/stop-reason';
@@ -18,6 +19,7 @@ import {
   pendingSteering,
   routeOf,
   savesIntent,
+  stateToRun,
   steeredMessage,
   timeLimitOf,
 } from './loop-context';
@@ -30,6 +32,9 @@ import type {
   WorkerInput,
   WorkRequest,
 } from './worker-protocol';
+
+/** A state with no execution: what the budget sees of an execution about to start (no step, no usage, no time). */
+const NOT_STARTED = AgentState.empty();
 
 const notProvided = (name: string) => (): never => {
   throw new Error(`The '${name}' actor is not provided: create the agent with createAgent()`);
@@ -96,18 +101,22 @@ export const loopSetup = setup({
      */
     startsUnsafeCalls: () => false,
     /** The state waits for (or has just received) decisions on tool calls of its step in flight. */
-    awaitsApproval: ({ context }) => context.state.approval() !== null,
+    awaitsApproval: ({ context, event }) => stateToRun(context, event).approval() !== null,
     /**
      * A saved execution whose last recorded step already ended it (saved between `record` and
      * finalizing: a crash, or a worker closed): only afterExecution is left, no model call. A
      * message steered in before that save takes one more step, as it would have without the crash.
      */
-    endedWhenSaved: ({ context }) =>
-      context.state.status() === ExecutionStatus.InProgress &&
-      context.state.stepCount() > 0 &&
-      context.state.currentStep() === null &&
-      context.state.shouldStop() &&
-      context.state.steeredMessages().length === 0,
+    endedWhenSaved: ({ context, event }) => {
+      const state = stateToRun(context, event);
+      return (
+        state.status() === ExecutionStatus.InProgress &&
+        state.stepCount() > 0 &&
+        state.currentStep() === null &&
+        state.shouldStop() &&
+        state.steeredMessages().length === 0
+      );
+    },
     asksApproval: ({ event }) => outputState(event).approval() !== null,
     /** A decision that names exactly one pending call (a call inside a subagent included). */
     isPendingCall: ({ context, event }) =>
@@ -124,6 +133,36 @@ export const loopSetup = setup({
     steeredAfterAnswer: ({ context }) =>
       pendingSteering(context).length > 0 &&
       !(context.state.execution()?.continuation().hasStopSignals() ?? false),
+    /**
+     * A run no one listens to, deciding to stop with no afterExecution hooks, ends in its outcome at
+     * once: the one whose status (`params.status`) `completeExecution` will set.
+     */
+    concludesAtOnce: ({ context }, params: { status: ExecutionStatus }) =>
+      !context.reports &&
+      !context.hookStages.includes('afterExecution') &&
+      context.state.shouldStop() &&
+      context.state.concludingStatus() === params.status,
+    /**
+     * A run no one listens to, with no beforeStep hooks, goes on: its next step starts at the
+     * model call, if it has budget left (checked as `startStep` would: it then sets no signal).
+     */
+    startsStepAtOnce: ({ context }) =>
+      !context.reports &&
+      !context.hookStages.includes('beforeStep') &&
+      budgetSignal(context.budget, context.state, Date.now()) === null,
+    /**
+     * `execute` or `user.message` of a run no one listens to, with no beforeStep hooks, that starts
+     * a new execution (none in progress or set ahead: nothing but the budget can stop its first
+     * step): the step starts at the model call if the budget allows one on a fresh execution.
+     */
+    startsRunAtOnce: ({ context, event }) => {
+      if (context.reports || context.hookStages.includes('beforeStep')) return false;
+      const state = stateToRun(context, event);
+      return (
+        (state.execution() === null || isTerminalStatus(state.status())) &&
+        budgetSignal(context.budget, NOT_STARTED, Date.now()) === null
+      );
+    },
     isFailed: ({ context }) => context.state.status() === ExecutionStatus.Failed,
     isStopped: ({ context }) => context.state.status() === ExecutionStatus.Stopped,
   },

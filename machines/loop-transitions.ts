@@ -62,6 +62,43 @@ export const DECIDE = [
   { target: StateId.beforeStep },
 ] as const;
 /**
+ * A step a run no one listens to starts at the model call (`startsStepAtOnce`), as `beforeStep`
+ * would start it: no beforeStep hooks run there; the guard checked the budget.
+ */
+const START_STEP_AT_ONCE = [{ type: 'startStep', params: { budgetChecked: true } }, 'applySteering'] as const;
+
+/** The outcome a run ends in at once (`concludesAtOnce`): the status `completeExecution` sets. */
+const concludeAtOnce = (status: 'failed' | 'stopped' | 'completed') =>
+  ({
+    guard: { type: 'concludesAtOnce', params: { status } },
+    target: StateId[status],
+    actions: 'completeExecution',
+  }) as const;
+/**
+ * DECIDE in `record`, without a session. A run no one listens to skips the states where nothing
+ * would happen: it ends in its outcome at once (`finalizing` only saves, with a session) unless
+ * afterExecution hooks run, and starts its next step at the model call (`beforeStep` runs
+ * beforeStep hooks) with the budget checked here (`startsStepAtOnce`). A listened run takes every
+ * state, as the inspector and `onEvent` show it (#38).
+ */
+export const DECIDE_WITHOUT_SESSION = [
+  DECIDE[0],
+  DECIDE[1],
+  DECIDE[2],
+  DECIDE[3],
+  concludeAtOnce('failed'),
+  concludeAtOnce('stopped'),
+  concludeAtOnce('completed'),
+  DECIDE[4],
+  DECIDE[5],
+  {
+    guard: 'startsStepAtOnce',
+    target: StateId.inference,
+    actions: START_STEP_AT_ONCE,
+  },
+  DECIDE[6],
+] as const;
+/**
  * The step's model call and tools are done: its state is kept, and the afterStep hooks run if the
  * agent has any; without them the step is recorded at once (no pass through `afterStep`).
  */
@@ -212,18 +249,29 @@ export function checkpointStage(
  */
 export function acceptsWork() {
   return {
-    execute: toFirstStep({ actions: 'startExecution' }),
+    execute: toFirstStep([], ['startExecution']),
     'user.message': [
       { guard: 'lacksUserText', actions: 'refuseUserMessage' },
-      ...toFirstStep({ actions: ['appendUserMessage', 'startExecution'] }),
+      ...toFirstStep(['appendUserMessage'], ['appendUserMessage', 'startExecution']),
     ],
   } as const;
 }
 
-function toFirstStep<const R extends Route>(route: R) {
+/** `before`: the actions before the execution starts; `actions`: those and `startExecution`. */
+function toFirstStep<const B extends readonly string[], const A extends readonly string[]>(
+  before: B,
+  actions: A,
+) {
+  // the first step starts in the same update as the execution (`stepAtOnce`), as `beforeStep` would
+  const atOnce = [
+    ...before,
+    { type: 'startExecution', params: { stepAtOnce: true } },
+    'applySteering',
+  ] as const;
   return [
-    { ...route, guard: HAS_BEFORE_EXECUTION_HOOKS, target: StateId.inProgress },
-    { ...route, target: StateId.step },
+    { actions, guard: HAS_BEFORE_EXECUTION_HOOKS, target: StateId.inProgress },
+    { actions: atOnce, guard: 'startsRunAtOnce', target: StateId.inference },
+    { actions, target: StateId.step },
   ] as const;
 }
 

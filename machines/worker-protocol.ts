@@ -48,7 +48,7 @@ export interface CheckpointRequest extends WorkRequest {
   readonly session: { readonly id: string; readonly version: number | null } | null;
   readonly intent: boolean;
 }
-export type CheckpointAnswer =
+type CheckpointAnswer =
   | { type: 'checkpoint.done'; output: number | null; token?: unknown }
   | { type: 'checkpoint.error'; error: unknown; token?: unknown };
 export interface CancelRequest {

@@ -11,6 +11,7 @@ import { ApprovalError } from '../state/approval-error';
 import { InvalidArgumentError } from '../state/errors';
 import type { RunListener } from '../state/event-source';
 import { ExecutionBudget } from '../state/execution-budget';
+import { ExecutionStatus } from '../state/execution-status';
 import { DEFAULT_MAX_DEPTH } from '../subagents/subagent-definition';
 import { AgentTracing } from '../telemetry/agent-tracing';
 import type { TracedModel } from '../telemetry/model-attributes';
@@ -21,6 +22,7 @@ import { replayRun } from './agent-replay';
 import { withSignedApprovals } from './approval-signature';
 import { takeDecisions } from './approvals';
 import { ChatTurnConflictError } from './chat-turn-conflict-error';
+import { IdleActors } from './idle-actors';
 import { provideLoop } from './loop-actors';
 import { quietMachine } from './quiet-machine';
 import { type InternalActorOptions, listened, runToOutcome } from './run-to-outcome';
@@ -96,8 +98,15 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
     return prepared;
   };
 
+  // Quiet runs reuse their actors; not an agent with subagents: a stopped run's child may still
+  // answer its caller after the outcome, and must not reach the caller's next run.
+  const quietActor = (state: AgentState) => agent.createActor(state, QUIET);
+  const idle =
+    [...subagents.names()].length === 0 && !tracing ? new IdleActors(quietActor, prepare) : undefined;
+
   const agent: Agent = {
     async close() {
+      idle?.clear();
       await Promise.all([ownMcp?.close(), ...[...subagents.children()].map((child) => child.close())]);
     },
     definition,
@@ -136,6 +145,9 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
       if (typeof (state as Partial<AgentState> | null)?.approval !== 'function') throw notAState(state);
       if (state.approval()) throw ApprovalError.pending(state);
       await tracing?.ready;
+      // an execution in progress (resumed from a save) starts where `pending` decides: a new actor
+      if (idle && signalOnly(options) && state.status() !== ExecutionStatus.InProgress)
+        return idle.run(state, options.signal);
       const { signal, sessionId, onEvent, ...actorOptions } = options;
       if (sessionId === undefined)
         return runToOutcome(agent.createActor(state, listened(actorOptions, onEvent)), signal, onEvent);
@@ -221,6 +233,16 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
     },
   };
   return agent;
+}
+
+/** The options of a run no one can listen to. */
+const QUIET: InternalActorOptions = { reports: false };
+
+/** Whether `options` sets nothing but `signal` (a key whose value is undefined sets nothing). */
+function signalOnly(options: object): boolean {
+  for (const key in options)
+    if (key !== 'signal' && (options as Record<string, unknown>)[key] !== undefined) return false;
+  return true;
 }
 
 function notAState(value: unknown): InvalidArgumentError {

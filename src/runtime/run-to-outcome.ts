@@ -49,27 +49,41 @@ export function runToOutcome(
   waitsOn?: WaitsOn,
 ): Promise<AgentState> {
   if (onEvent) listenToRun(actor, onEvent);
-  const outcome = awaitOutcome(actor, signal, waitsOn);
+  const outcome = awaitOutcome(actor, signal, waitsOn, stopWhenSettled);
   actor.start();
-  return outcome.finally(() => actor.stop());
+  return outcome;
 }
 
 /**
- * Sends `execute` to a started (or about to start) agent actor and resolves with its state once it
- * reaches an outcome; aborting `signal` sends `stop`. An actor error rejects with AgentRuntimeError.
+ * Sends `execute` (carrying `state` when given: an idle actor run again) to an agent actor, started
+ * or about to start, and resolves with its state once it rests: at an outcome, or waiting for
+ * decisions. Aborting `signal` sends `stop`. An actor error rejects with AgentRuntimeError.
+ * `release` is told when the run settles (with the snapshot it rests in; null on an error).
  */
 export function awaitOutcome(
   actor: AgentActor,
   signal: AbortSignal | undefined,
   waitsOn?: WaitsOn,
+  release?: Release,
+  state?: AgentState,
 ): Promise<AgentState> {
   return new Promise<AgentState>((resolve, reject) => {
-    const wait = new OutcomeWait(actor, signal, resolve, reject, waitsOn);
-    actor.send({ type: 'execute' });
-    if (signal?.aborted) wait.handleEvent();
-    else signal?.addEventListener('abort', wait, { once: true });
+    const wait = new OutcomeWait(actor, signal, resolve, reject, waitsOn, release);
+    // listened to before `execute`: a started actor may rest before `send` returns
+    const aborted = signal?.aborted ?? false;
+    if (!aborted) signal?.addEventListener('abort', wait, { once: true });
+    actor.send(state === undefined ? EXECUTE : { type: 'execute', state });
+    if (aborted) wait.handleEvent();
   });
 }
+
+const EXECUTE = { type: 'execute' } as const;
+
+/** What is done with an agent actor once its run settled (`snapshot`: where it rests; null after an error). */
+export type Release = (actor: AgentActor, snapshot: SnapshotFrom<AgentActor> | null) => void;
+
+/** Stops the actor, once the observer call that settled its run has returned. */
+const stopWhenSettled: Release = (actor) => queueMicrotask(() => actor.stop());
 
 /**
  * Whether a run that waits for decisions goes on (true: the caller sends it something, as a replay
@@ -92,6 +106,7 @@ class OutcomeWait {
     private readonly resolve: (state: AgentState) => void,
     private readonly reject: (error: AgentRuntimeError) => void,
     private readonly waitsOn?: WaitsOn,
+    private readonly release?: Release,
   ) {
     // an actor already stopped answers at once, before `subscribe` returns
     this.#subscription = actor.subscribe(this);
@@ -101,14 +116,14 @@ class OutcomeWait {
     // the run rests: at an outcome, or waiting for decisions on tool calls
     if (snapshot.hasTag(LoopTag.outcome) || snapshot.hasTag(LoopTag.awaitingDecisions)) {
       if (snapshot.hasTag(LoopTag.awaitingDecisions) && this.waitsOn?.(snapshot.context.state)) return;
-      if (this.finish()) this.resolve(snapshot.context.state);
+      if (this.finish(snapshot)) this.resolve(snapshot.context.state);
     }
   }
 
   error(error: unknown): void {
     const state = this.actor.getSnapshot().context.state;
     const message = `The agent actor failed: ${(error as Error)?.message}`;
-    if (this.finish()) this.reject(new AgentRuntimeError(message, state, { cause: error }));
+    if (this.finish(null)) this.reject(new AgentRuntimeError(message, state, { cause: error }));
   }
 
   /** The signal's abort: the run is asked to stop. */
@@ -116,11 +131,12 @@ class OutcomeWait {
     this.actor.send({ type: 'stop', reason: abortReason(this.signal) });
   }
 
-  private finish(): boolean {
+  private finish(snapshot: SnapshotFrom<AgentActor> | null): boolean {
     if (this.#settled) return false;
     this.#settled = true;
     this.signal?.removeEventListener('abort', this);
     this.#subscription?.unsubscribe();
+    this.release?.(this.actor, snapshot);
     return true;
   }
 }

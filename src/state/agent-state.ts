@@ -322,17 +322,20 @@ export class AgentState extends AgentStateView {
    */
   withExecutionCompleted(at = Date.now()): AgentState {
     const recorded = this.withCurrentStepRecorded(at);
-    const execution = recorded.ensureExecution();
+    return recorded.withExecution(recorded.ensureExecution().withCompleted(recorded.concludingStatus(), at));
+  }
+  /**
+   * The status `withExecutionCompleted` closes the execution with, for a state with no step in
+   * flight (the chart decides an outcome with it before closing the execution).
+   */
+  concludingStatus(): ExecutionStatus {
+    const execution = this.ensureExecution();
     const signal = execution.continuation().highestStopSignal();
     const failed =
       execution.status() === ExecutionStatus.Failed ||
-      (signal !== null && failsTheRun(signal.reason) && recorded.errors().length > 0);
-    const status = failed
-      ? ExecutionStatus.Failed
-      : signal && wasForceStopped(signal.reason)
-        ? ExecutionStatus.Stopped
-        : ExecutionStatus.Completed;
-    return recorded.withExecution(execution.withCompleted(status, at));
+      (signal !== null && failsTheRun(signal.reason) && this.errors().length > 0);
+    if (failed) return ExecutionStatus.Failed;
+    return signal && wasForceStopped(signal.reason) ? ExecutionStatus.Stopped : ExecutionStatus.Completed;
   }
   /** Keeps the session (ids, messages, metadata, executionCount) and clears the execution. */
   forNextExecution(): AgentState {

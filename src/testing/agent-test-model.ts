@@ -87,7 +87,8 @@ export function createAgentTestModel(options: AgentTestModelOptions = {}) {
   // The machine that paths are computed on: the real one, with this configuration's guards.
   const graphAgent = createAgent(definition(null));
   const initial = initialState(options.startAwaitingApproval ?? false, options.startAfterFinalStep);
-  const input = graphAgent.inputFor(initial, undefined, session);
+  const quiet = options.quiet ?? false;
+  const input = graphAgent.inputFor(initial, undefined, session, !quiet);
 
   const eventOptions = { withSubagent, executions, probeHooks, approvals, timeLimit };
   // A situation the runtime leaves by itself cannot be observed at rest: no path may end there.
@@ -110,7 +111,7 @@ export function createAgentTestModel(options: AgentTestModelOptions = {}) {
         return {
           description: describe(path),
           events,
-          run: (check) => runPath(path, definition, coverage, budget, session, initial, check),
+          run: (check) => runPath(path, definition, coverage, { budget, session, initial, quiet }, check),
           replay: (recorded, replayOptions) =>
             createAgent(definition(new AnsweringPuppet(lastExecutionAnswers(events, start)))).replay(
               recorded,

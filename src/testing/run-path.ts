@@ -3,6 +3,7 @@ import { type InspectionEvent, SimulatedClock } from 'xstate';
 import { type LoopSession, LoopTag } from '../../machines/agentLoop';
 import type { AgentDefinition } from '../runtime/agent-definition';
 import { type Agent, createAgent } from '../runtime/create-agent';
+import type { InternalActorOptions } from '../runtime/run-to-outcome';
 import type { AgentState } from '../state/agent-state';
 import type { ExecutionBudget } from '../state/execution-budget';
 import type { AgentEvent } from '../state/loop-events';
@@ -22,24 +23,33 @@ import {
   STALE_ERROR,
   TIME_LIMIT_SECONDS,
 } from './test-model-vocabulary';
+/** What a path's run starts from: the budget, session and state, and whether anyone listens. */
+export interface PathStart {
+  readonly budget: ExecutionBudget;
+  readonly session: LoopSession | undefined;
+  readonly initial: AgentState;
+  readonly quiet: boolean;
+}
+
 export async function runPath(
   path: GraphPath<Snapshot, ModelEvent>,
   definition: (puppet: Puppet) => AgentDefinition,
   coverage: Coverage,
-  budget: ExecutionBudget,
-  session: LoopSession | undefined,
-  initial: AgentState,
+  { budget, session, initial, quiet }: PathStart,
   check?: (step: AgentTestStep) => void | Promise<void>,
 ): Promise<AgentState> {
   const puppet = new Puppet();
   const agent = createAgent(definition(puppet));
   const events: AgentEvent[] = [];
   const clock = new SimulatedClock();
-  const actor = agent.createActor(initial, {
+  // quiet: inspected for coverage, run as no one listened (`reports` false)
+  const options: InternalActorOptions = {
     inspect: (event: InspectionEvent) => coverage.record(event),
     session,
     clock,
-  });
+    reports: !quiet,
+  };
+  const actor = agent.createActor(initial, options);
   let failure: unknown;
   actor.subscribe({ error: (error) => (failure = error) });
   actor.on('*', (event) => events.push(event as AgentEvent));

@@ -61,6 +61,12 @@ export interface AgentTestModelOptions {
    * worker closed, in between), as `agent.resume()` loads it. Default false.
    */
   readonly startAfterFinalStep?: boolean;
+  /**
+   * Run as `execute()` runs when no one listens (no `onEvent`, no inspector of yours): the chart
+   * then skips the states where nothing would happen (`finalizing` without a session, `beforeStep`
+   * without its hooks) and emits no events. Default false.
+   */
+  readonly quiet?: boolean;
 }
 
 /** What a path's run saw at one step: the real actor's snapshot, and the events emitted so far. */

@@ -11,7 +11,7 @@ import { scriptedMockModel } from '../../bench/peers/ai-sdk';
 import { chartFloor } from '../../bench/peers/chart-floor';
 import { echo, question } from '../../bench/workload';
 import { createAgent, ExecutionBudget } from '../../src/index';
-import { runToOutcome } from '../../src/runtime/run-to-outcome';
+import { type InternalActorOptions, runToOutcome } from '../../src/runtime/run-to-outcome';
 
 /** The agent actor's microsteps (its state after each) and the actors made, in order. */
 function recorder() {
@@ -36,8 +36,10 @@ describe('the chart-alone bench row', () => {
       tools: { echo: countingTool(echo, counters) },
       budget: ExecutionBudget.unlimited(),
     });
+    // the bench's runs are quiet (no one listens): inspected here, on the chart quiet runs take
     const real = recorder();
-    const state = await agent.execute(question(), { inspect: real.inspect });
+    const quiet: InternalActorOptions = { inspect: real.inspect, reports: false };
+    const state = await runToOutcome(agent.createActor(question(), quiet), undefined);
     expect(state.stepCount()).toBe(steps);
 
     const floor = recorder();

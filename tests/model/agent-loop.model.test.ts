@@ -69,6 +69,16 @@ const simpleWithoutStore = createAgentTestModel({
   executions: 1,
 });
 
+// run as execute() runs with no one listening: the outcome and the next step at once (#38)
+const quietWithoutStore = createAgentTestModel({
+  quiet: true,
+  probeHooks: false,
+  probeStore: false,
+  subagent: false,
+  approvals: false,
+  budget: new ExecutionBudget({ maxSteps: 2 }),
+});
+
 describe('every transition, with hooks at every stage', () => {
   for (const path of withHooks.transitionPaths()) it(path.description, () => path.run());
 });
@@ -133,6 +143,10 @@ describe('every simple path of one execution, without hooks', () => {
   for (const path of simple.simplePaths()) it(path.description, () => path.run());
 });
 
+describe('every transition of a run no one listens to, without hooks or store', () => {
+  for (const path of quietWithoutStore.transitionPaths()) it(path.description, () => path.run());
+});
+
 describe('every simple path of one execution, without hooks or store', () => {
   for (const path of simpleWithoutStore.simplePaths()) it(path.description, () => path.run());
 });
@@ -168,6 +182,7 @@ describe('coverage', () => {
       afterExecutionOnly,
       withoutAfterExecutionHooks,
       afterFinalStepWithHooks,
+      quietWithoutStore,
     ].map((model) => model.coverage());
     const everywhere = (missing: (c: (typeof reports)[number]) => string[]) =>
       missing(reports[0]!).filter((x) => reports.every((c) => missing(c).includes(x)));

@@ -1,0 +1,122 @@
+/**
+ * Quiet runs (`execute()` with no listener, session, budget or actor option) of one agent reuse
+ * its agent actors: a run takes one resting at an outcome instead of making one (#38). A run on a
+ * reused actor must end exactly as on a new one, whatever the run before it did.
+ */
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import * as xstate from 'xstate';
+import { z } from 'zod';
+import {
+  type AgentEvent,
+  AgentState,
+  createAgent,
+  defineTool,
+  ExecutionBudget,
+  type ScriptEntry,
+  type ScriptStep,
+  StopReason,
+  scriptedDriver,
+} from '../../src/index';
+
+vi.mock('xstate', async (importOriginal) => {
+  const original = await importOriginal<typeof import('xstate')>();
+  return { ...original, createActor: vi.fn(original.createActor) };
+});
+
+const add = defineTool({
+  description: 'Add',
+  inputSchema: z.object({ a: z.number(), b: z.number() }),
+  execute: ({ a, b }) => a + b,
+});
+const ADDING: ScriptStep[] = [
+  { toolCalls: [{ name: 'add', args: { a: 2, b: 3 }, id: 'c1' }] },
+  { text: '5' },
+];
+const agentWith = (script: ScriptEntry[]) => createAgent({ driver: scriptedDriver(script), tools: { add } });
+const question = (text = '2 + 3?') => AgentState.empty().withUserMessage(text);
+const agentActorsMade = () =>
+  vi.mocked(xstate.createActor).mock.calls.filter(([logic]) => (logic as { id?: string }).id === 'agent')
+    .length;
+
+afterEach(() => vi.mocked(xstate.createActor).mockClear());
+
+describe('quiet runs of one agent', () => {
+  it('run one after another on one agent actor', async () => {
+    const agent = agentWith(ADDING);
+    for (let i = 0; i < 3; i++) expect((await agent.execute(question())).finalResponse()).toBe('5');
+    expect(agentActorsMade()).toBe(1);
+  });
+
+  it('end as a listened run on a new actor does, each from the state it was given', async () => {
+    const agent = agentWith(ADDING);
+    const events: AgentEvent[] = [];
+    const heard = await agentWith(ADDING).execute(question(), { onEvent: (e) => events.push(e) });
+    await agent.execute(question('first'));
+    const again = await agent.execute(question());
+    expect(events.length).toBeGreaterThan(0);
+    expect(again.toJSON()).toMatchObject({
+      executionCount: heard.executionCount(),
+      execution: { status: 'completed' },
+    });
+    expect(again.messages().map((m) => [m.role, m.content])).toEqual(
+      heard.messages().map((m) => [m.role, m.content]),
+    );
+    expect(again.toolExecutions().map((e) => e.value())).toEqual([5]);
+    expect(again.usage()).toEqual(heard.usage());
+  });
+
+  it('are not reached by the signal of a run before them, stopped or not', async () => {
+    const slow: ScriptEntry[] = [{ text: 'late', delayMs: 20 }];
+    const agent = agentWith(slow);
+    const earlier = new AbortController();
+    const stopped = agent.execute(question(), { signal: earlier.signal });
+    earlier.abort();
+    expect((await stopped).stopReason()).toBe(StopReason.UserRequested);
+    const finished = new AbortController();
+    await agent.execute(question(), { signal: finished.signal });
+    const next = agent.execute(question());
+    finished.abort();
+    earlier.abort();
+    const done = await next;
+    expect(done.status()).toBe('completed');
+    expect(done.finalResponse()).toBe('late');
+    expect(agentActorsMade()).toBe(1);
+  });
+
+  it('start clean after a failed run, and alongside each other', async () => {
+    let fail = true;
+    const agent = agentWith([() => (fail ? { error: new Error('model down') } : ADDING[0]!), ADDING[1]!]);
+    const failed = await agent.execute(question());
+    expect(failed.status()).toBe('failed');
+    fail = false;
+    const runs = await Promise.all(Array.from({ length: 6 }, () => agent.execute(question())));
+    for (const run of runs) {
+      expect(run.status()).toBe('completed');
+      expect(run.errors()).toEqual([]);
+      expect(run.finalResponse()).toBe('5');
+      expect(run.stepCount()).toBe(2);
+    }
+  });
+
+  it('keep the options of a run that gives any: a budget of its own gets an actor of its own', async () => {
+    const agent = agentWith(ADDING);
+    await agent.execute(question());
+    const capped = await agent.execute(question(), { budget: new ExecutionBudget({ maxSteps: 1 }) });
+    expect(capped.stopReason()).toBe(StopReason.StepsLimitReached);
+    expect((await agent.execute(question())).finalResponse()).toBe('5');
+    expect(agentActorsMade()).toBe(2);
+  });
+
+  it('an agent actor at an outcome runs the state an `execute` carries', async () => {
+    const agent = agentWith(ADDING);
+    const actor = agent.createActor(question()).start();
+    actor.send({ type: 'execute' });
+    await xstate.waitFor(actor, (s) => s.hasTag('outcome'));
+    actor.send({ type: 'execute', state: question('again') });
+    const again = (await xstate.waitFor(actor, (s) => s.hasTag('outcome'))).context.state;
+    actor.stop();
+    expect(again.messages()[0]?.content).toBe('again');
+    expect(again.executionCount()).toBe(1);
+    expect(again.finalResponse()).toBe('5');
+  });
+});

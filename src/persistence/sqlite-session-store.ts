@@ -1,3 +1,4 @@
+import { constants } from 'node:buffer';
 import { inflateRawSync } from 'node:zlib';
 import type { AgentState } from '../state/agent-state';
 import { type Durability, durabilityOption } from './durability';
@@ -364,7 +365,9 @@ function bodyText(body: Uint8Array, at: StoredAt): string {
   if (body[0] === 0x7b && body[1] === 0x22)
     return Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8');
   try {
-    return inflateRawSync(body).toString('utf8');
+    // a record's text is a string, at most 3 UTF-8 bytes a UTF-16 unit: a row inflating past that
+    // (a crafted one) is refused before the buffer is made, not after gigabytes of it
+    return inflateRawSync(body, { maxOutputLength: 3 * constants.MAX_STRING_LENGTH }).toString('utf8');
   } catch (error) {
     throw new CorruptSessionError(
       at.sessionId,

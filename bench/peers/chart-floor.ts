@@ -49,7 +49,13 @@ export function chartFloor(steps: number) {
     // the state to run: an idle actor is sent it with `execute`, as the library's quiet runs are
     actions: {
       ...noOps,
-      startExecution: assign({ state: ({ context, event }) => stateToRun(context, event) }),
+      // as the real one, less the AgentState's own update: a reused actor's next execution spawns
+      // its tool executor again
+      startExecution: assign({
+        state: ({ context, event }) => stateToRun(context, event),
+        error: null,
+        toolExecutorStarted: false,
+      }),
     },
     guards: {
       hasToolCalls: ({ event }) => stub((event as { output: unknown }).output).tools,

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { createActor, type InspectionEvent } from 'xstate';
 import { countingTool } from '../../bench/peers/agent-machine';
 import { scriptedMockModel } from '../../bench/peers/ai-sdk';
-import { chartFloor } from '../../bench/peers/chart-floor';
+import { chartFloor, chartFloorAdapter } from '../../bench/peers/chart-floor';
 import { echo, question } from '../../bench/workload';
 import { createAgent, ExecutionBudget } from '../../src/index';
 import { type InternalActorOptions, runToOutcome } from '../../src/runtime/run-to-outcome';
@@ -54,5 +54,10 @@ describe('the chart-alone bench row', () => {
     expect(real.path.filter((p) => p.startsWith('actor'))).toEqual(
       steps > 1 ? ['actor root', 'actor driver', 'actor toolExecutor'] : ['actor root', 'actor driver'],
     );
+  });
+
+  it('runs again and again on its reused actor, as the bench times it', async () => {
+    const bench = await chartFloorAdapter.setup(3);
+    for (let run = 0; run < 3; run++) expect(await bench.run()).toEqual({ calls: 3, tools: false });
   });
 });

@@ -110,6 +110,9 @@ export class AgentState extends AgentStateView {
   }
   /** Sets a metadata entry, kept as its JSON form (UnsavableValueError, ValueTooDeepError if none). */
   withMetadata(key: string, value: unknown): AgentState {
+    // an object given as the key (`withMetadata({ a: 1 })`) would be stored as "[object Object]"
+    if (typeof key !== 'string')
+      throw new InvalidArgumentError('key', `expected a string, got ${kindOf(key)}`);
     return this.withContext(this.props.context.withMetadata(key, asJsonValue(value, `Metadata '${key}'`)));
   }
   withoutMetadata(key: string): AgentState {

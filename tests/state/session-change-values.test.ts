@@ -60,6 +60,12 @@ describe('values set on a state', () => {
     expect(() => AgentState.empty().withMetadata('k', value)).toThrow(message);
   });
 
+  it('a metadata key that is not a string is refused (an object would be stored as "[object Object]")', () => {
+    const state = AgentState.empty() as unknown as { withMetadata(key: unknown, value?: unknown): unknown };
+    expect(() => state.withMetadata({ a: 1 })).toThrow(InvalidArgumentError);
+    expect(() => state.withMetadata(7, 'x')).toThrow(/expected a string, got number/);
+  });
+
   it('llmConfig that JSON cannot hold is refused', () => {
     expect(() => AgentState.empty().withLlmConfig({ seed: 1n })).toThrow(UnsavableValueError);
   });

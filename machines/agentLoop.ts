@@ -51,6 +51,7 @@ export const agentLoop = loopImplementations.createMachine({
     budget: input.budget ?? ExecutionBudget.unlimited(),
     session: input.session ?? null,
     reports: input.reports ?? true,
+    observed: input.observed ?? input.reports ?? true,
     checkStep: input.checkStep ?? null,
     toolExecutorStarted: false,
     steering: [],

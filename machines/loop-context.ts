@@ -21,6 +21,12 @@ export interface LoopContext {
   readonly session: LoopSession | null;
   /** False when no one can listen (a plain `execute()`): the actors then skip their reports. */
   readonly reports: boolean;
+  /**
+   * True when something can see the run's states (an inspector, a tracer, an actor its caller
+   * holds): every state is taken. A run heard only through its events (`onEvent`) is not observed:
+   * it skips the states where nothing happens, emitting the same events (#38).
+   */
+  readonly observed: boolean;
   /** The agent's built-in after-step checks, applied as `record` records the step (none: the state as it is). */
   readonly checkStep: StepCheck | null;
   /** Whether the step cycle started its tool executor (at its first tool call; stopped when it ends). */
@@ -56,6 +62,8 @@ export interface LoopInput {
   readonly session?: LoopSession | null;
   /** Send tool and text reports through the machine (to listeners and inspectors). Default true. */
   readonly reports?: boolean;
+  /** Something can see the run's states (`LoopContext.observed`). Default: `reports`. */
+  readonly observed?: boolean;
   /**
    * Checks that run synchronously on a finished step before it is recorded (the runtime's
    * structured-output guard, finish-reason guard and error policy). Default none.

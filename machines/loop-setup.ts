@@ -134,26 +134,29 @@ export const loopSetup = setup({
       pendingSteering(context).length > 0 &&
       !(context.state.execution()?.continuation().hasStopSignals() ?? false),
     /**
-     * A run no one listens to, deciding to stop with no afterExecution hooks, ends in its outcome at
-     * once: the one whose status (`params.status`) `completeExecution` will set.
+     * A run no one observes (`LoopContext.observed`), deciding to stop with no afterExecution hooks,
+     * ends in its outcome at once: the one whose status (`params.status`) `completeExecution` will set.
      */
     concludesAtOnce: ({ context }, params: { status: ExecutionStatus }) =>
-      !context.reports &&
+      !context.observed &&
       !context.hookStages.includes('afterExecution') &&
       context.state.shouldStop() &&
       context.state.concludingStatus() === params.status,
     /**
-     * A run no one listens to, with no beforeStep hooks, goes on: its next step starts at the
-     * model call, if it has budget left (checked as `startStep` would: it then sets no signal).
+     * A run no one observes (`LoopContext.observed`), with no beforeStep hooks, goes on: its next
+     * step starts at the model call, if it has budget left (checked as `startStep` would: it then
+     * sets no signal).
      */
     startsStepAtOnce: ({ context }) =>
-      !context.reports &&
+      !context.observed &&
       !context.hookStages.includes('beforeStep') &&
       budgetSignal(context.budget, context.state, Date.now()) === null,
     /**
      * `execute` or `user.message` of a run no one listens to, with no beforeStep hooks, that starts
      * a new execution (none in progress or set ahead: nothing but the budget can stop its first
-     * step): the step starts at the model call if the budget allows one on a fresh execution.
+     * step): the step starts at the model call if the budget allows one on a fresh execution. Not
+     * a listened run's: its `step.started` (and a `message.steered` saved for this step) would come
+     * before `execution.started`, emitted as `inProgress` is entered, after the transition's actions.
      */
     startsRunAtOnce: ({ context, event }) => {
       if (context.reports || context.hookStages.includes('beforeStep')) return false;

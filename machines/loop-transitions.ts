@@ -62,10 +62,15 @@ export const DECIDE = [
   { target: StateId.beforeStep },
 ] as const;
 /**
- * A step a run no one listens to starts at the model call (`startsStepAtOnce`), as `beforeStep`
- * would start it: no beforeStep hooks run there; the guard checked the budget.
+ * A step a run no one observes starts at the model call (`startsStepAtOnce`), as `beforeStep`
+ * would start it, with its entry's actions and events: no beforeStep hooks run there; the guard
+ * checked the budget. (A run no one listens to has the emit resolved to nothing: quiet-machine.ts.)
  */
-const START_STEP_AT_ONCE = [{ type: 'startStep', params: { budgetChecked: true } }, 'applySteering'] as const;
+const START_STEP_AT_ONCE = [
+  { type: 'startStep', params: { budgetChecked: true } },
+  'applySteering',
+  'emitStepStarted',
+] as const;
 
 /** The outcome a run ends in at once (`concludesAtOnce`): the status `completeExecution` sets. */
 const concludeAtOnce = (status: 'failed' | 'stopped' | 'completed') =>
@@ -75,11 +80,12 @@ const concludeAtOnce = (status: 'failed' | 'stopped' | 'completed') =>
     actions: 'completeExecution',
   }) as const;
 /**
- * DECIDE in `record`, without a session. A run no one listens to skips the states where nothing
- * would happen: it ends in its outcome at once (`finalizing` only saves, with a session) unless
- * afterExecution hooks run, and starts its next step at the model call (`beforeStep` runs
- * beforeStep hooks) with the budget checked here (`startsStepAtOnce`). A listened run takes every
- * state, as the inspector and `onEvent` show it (#38).
+ * DECIDE in `record`, without a session. A run no one observes (no inspector, no tracer, no actor
+ * held by its caller: `LoopContext.observed`) skips the states where nothing would happen: it ends
+ * in its outcome at once (`finalizing` only saves, with a session) unless afterExecution hooks run,
+ * and starts its next step at the model call (`beforeStep` runs beforeStep hooks) with the budget
+ * checked here (`startsStepAtOnce`), emitting what those states would (`onEvent` hears the same
+ * events). An observed run takes every state, as the inspector shows it (#38).
  */
 export const DECIDE_WITHOUT_SESSION = [
   DECIDE[0],

@@ -98,6 +98,8 @@ export interface Agent {
     reports?: boolean,
     /** A subagent's: how its caller saves the intent of its steps (`LoopContext.intentSave`). */
     intentSave?: IntentSave,
+    /** Something can see the run's states (`LoopContext.observed`); default: `reports`. */
+    observed?: boolean,
   ): LoopInput;
   /** The XState actor (not started): starts in `pending`; send `execute`, `user.message`, `stop`. */
   createActor(state: AgentState, options?: CreateActorOptions): AgentActor;

@@ -119,20 +119,35 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
       // a path through no subagent of this agent (a state from elsewhere) leads to no tools
       return subagents.has(name) ? subagents.childAgent(name).toolsAt(rest) : {};
     },
-    inputFor: (state, runBudget, session, reports, intentSave) => ({
+    inputFor: (state, runBudget, session, reports, intentSave, observed) => ({
       state: prepare(state),
       hookStages,
       checkStep,
       budget: runBudget ?? budget,
       session: session ?? null,
       reports: reports ?? true,
+      observed: observed ?? reports ?? true,
       intentSave: intentSave ?? null,
     }),
     createActor(state, options = {}) {
-      const { budget: runBudget, session, reports, ...actorOptions } = options as InternalActorOptions;
+      const {
+        budget: runBudget,
+        session,
+        reports,
+        observed,
+        ...actorOptions
+      } = options as InternalActorOptions;
       if (session && !store) throw new NoSessionStoreError('A session');
-      // Spans are made from the run's events: a traced run reports them even with no one listening.
-      const input = agent.inputFor(state, runBudget, session, (reports ?? true) || !!tracing);
+      // Spans are made from the run's events and states: a traced run reports them, and is
+      // observed, even with no one listening. An actor its caller holds is observed.
+      const input = agent.inputFor(
+        state,
+        runBudget,
+        session,
+        (reports ?? true) || !!tracing,
+        undefined,
+        (observed ?? reports ?? true) || !!tracing,
+      );
       if (!input.reports) quiet ??= quietMachine(machine);
       const actor = createActor(input.reports ? machine : (quiet as typeof machine), {
         input,

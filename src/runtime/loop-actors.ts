@@ -159,7 +159,15 @@ export function provideLoop(
         // the child saves the intent of its steps through this agent, up to the root's session
         const saves = context.session !== null || context.intentSave !== null;
         const intentSave = saves ? nested.saverFor(self, event.toolCallId) : undefined;
-        const input = child.inputFor(event.state, event.budget, undefined, context.reports, intentSave);
+        // seen as its caller is: an inspector of the caller's system sees the child's states
+        const input = child.inputFor(
+          event.state,
+          event.budget,
+          undefined,
+          context.reports,
+          intentSave,
+          context.observed,
+        );
         spawnByName(subagentActor(event.name), { id: event.id, input });
         return {};
       }),

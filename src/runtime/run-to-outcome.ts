@@ -22,23 +22,29 @@ export class AgentRuntimeError extends AgentMachineError {
   }
 }
 
-/** Options of the runtime's own actors: `reports: false` when no one can listen. */
+/**
+ * Options of the runtime's own actors: `reports: false` when no one can listen; `observed: false`
+ * when no one can see the run's states (`LoopContext.observed`; default: `reports`).
+ */
 export interface InternalActorOptions extends CreateActorOptions {
   readonly reports?: boolean;
+  readonly observed?: boolean;
 }
 
 /**
  * The options of a run's actor. Nobody can listen to an actor that execute() keeps to itself,
- * unless it is inspected or onEvent is given. (`Object.assign`, not a spread and a key: on Node 20
- * an optimised spread followed by a new key gives every object a hidden class of its own.)
+ * unless it is inspected or onEvent is given; nobody sees its states unless it is inspected (a
+ * tracer is the agent's: `createActor` adds it). (`Object.assign`, not a spread and a key: on
+ * Node 20 an optimised spread followed by a new key gives every object a hidden class of its own.)
  */
 export function listened(
   options: { inspect?: unknown },
   onEvent: unknown,
   session?: LoopSession,
 ): InternalActorOptions {
-  const reports = options.inspect !== undefined || onEvent !== undefined;
-  return Object.assign({}, options as CreateActorOptions, { reports, session });
+  const observed = options.inspect !== undefined;
+  const reports = observed || onEvent !== undefined;
+  return Object.assign({}, options as CreateActorOptions, { reports, observed, session });
 }
 
 /** Starts the actor, sends `execute`, resolves with the state at its outcome, and stops the actor. */

@@ -26,6 +26,15 @@ type Fields = Readonly<Record<string, Checker>>;
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
+/**
+ * An object JSON.parse makes. The schema copies a record's entries into a plain object (a Date or a
+ * class instance comes out as `{}` or its own keys), so any other is left to it.
+ */
+const isPlainObject = (value: unknown): value is Record<string, unknown> => {
+  if (!isObject(value)) return false;
+  const proto = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
+};
 const isString = (value: unknown): value is string => typeof value === 'string';
 const isNonEmpty = (value: unknown) => typeof value === 'string' && value.length > 0;
 const isBoolean = (value: unknown) => typeof value === 'boolean';
@@ -102,7 +111,7 @@ const isJsonRecord = (value: unknown) => isObject(value) && isJsonValue(value);
 const namedRecord =
   (check: Checker): Checker =>
   (value) => {
-    if (!isObject(value)) return false;
+    if (!isPlainObject(value)) return false;
     for (const key of Object.keys(value)) if (!check(value[key])) return false;
     return true;
   };
@@ -113,7 +122,7 @@ const namedRecord =
 const record =
   (check: Checker): Checker =>
   (value) => {
-    if (!isObject(value) || Object.hasOwn(value, '__proto__')) return false;
+    if (!isPlainObject(value) || Object.hasOwn(value, '__proto__')) return false;
     for (const key of Object.keys(value)) if (!check(value[key])) return false;
     return true;
   };

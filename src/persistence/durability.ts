@@ -1,4 +1,4 @@
-import { InvalidArgumentError } from '../state/errors';
+import { InvalidArgumentError, shownValue } from '../state/errors';
 
 /**
  * What an acknowledged save of a durable store survives:
@@ -20,6 +20,6 @@ export function durabilityOption(value: unknown): Durability {
   if (DURABILITIES.includes(value as Durability)) return value as Durability;
   throw new InvalidArgumentError(
     'options.durability',
-    `${JSON.stringify(value) ?? String(value)} is not one of ${DURABILITIES.map((d) => `'${d}'`).join(', ')}`,
+    `${shownValue(value)} is not one of ${DURABILITIES.map((d) => `'${d}'`).join(', ')}`,
   );
 }

@@ -1,9 +1,10 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { readFileSync, statSync } from 'node:fs';
-import { link, readFile, stat, unlink, writeFile } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
+import { link, readFile, unlink, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { setTimeout as delay } from 'node:timers/promises';
 import { SessionFileLockedError } from './errors';
+import { type FileStamp, sameStamp, stampNow, stampOf } from './session-file';
 
 /** The suffix of a lock file: `<file>.lock`. */
 const LOCK_SUFFIX = '.lock';
@@ -47,11 +48,7 @@ export interface TakenLock {
 }
 
 /** A lock file's identity: rewritten or replaced, it has another inode, size or modification time. */
-interface LockStamp {
-  readonly ino: number;
-  readonly size: number;
-  readonly mtimeMs: number;
-}
+type LockStamp = FileStamp;
 
 /**
  * Takes the lock of `file` across the processes of this machine: the file `<file>.lock`, linked
@@ -82,13 +79,8 @@ export async function takeFileLock(file: string, timeoutMs: number): Promise<Tak
  * then (a lock removed by hand, or overwritten, is not). One synchronous `stat`.
  */
 export function stillHeld(lock: TakenLock): boolean {
-  const now = statSync(lock.lockFile, { throwIfNoEntry: false });
-  return (
-    now !== undefined &&
-    now.ino === lock.stamp.ino &&
-    now.size === lock.stamp.size &&
-    now.mtimeMs === lock.stamp.mtimeMs
-  );
+  const now = stampNow(lock.lockFile);
+  return now !== null && sameStamp(now, lock.stamp);
 }
 
 /** Gives a lock back: removes its file if it still names this holder. */
@@ -203,15 +195,5 @@ async function unlinkIfPresent(file: string): Promise<void> {
     await unlink(file);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-  }
-}
-
-async function stampOf(file: string): Promise<LockStamp | null> {
-  try {
-    const { ino, size, mtimeMs } = await stat(file);
-    return { ino, size, mtimeMs };
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw error;
   }
 }

@@ -86,7 +86,7 @@ export async function openSqliteDatabase(
   const Database = await loadSqliteDriver(moduleName);
   // Its folder is created as FileSessionStore creates its directory (SQLite itself does not);
   // synchronously, as the database is then opened.
-  if (file !== ':memory:' && file !== '') mkdirSync(dirname(resolve(file)), { recursive: true });
+  if (file !== ':memory:') mkdirSync(dirname(resolve(file)), { recursive: true });
   const db = new Database(file, { timeout: 5_000 });
   try {
     db.pragma('journal_mode = WAL');

@@ -1,5 +1,5 @@
 import { executionStatuses } from './execution-status';
-import { MAX_VALUE_DEPTH } from './json-value';
+import { isRecord, MAX_VALUE_DEPTH } from './json-value';
 import { type AgentStateJSON, FORMAT_VERSION, timestampPattern } from './schemas';
 import { stopReasons } from './stop-reason';
 
@@ -24,14 +24,12 @@ export function isAgentStateDocument(value: unknown): value is AgentStateJSON {
 type Checker = (value: unknown) => boolean;
 type Fields = Readonly<Record<string, Checker>>;
 
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 /**
  * An object JSON.parse makes. The schema copies a record's entries into a plain object (a Date or a
  * class instance comes out as `{}` or its own keys), so any other is left to it.
  */
 const isPlainObject = (value: unknown): value is Record<string, unknown> => {
-  if (!isObject(value)) return false;
+  if (!isRecord(value)) return false;
   const proto = Object.getPrototypeOf(value);
   return proto === Object.prototype || proto === null;
 };
@@ -68,7 +66,7 @@ function strict(required: Fields, optional: Fields = {}): Checker {
   const optionalChecks = Object.values(optional);
   const known = new Set([...requiredKeys, ...optionalKeys]);
   return (value) => {
-    if (!isObject(value)) return false;
+    if (!isRecord(value)) return false;
     for (let i = 0; i < requiredKeys.length; i++)
       if (!(requiredChecks[i] as Checker)(value[requiredKeys[i] as string])) return false;
     for (let i = 0; i < optionalKeys.length; i++) {
@@ -95,17 +93,15 @@ function isJsonValue(value: unknown, depth = 0): boolean {
         for (let i = 0; i < value.length; i++) if (!isJsonValue(value[i], depth + 1)) return false;
         return true;
       }
-      const proto = Object.getPrototypeOf(value);
-      if (proto !== Object.prototype && proto !== null) return false;
-      const record = value as Record<string, unknown>;
-      for (const key of Object.keys(record)) if (!isJsonValue(record[key], depth + 1)) return false;
+      if (!isPlainObject(value)) return false;
+      for (const key of Object.keys(value)) if (!isJsonValue(value[key], depth + 1)) return false;
       return true;
     }
     default:
       return false;
   }
 }
-const isJsonRecord = (value: unknown) => isObject(value) && isJsonValue(value);
+const isJsonRecord = (value: unknown) => isRecord(value) && isJsonValue(value);
 
 /** namedRecord's check: an object of `check`ed values (its own keys; `__proto__` stays data). */
 const namedRecord =
@@ -140,7 +136,7 @@ function onlyKeys(value: Record<string, unknown>, keys: ReadonlySet<string>): bo
 
 const usageKeys = new Set(['inputTokens', 'outputTokens', 'totalTokens', 'cost']);
 const usage: Checker = (value) =>
-  isObject(value) &&
+  isRecord(value) &&
   isAmount(value.inputTokens) &&
   isAmount(value.outputTokens) &&
   isAmount(value.totalTokens) &&
@@ -154,7 +150,7 @@ const agentError = strict({
 });
 const toolCallKeys = new Set(['id', 'name', 'args', 'providerMetadata']);
 const toolCall: Checker = (value) =>
-  isObject(value) &&
+  isRecord(value) &&
   typeof value.id === 'string' &&
   typeof value.name === 'string' &&
   isJsonValue(value.args) &&
@@ -180,7 +176,7 @@ const contentParts: Readonly<Record<string, Checker>> = {
   ),
 };
 const contentPart: Checker = (value) => {
-  if (!isObject(value)) return false;
+  if (!isRecord(value)) return false;
   const type = value.type;
   return (
     typeof type === 'string' && Object.hasOwn(contentParts, type) && (contentParts[type] as Checker)(value)
@@ -201,7 +197,7 @@ const messageKeys = new Set([
 const isRole = oneOf(['system', 'user', 'assistant', 'tool']);
 const contentPartList = arrayOf(contentPart);
 const message: Checker = (value) =>
-  isObject(value) &&
+  isRecord(value) &&
   isRole(value.role) &&
   typeof value.content === 'string' &&
   isJsonRecord(value.metadata) &&
@@ -215,7 +211,7 @@ const message: Checker = (value) =>
 const messages = arrayOf(message);
 const refKeys = new Set(['$ref']);
 const messageRef: Checker = (value) => {
-  if (!isObject(value)) return false;
+  if (!isRecord(value)) return false;
   const range = value.$ref;
   return (
     Array.isArray(range) &&
@@ -249,7 +245,7 @@ const toolExecutionKeys = new Set([
 ]);
 const isResolution = oneOf(['approved', 'rejected', 'completed']);
 const toolExecution: Checker = (value) =>
-  isObject(value) &&
+  isRecord(value) &&
   isNonEmpty(value.id) &&
   toolCall(value.toolCall) &&
   isJsonValue(value.value) &&
@@ -282,7 +278,7 @@ const stepKeys = new Set([
   'request',
 ]);
 const storedStep: Checker = (value) =>
-  isObject(value) &&
+  isRecord(value) &&
   isNonEmpty(value.id) &&
   storedInputs(value.inputMessages) &&
   messages(value.outputMessages) &&
@@ -294,7 +290,7 @@ const storedStep: Checker = (value) =>
   onlyKeys(value, stepKeys);
 const stepExecutionKeys = new Set(['continuation', 'startedAt', 'completedAt', 'step']);
 const storedStepExecution: Checker = (value) =>
-  isObject(value) &&
+  isRecord(value) &&
   continuation(value.continuation) &&
   isTimestamp(value.startedAt) &&
   isTimestamp(value.completedAt) &&
@@ -308,7 +304,7 @@ const approvalDecisions: Readonly<Record<string, Checker>> = {
   complete: strict({ type: isString, result: isJsonValue }),
 };
 const approvalDecision: Checker = (value) => {
-  if (!isObject(value)) return false;
+  if (!isRecord(value)) return false;
   const type = value.type;
   return (
     typeof type === 'string' &&
@@ -347,7 +343,7 @@ const execution = strict({
 const textFormat = strict({ type: isString });
 const jsonFormat = strict({ type: isString }, { schema: isJsonRecord, name: isString });
 const responseFormat: Checker = (value) =>
-  isObject(value) && (value.type === 'text' ? textFormat(value) : value.type === 'json' && jsonFormat(value));
+  isRecord(value) && (value.type === 'text' ? textFormat(value) : value.type === 'json' && jsonFormat(value));
 
 const context = strict({
   messages: namedRecord(messages),

@@ -53,6 +53,23 @@ describe.each(kinds)('$name durability', (kind) => {
     expect((error as Error).message).toContain('fast');
   });
 
+  it('refuses a durability that JSON cannot write (a BigInt, NaN) with InvalidArgumentError showing it', () => {
+    for (const [value, shown] of [
+      [10n, '10n'],
+      [Number.NaN, 'NaN'],
+    ] as const) {
+      const error = (() => {
+        try {
+          kind.open(kind.path(), value as unknown as Durability);
+        } catch (e) {
+          return e;
+        }
+      })();
+      expect(error).toBeInstanceOf(InvalidArgumentError);
+      expect((error as Error).message).toContain(`options.durability: ${shown} is not one of`);
+    }
+  });
+
   it("'process': a process killed with SIGKILL while it saves loses no acknowledged save", async () => {
     const path = kind.path();
     const child = spawn(

@@ -12,18 +12,18 @@ import { AgentStream } from './agent-stream';
 import { decisionContinuation, toApprovalInputs } from './chat-approvals';
 import { adoptHandedOff, keepLateSteering, settleHandedOff } from './chat-handoff';
 import { createPoolChatHandler, type PoolChatHandlerOptions } from './chat-pool-handler';
-import { fromQueuedAnswer, nextQueuedExecution } from './chat-queue';
+import { nextQueuedExecution } from './chat-queue';
 import { type ChatDecision, type ChatRequest, ChatRequestError } from './chat-request';
 import {
   type ChatAccess,
   type ChatHandler,
   chatRoutes,
+  relayRunning,
   sessionBusy,
-  streamResponse,
   type WhileRunning,
   whileRunningOption,
 } from './chat-routes';
-import { noChunks, type RunningActor, runningActor } from './running-actor';
+import { type RunningActor, runningActor } from './running-actor';
 import { InMemoryStreamStore, type StreamStore } from './stream-store';
 import { StreamWriter } from './stream-writer';
 
@@ -138,7 +138,7 @@ function createAgentChatHandler(options: ChatHandlerOptions): ChatHandler {
         const queueId = whileRunning === 'queue' ? newId() : undefined;
         const metadata = queueId ? { queueId } : { steerId: newId() };
         const message = Message.of({ role: 'user', content: chat.text, metadata });
-        if (await streams.steer(chatId, message)) return relay(chatId, queueId);
+        if (await streams.steer(chatId, message)) return relayRunning(streams, chatId, queueId);
         continue;
       }
       throw sessionBusy(chatId);
@@ -221,17 +221,6 @@ function createAgentChatHandler(options: ChatHandlerOptions): ChatHandler {
       await settleHandedOff(store, streams, chatId).catch((error: unknown) => onError(error));
       await writer.end().catch((error: unknown) => onError(error));
     }
-  }
-
-  /**
-   * The chat's running stream from its start (an empty one if the run has just ended), or from the
-   * answer to the message queued as `queueId` on.
-   */
-  async function relay(chatId: string, queueId?: string): Promise<Response> {
-    const read = new AbortController();
-    const all = (await streams.read(chatId, { signal: read.signal })) ?? noChunks();
-    const chunks = queueId === undefined ? all : fromQueuedAnswer(all, queueId);
-    return streamResponse(chunks, () => read.abort());
   }
 
   function startMessage(

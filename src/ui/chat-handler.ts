@@ -11,7 +11,7 @@ import { Message } from '../state/message';
 import { AgentStream } from './agent-stream';
 import { decisionContinuation, toApprovalInputs } from './chat-approvals';
 import { adoptHandedOff, keepLateSteering, settleHandedOff } from './chat-handoff';
-import { createPoolChatHandler, type PoolChatHandlerOptions } from './chat-pool-handler';
+import { createPoolChatHandler, type PoolChatHandlerOptions, STEER_ID } from './chat-pool-handler';
 import { nextQueuedExecution } from './chat-queue';
 import { type ChatDecision, type ChatRequest, ChatRequestError } from './chat-request';
 import {
@@ -136,7 +136,7 @@ function createAgentChatHandler(options: ChatHandlerOptions): ChatHandler {
       // (queued: the process running the chat answers it next, on the same stream)
       if (whileRunning !== 'reject' && chat.kind === 'message') {
         const queueId = whileRunning === 'queue' ? newId() : undefined;
-        const metadata = queueId ? { queueId } : { steerId: newId() };
+        const metadata = queueId ? { queueId } : { [STEER_ID]: newId() };
         const message = Message.of({ role: 'user', content: chat.text, metadata });
         if (await streams.steer(chatId, message)) return relayRunning(streams, chatId, queueId);
         continue;

@@ -16,7 +16,7 @@ import type { Message } from '../state/message';
 import { AgentStream, type UIStreamReadOptions } from '../ui/agent-stream';
 import { keepLateSteering, settleHandedOff } from '../ui/chat-handoff';
 import { type ChatJobStream, STEER_ID } from '../ui/chat-pool-handler';
-import { queuedMarker } from '../ui/chat-queue';
+import { queuedMarker, withQueued } from '../ui/chat-queue';
 import { runningActor } from '../ui/running-actor';
 import { stepRestartedChunk } from '../ui/step-restart';
 import type { StreamStore } from '../ui/stream-store';
@@ -113,8 +113,7 @@ export async function publishChatRun(options: ChatRunPublisherOptions): Promise<
       await current.pumped;
       writer.write(queuedMarker(messages));
       current = pumpExecution(writer, undefined, { replay: false, errorText: options.errorText }, onError);
-      // messages steered in as the last run concluded came before these
-      return final.withSteeringApplied().withSteeredMessages(messages).withSteeringApplied();
+      return withQueued(final, messages);
     },
     async conclude(final, store) {
       await publisher.finish({ state: final });

@@ -14,6 +14,7 @@ import type { RunListener } from '../state/event-source';
 import { ExecutionStatus } from '../state/execution-status';
 import type { Message } from '../state/message';
 import { AgentStream, type UIStreamReadOptions } from '../ui/agent-stream';
+import { streamContinuation } from '../ui/chat-approvals';
 import { keepLateSteering, settleHandedOff } from '../ui/chat-handoff';
 import { type ChatJobStream, STEER_ID } from '../ui/chat-pool-handler';
 import { queuedMarker, withQueued } from '../ui/chat-queue';
@@ -73,7 +74,7 @@ export async function publishChatRun(options: ChatRunPublisherOptions): Promise<
   // a run taken over does not replay the message's start: the stream has it
   let current = pumpExecution(
     writer,
-    continuation && { ...continuation, denied: new Set(continuation.denied) },
+    continuation && streamContinuation(continuation),
     { replay: restartedStep === null, errorText: options.errorText },
     onError,
   );

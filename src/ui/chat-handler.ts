@@ -9,7 +9,7 @@ import type { RunListener } from '../state/event-source';
 import { newId } from '../state/ids';
 import { Message } from '../state/message';
 import { AgentStream } from './agent-stream';
-import { decisionContinuation, toApprovalInputs } from './chat-approvals';
+import { decisionContinuation, streamContinuation, toApprovalInputs } from './chat-approvals';
 import { adoptHandedOff, keepLateSteering, settleHandedOff } from './chat-handoff';
 import { createPoolChatHandler, type PoolChatHandlerOptions, STEER_ID } from './chat-pool-handler';
 import { nextQueuedExecution } from './chat-queue';
@@ -248,11 +248,11 @@ function createAgentChatHandler(options: ChatHandlerOptions): ChatHandler {
   ) {
     if (!state) throw new ChatRequestError('SESSION_NOT_FOUND', `No chat "${chatId}" to approve calls in.`);
     const inputs = toApprovalInputs(state, decisions);
-    const { denied, ...continuation } = decisionContinuation(state, inputs, decisions);
-    return new AgentStream((onEvent) => agent.decide(chatId, inputs, { onEvent, inspect, signal }), {
-      ...continuation,
-      denied: new Set(denied),
-    });
+    const continuation = streamContinuation(decisionContinuation(state, inputs, decisions));
+    return new AgentStream(
+      (onEvent) => agent.decide(chatId, inputs, { onEvent, inspect, signal }),
+      continuation,
+    );
   }
 
   return chatRoutes({ store, streams, authorize: options.authorize, maxBodyBytes, onError, post });

@@ -311,8 +311,8 @@ async function runJob(
 
 /** Whether the job fails for good with `error` (no retry, no other worker goes on with it). */
 function lastAttempt(context: JobContext, job: Job, error: unknown): boolean {
-  if (error instanceof context.bull.DelayedError || error instanceof context.bull.WaitingError) return false;
-  if (error instanceof AgentMachineError && !RETRYABLE_CODES.has(error.code)) return true;
+  if (bullSignal(context.bull, error)) return false;
+  if (unrecoverable(error)) return true;
   return job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
 }
 
@@ -380,13 +380,24 @@ function progressReporter(context: JobContext, job: Job, request: AgentJobReques
  * `<ErrorName> [<CODE>]: <message>`, so the client can read the failure from failedReason.
  */
 function jobError(bull: BullMQModule, error: unknown): unknown {
-  if (error instanceof bull.DelayedError || error instanceof bull.WaitingError) return error;
+  if (bullSignal(bull, error)) return error;
   const reason = failureReason(error);
-  const unrecoverable = error instanceof AgentMachineError && !RETRYABLE_CODES.has(error.code);
-  const wrapped = unrecoverable ? new bull.UnrecoverableError(reason) : new Error(reason, { cause: error });
+  const wrapped = unrecoverable(error)
+    ? new bull.UnrecoverableError(reason)
+    : new Error(reason, { cause: error });
   if (error instanceof Error && error.stack)
     wrapped.stack = `${reason}\n${error.stack.split('\n').slice(1).join('\n')}`;
   return wrapped;
+}
+
+/** BullMQ's own signals (a job moved to delayed or waiting), thrown through unchanged. */
+function bullSignal(bull: BullMQModule, error: unknown): boolean {
+  return error instanceof bull.DelayedError || error instanceof bull.WaitingError;
+}
+
+/** A typed input error: the job fails for good (no retry). */
+function unrecoverable(error: unknown): boolean {
+  return error instanceof AgentMachineError && !RETRYABLE_CODES.has(error.code);
 }
 
 /** BullMQ takes an option given as undefined for a value: leave such options out. */

@@ -14,9 +14,10 @@ import type { RunListener } from '../state/event-source';
 import { ExecutionStatus } from '../state/execution-status';
 import type { Message } from '../state/message';
 import { AgentStream, type UIStreamReadOptions } from '../ui/agent-stream';
+import { streamContinuation } from '../ui/chat-approvals';
 import { keepLateSteering, settleHandedOff } from '../ui/chat-handoff';
 import { type ChatJobStream, STEER_ID } from '../ui/chat-pool-handler';
-import { queuedMarker } from '../ui/chat-queue';
+import { queuedMarker, withQueued } from '../ui/chat-queue';
 import { runningActor } from '../ui/running-actor';
 import { stepRestartedChunk } from '../ui/step-restart';
 import type { StreamStore } from '../ui/stream-store';
@@ -73,7 +74,7 @@ export async function publishChatRun(options: ChatRunPublisherOptions): Promise<
   // a run taken over does not replay the message's start: the stream has it
   let current = pumpExecution(
     writer,
-    continuation && { ...continuation, denied: new Set(continuation.denied) },
+    continuation && streamContinuation(continuation),
     { replay: restartedStep === null, errorText: options.errorText },
     onError,
   );
@@ -113,8 +114,7 @@ export async function publishChatRun(options: ChatRunPublisherOptions): Promise<
       await current.pumped;
       writer.write(queuedMarker(messages));
       current = pumpExecution(writer, undefined, { replay: false, errorText: options.errorText }, onError);
-      // messages steered in as the last run concluded came before these
-      return final.withSteeringApplied().withSteeredMessages(messages).withSteeringApplied();
+      return withQueued(final, messages);
     },
     async conclude(final, store) {
       await publisher.finish({ state: final });

@@ -111,3 +111,11 @@ export function decisionContinuation(
     prefix: message ? toUIMessageChunks(message) : [],
   };
 }
+
+/** A decision continuation as an AgentStream goes on with it (its denied calls as a set). */
+export function streamContinuation({
+  denied,
+  ...continuation
+}: DecisionContinuation): Omit<DecisionContinuation, 'denied'> & { readonly denied: ReadonlySet<string> } {
+  return { ...continuation, denied: new Set(denied) };
+}

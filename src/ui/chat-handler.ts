@@ -9,21 +9,21 @@ import type { RunListener } from '../state/event-source';
 import { newId } from '../state/ids';
 import { Message } from '../state/message';
 import { AgentStream } from './agent-stream';
-import { decisionContinuation, toApprovalInputs } from './chat-approvals';
+import { decisionContinuation, streamContinuation, toApprovalInputs } from './chat-approvals';
 import { adoptHandedOff, keepLateSteering, settleHandedOff } from './chat-handoff';
-import { createPoolChatHandler, type PoolChatHandlerOptions } from './chat-pool-handler';
-import { fromQueuedAnswer, nextQueuedExecution } from './chat-queue';
+import { createPoolChatHandler, type PoolChatHandlerOptions, STEER_ID } from './chat-pool-handler';
+import { nextQueuedExecution } from './chat-queue';
 import { type ChatDecision, type ChatRequest, ChatRequestError } from './chat-request';
 import {
   type ChatAccess,
   type ChatHandler,
   chatRoutes,
+  relayRunning,
   sessionBusy,
-  streamResponse,
   type WhileRunning,
   whileRunningOption,
 } from './chat-routes';
-import { noChunks, type RunningActor, runningActor } from './running-actor';
+import { type RunningActor, runningActor } from './running-actor';
 import { InMemoryStreamStore, type StreamStore } from './stream-store';
 import { StreamWriter } from './stream-writer';
 
@@ -136,9 +136,9 @@ function createAgentChatHandler(options: ChatHandlerOptions): ChatHandler {
       // (queued: the process running the chat answers it next, on the same stream)
       if (whileRunning !== 'reject' && chat.kind === 'message') {
         const queueId = whileRunning === 'queue' ? newId() : undefined;
-        const metadata = queueId ? { queueId } : { steerId: newId() };
+        const metadata = queueId ? { queueId } : { [STEER_ID]: newId() };
         const message = Message.of({ role: 'user', content: chat.text, metadata });
-        if (await streams.steer(chatId, message)) return relay(chatId, queueId);
+        if (await streams.steer(chatId, message)) return relayRunning(streams, chatId, queueId);
         continue;
       }
       throw sessionBusy(chatId);
@@ -223,17 +223,6 @@ function createAgentChatHandler(options: ChatHandlerOptions): ChatHandler {
     }
   }
 
-  /**
-   * The chat's running stream from its start (an empty one if the run has just ended), or from the
-   * answer to the message queued as `queueId` on.
-   */
-  async function relay(chatId: string, queueId?: string): Promise<Response> {
-    const read = new AbortController();
-    const all = (await streams.read(chatId, { signal: read.signal })) ?? noChunks();
-    const chunks = queueId === undefined ? all : fromQueuedAnswer(all, queueId);
-    return streamResponse(chunks, () => read.abort());
-  }
-
   function startMessage(
     chatId: string,
     state: AgentState,
@@ -259,11 +248,11 @@ function createAgentChatHandler(options: ChatHandlerOptions): ChatHandler {
   ) {
     if (!state) throw new ChatRequestError('SESSION_NOT_FOUND', `No chat "${chatId}" to approve calls in.`);
     const inputs = toApprovalInputs(state, decisions);
-    const { denied, ...continuation } = decisionContinuation(state, inputs, decisions);
-    return new AgentStream((onEvent) => agent.decide(chatId, inputs, { onEvent, inspect, signal }), {
-      ...continuation,
-      denied: new Set(denied),
-    });
+    const continuation = streamContinuation(decisionContinuation(state, inputs, decisions));
+    return new AgentStream(
+      (onEvent) => agent.decide(chatId, inputs, { onEvent, inspect, signal }),
+      continuation,
+    );
   }
 
   return chatRoutes({ store, streams, authorize: options.authorize, maxBodyBytes, onError, post });

@@ -5,18 +5,17 @@ import { InvalidArgumentError } from '../state/errors';
 import { newId } from '../state/ids';
 import { Message } from '../state/message';
 import { type DecisionContinuation, decisionContinuation, toApprovalInputs } from './chat-approvals';
-import { fromQueuedAnswer } from './chat-queue';
 import { type ChatRequest, ChatRequestError } from './chat-request';
 import {
   type ChatAccess,
   type ChatHandler,
   chatRoutes,
+  relayRunning,
   sessionBusy,
   streamResponse,
   type WhileRunning,
   whileRunningOption,
 } from './chat-routes';
-import { noChunks } from './running-actor';
 import { mendRestartedSteps } from './step-restart';
 import { StreamNotOpenError, type StreamStore } from './stream-store';
 import type { UIMessageChunk } from './ui-message';
@@ -115,7 +114,8 @@ export function createPoolChatHandler(options: PoolChatHandlerOptions): ChatHand
       const queueId = whileRunning === 'queue' ? newId() : undefined;
       const metadata = { [STEER_ID]: newId(), ...(queueId && { queueId }) };
       const message = Message.of({ role: 'user', content: chat.text, metadata });
-      if (await streams.steer(chatId, message)) return relayRunning(chatId, queueId);
+      if (await streams.steer(chatId, message))
+        return relayRunning(streams, chatId, queueId, mendRestartedSteps);
     }
     const read = new AbortController();
     let chunks: AsyncIterable<UIMessageChunk>;
@@ -159,17 +159,6 @@ export function createPoolChatHandler(options: PoolChatHandlerOptions): ChatHand
       stopWaiting();
       read.abort();
     });
-  }
-
-  /**
-   * The chat's running stream from its start (an empty one if the run has just ended), or from the
-   * answer to the message queued as `queueId` on.
-   */
-  async function relayRunning(chatId: string, queueId?: string): Promise<Response> {
-    const read = new AbortController();
-    const all = mendRestartedSteps((await streams.read(chatId, { signal: read.signal })) ?? noChunks());
-    const chunks = queueId === undefined ? all : fromQueuedAnswer(all, queueId);
-    return streamResponse(chunks, () => read.abort());
   }
 
   return chatRoutes({

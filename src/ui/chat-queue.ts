@@ -24,9 +24,13 @@ export async function nextQueuedExecution(
   const stored = answerable ? await store.load(chatId) : undefined;
   if (!stored || stored.state.approval()) return null;
   const messages = queued.splice(0);
+  return { marker: queuedMarker(messages), stream: start(withQueued(stored.state, messages)) };
+}
+
+/** The state the execution answering `messages` (queued to the chat) runs, after `state`. */
+export function withQueued(state: AgentState, messages: readonly Message[]): AgentState {
   // messages steered in as the last run concluded came before these
-  const state = stored.state.withSteeringApplied().withSteeredMessages(messages).withSteeringApplied();
-  return { marker: queuedMarker(messages), stream: start(state) };
+  return state.withSteeringApplied().withSteeredMessages(messages).withSteeringApplied();
 }
 
 /**

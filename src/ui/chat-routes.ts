@@ -3,7 +3,9 @@ import { assertSessionId } from '../persistence/session-id';
 import type { SessionStore } from '../persistence/session-store';
 import { ApprovalError } from '../state/approval-error';
 import { AgentMachineError, InvalidArgumentError } from '../state/errors';
+import { fromQueuedAnswer } from './chat-queue';
 import { type ChatRequest, ChatRequestError, parseChatRequest } from './chat-request';
+import { noChunks } from './running-actor';
 import type { StreamStore } from './stream-store';
 import { UI_MESSAGE_STREAM_HEADERS, type UIMessageChunk } from './ui-message';
 
@@ -110,6 +112,23 @@ export function sessionBusy(chatId: string): ChatRequestError {
     'SESSION_BUSY',
     `Chat "${chatId}" is still answering; wait for it to finish (or stop it: POST <api>/${chatId}/stop).`,
   );
+}
+
+/**
+ * The answer to a message steered or queued into the chat's running stream: the stream from its
+ * start (an empty one if the run has just ended), or from the answer to the message queued as
+ * `queueId` on; read back through `readBack` (default: as written).
+ */
+export async function relayRunning(
+  streams: StreamStore,
+  chatId: string,
+  queueId: string | undefined,
+  readBack: (chunks: AsyncIterable<UIMessageChunk>) => AsyncIterable<UIMessageChunk> = (chunks) => chunks,
+): Promise<Response> {
+  const read = new AbortController();
+  const all = readBack((await streams.read(chatId, { signal: read.signal })) ?? noChunks());
+  const chunks = queueId === undefined ? all : fromQueuedAnswer(all, queueId);
+  return streamResponse(chunks, () => read.abort());
 }
 
 /** A chunk stream as a UI message stream response; `cancel` runs when the client leaves. */

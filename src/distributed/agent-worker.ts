@@ -3,7 +3,6 @@ import { SessionNotFoundError } from '../persistence/errors';
 import type { SessionStore } from '../persistence/session-store';
 import { type Agent, createAgent } from '../runtime/create-agent';
 import { AgentState } from '../state/agent-state';
-import { AgentMachineError } from '../state/errors';
 import type { EventSource } from '../state/event-source';
 import type { AgentEvent } from '../state/loop-events';
 import type { StreamStore } from '../ui/stream-store';
@@ -11,13 +10,13 @@ import {
   type AgentJobRequest,
   type AgentJobReturnValue,
   type AgentStepProgress,
-  failureReason,
   JOB_METADATA_KEY,
   parseAgentJob,
 } from './agent-job';
 import { type ChatRunPublisher, failChatStream, publishChatRun } from './chat-run-publisher';
 import { runDecision } from './decision-run';
 import { NoStreamStoreError, SessionBusyError, UnknownAgentError } from './errors';
+import { bullSignal, jobError, unrecoverable } from './job-errors';
 import { type BullMQModule, bullmqConnection, closeRedis, loadBullmq, openRedis } from './redis-modules';
 import { RunStore } from './run-store';
 import { type SessionLock, SessionLocks } from './session-lock';
@@ -36,9 +35,6 @@ export interface AgentWorker {
    */
   close(): Promise<void>;
 }
-
-/** Errors that a retry may get past; any other AgentMachineError fails the job at once. */
-const RETRYABLE_CODES = new Set(['SESSION_CONFLICT', 'SESSION_LOCK_LOST', 'STORE_CLOSED']);
 
 const UNFINISHED_JOB_STATES = new Set(['active', 'waiting', 'delayed', 'prioritized', 'waiting-children']);
 
@@ -372,32 +368,6 @@ function progressReporter(context: JobContext, job: Job, request: AgentJobReques
       await Promise.all([...pending]);
     },
   };
-}
-
-/**
- * What BullMQ is given when a job throws: its own signals unchanged; typed input errors as
- * UnrecoverableError (no retry); anything else as a retryable error. The message is always
- * `<ErrorName> [<CODE>]: <message>`, so the client can read the failure from failedReason.
- */
-function jobError(bull: BullMQModule, error: unknown): unknown {
-  if (bullSignal(bull, error)) return error;
-  const reason = failureReason(error);
-  const wrapped = unrecoverable(error)
-    ? new bull.UnrecoverableError(reason)
-    : new Error(reason, { cause: error });
-  if (error instanceof Error && error.stack)
-    wrapped.stack = `${reason}\n${error.stack.split('\n').slice(1).join('\n')}`;
-  return wrapped;
-}
-
-/** BullMQ's own signals (a job moved to delayed or waiting), thrown through unchanged. */
-function bullSignal(bull: BullMQModule, error: unknown): boolean {
-  return error instanceof bull.DelayedError || error instanceof bull.WaitingError;
-}
-
-/** A typed input error: the job fails for good (no retry). */
-function unrecoverable(error: unknown): boolean {
-  return error instanceof AgentMachineError && !RETRYABLE_CODES.has(error.code);
 }
 
 /** BullMQ takes an option given as undefined for a value: leave such options out. */

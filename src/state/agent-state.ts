@@ -140,7 +140,10 @@ export class AgentState extends AgentStateView {
    */
   withAgentVersion(version: string | null): AgentState {
     if (version !== null && (typeof version !== 'string' || version === ''))
-      throw new InvalidArgumentError('agentVersion', `expected a non-empty string or null, got ${kindOf(version)}`);
+      throw new InvalidArgumentError(
+        'agentVersion',
+        `expected a non-empty string or null, got ${kindOf(version)}`,
+      );
     if ((this.props.agentVersion ?? null) === version) return this;
     return new AgentState({ ...this.props, agentVersion: version });
   }

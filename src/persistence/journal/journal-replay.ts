@@ -46,7 +46,8 @@ export function replay(records: readonly JournalRecord[], at: StoredAt): Replaye
       if (!HEAD_FIELDS.has(key)) refuse(record, `has an unknown head field ${JSON.stringify(key)}`, at);
     if (record === first)
       for (const key of HEAD_FIELDS)
-        if (!(key in record.head) && !OPTIONAL_HEAD_FIELDS.has(key)) refuse(record, `is a snapshot without head field "${key}"`, at);
+        if (!(key in record.head) && !OPTIONAL_HEAD_FIELDS.has(key))
+          refuse(record, `is a snapshot without head field "${key}"`, at);
     for (const key of Object.keys(record.head)) head[key] = record.head[key];
     if (record.sections)
       for (const name of Object.keys(record.sections)) {

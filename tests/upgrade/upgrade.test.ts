@@ -83,7 +83,16 @@ describe('upgrading an agent under waiting sessions', { timeout: 120_000 }, () =
     expect(report.sessions).toHaveLength(50);
     for (const session of report.sessions) {
       expect(session.fromVersion).toBe('1');
-      expect(['ok', 'changed']).toContain(session.verdict);
+      // the new system prompt: new behaviour from the first step
+      expect(session).toMatchObject({
+        verdict: 'changed',
+        divergence: {
+          stepNumber: 1,
+          kind: 'request',
+          path: 'request.system',
+          replayed: 'You pay people, carefully.',
+        },
+      });
     }
     for (const id of WAITING) {
       const pending = (await agent.load(id))?.state.pendingApprovals() ?? [];
@@ -108,6 +117,12 @@ describe('upgrading an agent under waiting sessions', { timeout: 120_000 }, () =
       expect(calls).toEqual([id.startsWith('nested') ? 'payer' : 'pay']);
     }
     expect((await reread.load('done-00'))?.state.agentVersion()).toBe('1');
+  });
+
+  it('version 1 itself: every session ok (replays as recorded)', async () => {
+    const report = await v1().verifyUpgrade(sqlite('v1.db'));
+    expect(report.ok).toBe(true);
+    expect(report.sessions.map((s) => s.verdict)).toEqual(Array(50).fill('ok'));
   });
 
   it('version 2 without the migration: the 40 waiting sessions are orphaned, naming send_payment', async () => {

@@ -11,7 +11,7 @@ import type { AgentStream } from '../ui/agent-stream';
 import type { AgentDefinition } from './agent-definition';
 import type { ApprovalInput } from './approvals';
 import type { ReplayOptions, ReplayResult } from './replay-options';
-import type { UpgradeReport, UpgradeSource, VerifyUpgradeOptions } from './verify-upgrade';
+import type { UpgradeReport, UpgradeSource, VerifyUpgradeOptions } from './upgrade-report';
 
 export type AgentActor = Actor<typeof agentLoop>;
 

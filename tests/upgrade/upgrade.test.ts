@@ -144,6 +144,17 @@ describe('upgrading an agent under waiting sessions', { timeout: 120_000 }, () =
     expect(report.ok).toBe(false);
   });
 
+  it('resume under version 2 waits again on the renamed call, with the same id and signature', async () => {
+    await park('resume.db');
+    const store = sqlite('resume.db');
+    const before = (await store.load('nested-02'))?.state.pendingApprovals() ?? [];
+    const waiting = await v2(store).resume('nested-02');
+    expect(waiting.agentVersion()).toBe('2');
+    expect(waiting.pendingApprovals().map((p) => [p.toolName, p.toolCallId, p.signature])).toEqual(
+      before.map((p) => ['pay', p.toolCallId, p.signature]),
+    );
+  });
+
   it('a renamed subagent with a waiting child: orphaned without a subagents migration, decided with one', async () => {
     await park('subagent.db');
     const renamed = { version: '2', subagent: 'treasurer' };

@@ -15,7 +15,7 @@ import { loadSqliteDriver, type SqliteDatabase } from '../persistence/sqlite-dri
 import type { Agent } from '../runtime/agent-actor';
 import type { SessionUpgradeReport, UpgradeSource } from '../runtime/verify-upgrade';
 
-export const VERIFY_UPGRADE_HELP = `Usage: agent-machine verify-upgrade --agent <module>[#<export>] [--strict] <path>
+const VERIFY_UPGRADE_HELP = `Usage: agent-machine verify-upgrade --agent <module>[#<export>] [--strict] <path>
 
 Checks, before a deploy, that the new version of your agent can go on with every saved session
 (agent.verifyUpgrade): each is loaded (read-only), migrated (createAgent({ version, migrations })),

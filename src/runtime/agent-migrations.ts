@@ -51,7 +51,7 @@ export interface Versioned {
  * that never ran is new. A version no migration starts from (one that changed nothing, or a newer
  * one after a rollback) needs none.
  */
-export function migrationsFor(definition: Versioned, state: AgentState): readonly AgentMigration[] {
+function migrationsFor(definition: Versioned, state: AgentState): readonly AgentMigration[] {
   const migrations = definition.migrations ?? [];
   const saved = state.agentVersion();
   if (saved === (definition.version ?? null) || migrations.length === 0) return [];

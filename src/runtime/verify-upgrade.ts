@@ -96,7 +96,7 @@ async function verifySession(
  * root, then each waiting subagent), the step in flight's calls without a result must name a tool
  * or subagent of the agent there, and a waiting child must be the run of a subagent it has.
  */
-export function orphanedCalls(agent: Agent, state: AgentState): string[] {
+function orphanedCalls(agent: Agent, state: AgentState): string[] {
   const found: string[] = [];
   const visit = (at: AgentState, path: readonly string[], level: Level | null) => {
     if (isTerminalStatus(at.status())) return;

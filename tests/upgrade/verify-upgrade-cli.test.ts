@@ -24,11 +24,17 @@ let dir: string;
 let sqliteFile: string;
 let storeDir: string;
 
-async function park(store: SessionStore) {
+/** Parks sessions of version 1: `waiting` at the root and as many inside a subagent, `done` completed. */
+async function park(store: SessionStore, waiting: number, done: number) {
   const agent = v1(store);
-  await agent.execute(AgentState.empty().withUserMessage('pay bob 40'), { sessionId: 'root-1' });
-  await agent.execute(AgentState.empty().withUserMessage('nested: pay bob 40'), { sessionId: 'nested-1' });
-  await agent.execute(AgentState.empty().withUserMessage('hello'), { sessionId: 'done-1' });
+  for (let i = 1; i <= waiting; i++) {
+    await agent.execute(AgentState.empty().withUserMessage('pay bob 40'), { sessionId: `root-${i}` });
+    await agent.execute(AgentState.empty().withUserMessage('nested: pay bob 40'), {
+      sessionId: `nested-${i}`,
+    });
+  }
+  for (let i = 1; i <= done; i++)
+    await agent.execute(AgentState.empty().withUserMessage('hello'), { sessionId: `done-${i}` });
   await store.close();
 }
 
@@ -36,8 +42,8 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'agent-machine-verify-upgrade-'));
   sqliteFile = join(dir, 'sessions.db');
   storeDir = join(dir, 'store');
-  await park(new SqliteSessionStore(sqliteFile));
-  await park(new FileSessionStore(storeDir));
+  await park(new SqliteSessionStore(sqliteFile), 20, 10);
+  await park(new FileSessionStore(storeDir), 1, 1);
 }, 60_000);
 
 afterAll(async () => {
@@ -49,15 +55,18 @@ describe.concurrent('agent-machine verify-upgrade', { timeout: 90_000 }, () => {
     const before = readFileSync(sqliteFile);
     const { code, stdout } = await cli('verify-upgrade', '--agent', `${FIXTURE}#v2Unmigrated`, sqliteFile);
     const lines = stdout.trim().split('\n');
-    expect(lines).toHaveLength(4);
-    expect(lines[0]).toMatch(/^changed +done-1 \(from 1\): step 1 \(request\) at request\.system/);
-    expect(lines[1]).toBe(
-      "ORPHANED     nested-1 (from 1): a pending call t1 to 'send_payment' inside subagent payer, a tool this agent lacks",
+    expect(lines).toHaveLength(51);
+    expect(lines).toContain(
+      "ORPHANED     nested-7 (from 1): a pending call t1 to 'send_payment' inside subagent payer, a tool this agent lacks",
     );
-    expect(lines[2]).toBe(
-      "ORPHANED     root-1 (from 1): a pending call t1 to 'send_payment', a tool this agent lacks",
+    expect(lines).toContain(
+      "ORPHANED     root-12 (from 1): a pending call t1 to 'send_payment', a tool this agent lacks",
     );
-    expect(lines[3]).toBe('3 sessions checked: 0 ok, 1 changed, 2 orphaned, 0 unreplayable');
+    expect(lines.filter((l) => l.startsWith('ORPHANED'))).toHaveLength(40);
+    expect(lines.find((l) => l.includes('done-3'))).toMatch(
+      /^changed +done-3 \(from 1\): step 1 \(request\) at request\.system/,
+    );
+    expect(lines[50]).toBe('50 sessions checked: 0 ok, 10 changed, 40 orphaned, 0 unreplayable');
     expect(code).toBe(1);
     // opened read-only: the file is as it was
     expect(readFileSync(sqliteFile).equals(before)).toBe(true);
@@ -65,7 +74,7 @@ describe.concurrent('agent-machine verify-upgrade', { timeout: 90_000 }, () => {
 
   it('exits 0 with the migration; --strict exits 1 on the changed sessions', async () => {
     const plain = await cli('verify-upgrade', '--agent', `${FIXTURE}#v2`, sqliteFile);
-    expect(plain.stdout).toContain('3 sessions checked: 0 ok, 3 changed, 0 orphaned, 0 unreplayable');
+    expect(plain.stdout).toContain('50 sessions checked: 0 ok, 50 changed, 0 orphaned, 0 unreplayable');
     expect(plain.code).toBe(0);
     const strict = await cli('verify-upgrade', '--strict', '--agent', `${FIXTURE}#v2`, sqliteFile);
     expect(strict.code).toBe(1);

@@ -4,6 +4,7 @@
  *
  *   agent-machine view <trace.json | state.json> [-o run.html] [--title <text>]
  *   agent-machine replay --agent <module>[#<export>] <store folder | sqlite file | trace folder>
+ *   agent-machine verify-upgrade --agent <module>[#<export>] [--strict] <store folder | sqlite file>
  *
  * Exit codes: 0 done (replay: every session equal); 1 a replayed session diverged or failed, or
  * the input could not be used (missing file, invalid JSON, not a trace or
@@ -16,6 +17,7 @@ import { type ReplaySummary, replaySessions } from './inspect/replay-sessions';
 import { buildRunView, NotARunError, type RunInput } from './inspect/run-model';
 import { renderRunView } from './inspect/run-viewer';
 import { InvalidTraceError } from './inspect/trace-schema';
+import { verifyUpgradeCommand } from './inspect/verify-upgrade-cli';
 import type { Agent } from './runtime/agent-actor';
 import { AgentMachineError, InvalidStateError } from './state/errors';
 
@@ -24,6 +26,7 @@ const HELP = `agent-machine: tools for agent-machine runs
 Usage:
   agent-machine view <file.json> [-o <out.html>] [--title <text>]
   agent-machine replay --agent <module>[#<export>] [--html <folder>] <store folder | sqlite file | trace folder>
+  agent-machine verify-upgrade --agent <module>[#<export>] [--strict] <store folder | sqlite file>
   agent-machine --help
 
 Commands:
@@ -32,6 +35,8 @@ Commands:
           saved as JSON (JSON.stringify(state)).
   replay  Replay every recorded session with an agent of yours, offline (the model answers
           from the recording, tools are not run), and report where each first diverges.
+  verify-upgrade  Check that a new version of an agent can go on with every saved session
+          (exit 1 on an orphaned one): a CI step before a deploy. See docs/upgrading.md.
 
 Options:
   -o, --out <file>   Where to write the page. Default: the input's name with .html.
@@ -127,6 +132,7 @@ async function run(argv: readonly string[], io: Io): Promise<number> {
     return 0;
   }
   if (command === 'replay') return replayCommand(rest, io);
+  if (command === 'verify-upgrade') return verifyUpgradeCommand(rest, io, loadAgent);
   if (command !== 'view') throw new CliError('USAGE', `unknown command "${command}"`, 2);
 
   let input: string | undefined;

@@ -68,6 +68,8 @@ export { ChatTurnConflictError } from './runtime/chat-turn-conflict-error';
 export {
   type Agent,
   type AgentActor,
+  type AgentMigration,
+  AgentMigrationError,
   AgentRuntimeError,
   type ApprovalInput,
   type CreateActorOptions,
@@ -76,6 +78,11 @@ export {
   MissingRecordedResultError,
   type ReplayOptions,
   type ReplayResult,
+  type SessionUpgradeReport,
+  type UpgradeReport,
+  type UpgradeSource,
+  type UpgradeVerdict,
+  type VerifyUpgradeOptions,
 } from './runtime/create-agent';
 export { SubagentIntentError } from './runtime/nested-intents';
 export { type UnreplayableReason, UnreplayableRunError } from './runtime/unreplayable-run';

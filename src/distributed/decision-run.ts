@@ -6,6 +6,7 @@
  * (not pending, a bad signature or edit) fail the job before the mark, so it writes nothing.
  */
 import type { Agent, ExecuteOptions } from '../runtime/agent-actor';
+import { upgradeState } from '../runtime/agent-migrations';
 import { type ApprovalInput, takeDecisions } from '../runtime/approvals';
 import type { AgentState } from '../state/agent-state';
 import { pendingMatches } from '../state/pending-approval';
@@ -26,8 +27,9 @@ export async function runDecision(
     const taken = decisions.every((d) => pendingMatches(pending, d.toolCallId, d).length === 0);
     if (taken) return agent.resume(sessionId, options);
   } else {
-    // A decision the run would refuse fails the job here, before the mark: nothing is saved then.
-    await takeDecisions(stored.state, decisions, {
+    // A decision the run would refuse fails the job here, before the mark: nothing is saved then
+    // (checked on the session as this version runs it: migrated, its edits against the new tools).
+    await takeDecisions(upgradeState(agent.definition, stored.state), decisions, {
       secret: agent.definition.approvalSecret,
       sessionId,
       toolsAt: agent.toolsAt,

@@ -2,6 +2,7 @@
 import type { Actor, ActorOptions, AnyActorRef } from 'xstate';
 import type { agentLoop, IntentSave, LoopInput, LoopSession } from '../../machines/agentLoop';
 import type { Recording } from '../drivers/replay-driver';
+import type { LoadedSession } from '../persistence/session-store';
 import type { AgentState } from '../state/agent-state';
 import type { RunListener } from '../state/event-source';
 import type { ExecutionBudget } from '../state/execution-budget';
@@ -10,6 +11,7 @@ import type { AgentStream } from '../ui/agent-stream';
 import type { AgentDefinition } from './agent-definition';
 import type { ApprovalInput } from './approvals';
 import type { ReplayOptions, ReplayResult } from './replay-options';
+import type { UpgradeReport, UpgradeSource, VerifyUpgradeOptions } from './upgrade-report';
 
 export type AgentActor = Actor<typeof agentLoop>;
 
@@ -109,6 +111,19 @@ export interface Agent {
    * and the first divergence from the recording (null when none). See ReplayOptions.
    */
   replay(recorded: Recording, options?: ReplayOptions): Promise<ReplayResult>;
+  /**
+   * Whether this version of the agent can go on with each session of `store` (a check before a
+   * deploy): each is loaded, migrated (`migrations`), checked for calls it cannot carry on, and
+   * replayed with its recorded tools. `ok` is false when any session is orphaned. See
+   * docs/upgrading.md.
+   */
+  /**
+   * The stored session as this agent runs it: loaded from its store and migrated from the version
+   * that saved it (its pending approvals as they will be decided: new names, the same ids and
+   * signatures). Nothing is saved; null when there is no such session.
+   */
+  load(sessionId: string): Promise<LoadedSession | null>;
+  verifyUpgrade(store: UpgradeSource, options?: VerifyUpgradeOptions): Promise<UpgradeReport>;
   /** Closes what the agent holds open: its MCP servers (and its subagents'). */
   close(): Promise<void>;
 }

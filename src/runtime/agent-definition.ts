@@ -12,6 +12,7 @@ import { ExecutionBudget } from '../state/execution-budget';
 import type { SubagentsConfig } from '../subagents/subagent-definition';
 import type { TelemetryOptions } from '../telemetry/telemetry-options';
 import type { ToolSet } from '../tools/define-tool';
+import { type AgentMigration, versionProblem } from './agent-migrations';
 
 /** Everything that makes an agent. `model` or `driver` is required. */
 export interface AgentDefinition {
@@ -83,6 +84,19 @@ export interface AgentDefinition {
    * (APPROVAL_SIGNATURE_INVALID). Read from the root definition only.
    */
   readonly approvalSecret?: string;
+  /**
+   * The version of this agent's code (a name of your choosing, e.g. '2'). Every save records it:
+   * `state.agentVersion()`. Read from the root definition only.
+   */
+  readonly version?: string;
+  /**
+   * How sessions saved by older versions become this version's, in order (`from` each version):
+   * tools and subagents renamed in the whole tree of a waiting session, and a state change of your
+   * own. Applied when a run loads such a session (execute with a sessionId, resume, decide, chat,
+   * worker jobs, chat handlers). Needs `version`. Read from the root definition only.
+   * See docs/upgrading.md.
+   */
+  readonly migrations?: readonly AgentMigration[];
 }
 
 /**
@@ -118,6 +132,8 @@ export function checkDefinition(
   if (typeof definition !== 'object' || definition === null) {
     throw new InvalidDefinitionError(path || '(root)', 'must be an object');
   }
+  const versioning = path === '' ? versionProblem(definition) : null;
+  if (versioning) throw new InvalidDefinitionError(versioning.field, versioning.detail);
   if (!definition.model && !definition.driver && !inherited) {
     throw new InvalidDefinitionError(
       at('model'),

@@ -9,6 +9,7 @@ import type { Message } from '../state/message';
 import type { Tool, ToolSet } from '../tools/define-tool';
 import type { Agent } from './agent-actor';
 import type { AgentDefinition, SubagentDefinition } from './agent-definition';
+import { upgradeState } from './agent-migrations';
 import { firstDivergence } from './replay-comparison';
 import { recordedSteering, runAsRecorded, stoppableHooks } from './replay-inputs';
 import type { ReplayOptions, ReplayResult } from './replay-options';
@@ -28,7 +29,8 @@ export async function replayRun(
   recorded: Recording,
   options: ReplayOptions = {},
 ): Promise<ReplayResult> {
-  const state = recordedState(recorded);
+  // a session saved by an older version is replayed as this version loads it: migrated
+  const state = upgradeState(definition, recordedState(recorded));
   const mode = options.tools ?? 'recorded';
   if (mode !== 'recorded' && mode !== 'live')
     throw new InvalidArgumentError(
@@ -126,6 +128,9 @@ function replayDefinition<D extends AgentDefinition>(
     mcpServers: _mcpServers,
     store: _store,
     telemetry: _telemetry,
+    // the recording is migrated before the replay, not again at its start
+    version: _version,
+    migrations: _migrations,
     ...rest
   } = definition;
   const replayed: Record<string, unknown> = {

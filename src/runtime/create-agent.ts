@@ -18,6 +18,7 @@ import type { TracedModel } from '../telemetry/model-attributes';
 import { AgentStream } from '../ui/agent-stream';
 import type { Agent } from './agent-actor';
 import { type AgentDefinition, checkDefinition } from './agent-definition';
+import { upgradeState } from './agent-migrations';
 import { replayRun } from './agent-replay';
 import { withSignedApprovals } from './approval-signature';
 import { takeDecisions } from './approvals';
@@ -27,12 +28,22 @@ import { provideLoop } from './loop-actors';
 import { quietMachine } from './quiet-machine';
 import { type InternalActorOptions, listened, runToOutcome } from './run-to-outcome';
 import { type Scope, subagentCalls } from './subagent-calls';
+import { verifyUpgrade } from './verify-upgrade';
 
 export type { Agent, AgentActor, CreateActorOptions, ExecuteOptions } from './agent-actor';
+export type { AgentMigration } from './agent-migrations';
+export { AgentMigrationError } from './agent-migrations';
 export type { ReplayOptions, ReplayResult } from './agent-replay';
 export { MissingRecordedResultError } from './agent-replay';
 export type { ApprovalInput } from './approvals';
 export { AgentRuntimeError } from './run-to-outcome';
+export type {
+  SessionUpgradeReport,
+  UpgradeReport,
+  UpgradeSource,
+  UpgradeVerdict,
+  VerifyUpgradeOptions,
+} from './verify-upgrade';
 
 /**
  * Builds an agent from its definition: the loop machine with the driver, tool executor and hooks
@@ -87,8 +98,10 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
   // made at the first run no one listens to
   let quiet: typeof machine | undefined;
   const responseFormat = definition.responseFormat && jsonResponseFormat(definition.responseFormat);
+  // The one place a run takes its state: a session saved by an older version is migrated here.
+  const upgrade = (state: AgentState) => (scope.depth === 0 ? upgradeState(definition, state) : state);
   const prepare = (state: AgentState) => {
-    let prepared = state;
+    let prepared = upgrade(state);
     if (definition.systemPrompt && prepared.systemPrompt() === '') {
       prepared = prepared.withSystemPrompt(definition.systemPrompt);
     }
@@ -178,6 +191,12 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
       );
     },
     replay: (recorded, options) => replayRun(definition, createAgent, recorded, options),
+    verifyUpgrade: (from, options) => verifyUpgrade(agent, from, options),
+    async load(sessionId) {
+      if (!store) throw new NoSessionStoreError('load(sessionId)');
+      const stored = await store.load(sessionId);
+      return stored && { state: upgrade(stored.state), version: stored.version };
+    },
     stream: (state, options = {}) =>
       new AgentStream((listen) => {
         const { onEvent } = options;
@@ -199,7 +218,7 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
         stored = await store.load(target);
         if (!stored) throw new SessionNotFoundError(target);
       }
-      const state = await takeDecisions(stored?.state ?? (target as AgentState), decisions, {
+      const state = await takeDecisions(upgrade(stored?.state ?? (target as AgentState)), decisions, {
         secret: approvalSecret,
         sessionId: typeof target === 'string' ? target : null,
         toolsAt: agent.toolsAt,
@@ -236,10 +255,11 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
       const { signal, onEvent, ...actorOptions } = options;
       const session = { id: sessionId, version: stored.version };
       // calls a crash interrupted were saved unsigned: signed now, as they would have been when asked
+      const upgraded = upgrade(stored.state);
       const state =
-        approvalSecret && stored.state.approval()
-          ? withSignedApprovals(stored.state, approvalSecret, sessionId)
-          : stored.state;
+        approvalSecret && upgraded.approval()
+          ? withSignedApprovals(upgraded, approvalSecret, sessionId)
+          : upgraded;
       return runToOutcome(
         agent.createActor(state, listened(actorOptions, onEvent, session)),
         signal,

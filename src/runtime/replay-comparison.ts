@@ -115,19 +115,22 @@ function stepOutput(step: AgentStep) {
   };
 }
 
-/** What a run leaves besides its steps: the conversation and metadata, the execution's own errors and signals. */
+/**
+ * What a run leaves besides its steps: the conversation and metadata, the execution's own errors
+ * and signals, as JSON (only these parts written: the steps, compared above, are most of a state).
+ */
 function outcomeOf(state: AgentState) {
-  const json = JSON.parse(JSON.stringify(state)) as Record<string, unknown> & {
-    execution: Record<string, unknown> | null;
-  };
-  return {
-    context: json.context,
-    llmConfig: json.llmConfig,
-    executionCount: json.executionCount,
-    execution: json.execution && {
-      status: json.execution.status,
-      continuation: json.execution.continuation,
-      errors: json.execution.errors,
-    },
-  };
+  const execution = state.execution();
+  return JSON.parse(
+    JSON.stringify({
+      context: state.context(),
+      llmConfig: state.llmConfig(),
+      executionCount: state.executionCount(),
+      execution: execution && {
+        status: execution.status(),
+        continuation: execution.continuation(),
+        errors: execution.errors(),
+      },
+    }),
+  ) as unknown;
 }

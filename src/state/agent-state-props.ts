@@ -16,4 +16,6 @@ export interface AgentStateProps {
   readonly llmConfig: LlmConfig | null;
   readonly context: AgentContext;
   readonly execution: ExecutionState | null;
+  /** The version of the agent that last saved the state (`AgentDefinition.version`); absent: none. */
+  readonly agentVersion?: string | null;
 }

@@ -38,6 +38,13 @@ export abstract class AgentStateView {
   agentId(): string {
     return this.props.agentId;
   }
+  /**
+   * The version of the agent that last ran and saved this state (`createAgent({ version })`), or
+   * null: saved before versions existed, or by an agent without one.
+   */
+  agentVersion(): string | null {
+    return this.props.agentVersion ?? null;
+  }
   parentAgentId(): string | null {
     return this.props.parentAgentId;
   }

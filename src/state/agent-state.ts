@@ -134,6 +134,19 @@ export class AgentState extends AgentStateView {
   withContext(context: AgentContext): AgentState {
     return this.with({ context });
   }
+  /**
+   * The state as saved by the agent of this version (`createAgent({ version })` stamps it on each
+   * run); null for none. Its time of change is kept: the version says who saved it, not a change.
+   */
+  withAgentVersion(version: string | null): AgentState {
+    if (version !== null && (typeof version !== 'string' || version === ''))
+      throw new InvalidArgumentError(
+        'agentVersion',
+        `expected a non-empty string or null, got ${kindOf(version)}`,
+      );
+    if ((this.props.agentVersion ?? null) === version) return this;
+    return new AgentState({ ...this.props, agentVersion: version });
+  }
 
   // ---- execution changes ---------------------------------------------------------------------
 

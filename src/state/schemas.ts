@@ -275,6 +275,8 @@ export const agentStateSchema = z.strictObject({
   llmConfig: jsonRecordSchema.nullable(),
   context: agentContextSchema,
   execution: storedExecutionStateSchema.nullable(),
+  /** The version of the agent that last saved the state; absent when it had none (and before versions). */
+  agentVersion: z.string().min(1).optional(),
 });
 
 export type AgentStateJSON = z.infer<typeof agentStateSchema>;

@@ -60,6 +60,7 @@ export function decodeAgentStateProps(
       responseFormat: json.context.responseFormat as ResponseFormat,
     }),
     execution: json.execution === null ? null : ExecutionState.fromParsed(json.execution, inputs, decode),
+    agentVersion: json.agentVersion ?? null,
   };
 }
 
@@ -94,7 +95,7 @@ export function encodeAgentState(props: AgentStateProps) {
     return out;
   };
   const execution = props.execution;
-  return {
+  const document = {
     formatVersion: FORMAT_VERSION,
     agentId: props.agentId,
     parentAgentId: props.parentAgentId,
@@ -114,4 +115,6 @@ export function encodeAgentState(props: AgentStateProps) {
             ),
           ),
   };
+  // written only when there is one: a state of an agent without a version reads as before
+  return props.agentVersion ? Object.assign(document, { agentVersion: props.agentVersion }) : document;
 }

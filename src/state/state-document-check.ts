@@ -353,14 +353,17 @@ const context = strict({
 });
 
 const agentState: Checker = (value) => stateFields(value);
-const stateFields = strict({
-  formatVersion: (value) => value === FORMAT_VERSION,
-  agentId: isNonEmpty,
-  parentAgentId: orNull(isNonEmpty),
-  createdAt: isTimestamp,
-  updatedAt: isTimestamp,
-  executionCount: isCount,
-  llmConfig: orNull(isJsonRecord),
-  context,
-  execution: orNull(execution),
-});
+const stateFields = strict(
+  {
+    formatVersion: (value) => value === FORMAT_VERSION,
+    agentId: isNonEmpty,
+    parentAgentId: orNull(isNonEmpty),
+    createdAt: isTimestamp,
+    updatedAt: isTimestamp,
+    executionCount: isCount,
+    llmConfig: orNull(isJsonRecord),
+    context,
+    execution: orNull(execution),
+  },
+  { agentVersion: isNonEmpty },
+);

@@ -87,7 +87,10 @@ function shapeProblem(data: Record<string, unknown>): string | null {
   return null;
 }
 
-/** The fields of a state a record's `head` holds; a snapshot holds all of them. */
+/**
+ * The fields of a state a record's `head` holds; a snapshot holds all of them but the optional
+ * ones (OPTIONAL_HEAD_FIELDS).
+ */
 export const HEAD_FIELDS: ReadonlySet<string> = new Set([
   'agentId',
   'parentAgentId',
@@ -99,7 +102,14 @@ export const HEAD_FIELDS: ReadonlySet<string> = new Set([
   'systemPrompt',
   'responseFormat',
   'execution',
+  'agentVersion',
 ]);
+
+/**
+ * Head fields a snapshot may leave out: `agentVersion` (written by an agent with a version; absent
+ * in records written before versions existed, and when the agent has none: read as null).
+ */
+export const OPTIONAL_HEAD_FIELDS: ReadonlySet<string> = new Set(['agentVersion']);
 
 /**
  * A record's JSON text (one line, keys in JournalRecord's order), sealed: its last member `"crc"`

@@ -3,7 +3,7 @@ import { isRecord, setOwn } from '../../state/json-value';
 import { FORMAT_VERSION } from '../../state/schemas';
 import { CorruptSessionError } from '../errors';
 import { decodeStoredState, type StoredAt } from '../session-document';
-import { HEAD_FIELDS, type JournalRecord, type SequencePatch } from './journal-record';
+import { HEAD_FIELDS, type JournalRecord, OPTIONAL_HEAD_FIELDS, type SequencePatch } from './journal-record';
 import { type JournalTip, tipOf } from './journal-writer';
 
 /** A state read from the journal, and the tip a writer continues from. */
@@ -46,7 +46,8 @@ export function replay(records: readonly JournalRecord[], at: StoredAt): Replaye
       if (!HEAD_FIELDS.has(key)) refuse(record, `has an unknown head field ${JSON.stringify(key)}`, at);
     if (record === first)
       for (const key of HEAD_FIELDS)
-        if (!(key in record.head)) refuse(record, `is a snapshot without head field "${key}"`, at);
+        if (!(key in record.head) && !OPTIONAL_HEAD_FIELDS.has(key))
+          refuse(record, `is a snapshot without head field "${key}"`, at);
     for (const key of Object.keys(record.head)) head[key] = record.head[key];
     if (record.sections)
       for (const name of Object.keys(record.sections)) {
@@ -91,6 +92,7 @@ export function replay(records: readonly JournalRecord[], at: StoredAt): Replaye
       responseFormat: head.responseFormat,
     },
     execution: execution ? { ...execution, stepExecutions: steps } : null,
+    ...(typeof head.agentVersion === 'string' && { agentVersion: head.agentVersion }),
   };
   const state = decodeStoredState(document, at, true);
   return {

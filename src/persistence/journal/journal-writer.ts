@@ -257,6 +257,9 @@ function headOf(state: AgentState, tip?: JournalTip): Record<string, string> {
     responseFormat: state.responseFormat(),
     execution: state.execution()?.serializeHead((step) => encodeStep(step, state, null)) ?? null,
   };
+  // only with a version, or to clear one the tip has: journals of agents without one read as before
+  const agentVersion = state.agentVersion();
+  if (agentVersion !== null || tip?.head.agentVersion !== undefined) fields.agentVersion = agentVersion;
   const was = tip && settingsOf(tip.state);
   const out: Record<string, string> = {};
   for (const [key, value] of Object.entries(fields)) {

@@ -18,15 +18,31 @@ import {
   type ResumeJobData,
 } from './agent-job';
 import { AgentJobFailedError, AgentJobTimeoutError, InvalidJobPayloadError } from './errors';
-import { bullmqConnection, closeRedis, loadBullmq, openRedis } from './redis-modules';
+import {
+  bullmqConnection,
+  bullmqPrefix,
+  closeRedis,
+  connectRedis,
+  connectTimeout,
+  loadBullmq,
+  readyWithin,
+} from './redis-modules';
 import type { JobOptions, RedisConnection } from './redis-types';
 
 export interface AgentClientOptions {
-  /** Where Redis is: ioredis options, or a client to duplicate. */
+  /**
+   * Where Redis is: ioredis options, or a client or Cluster to duplicate. On a Cluster, BullMQ is
+   * given a Cluster of the client's own and the queue prefix `{bull:<queue>}`.
+   */
   readonly connection: RedisConnection;
+  /**
+   * How long connecting may take before createAgentClient rejects with RedisUnreachableError
+   * (REDIS_UNREACHABLE), in ms (default 10,000).
+   */
+  readonly connectTimeoutMs?: number;
   /** The BullMQ queue (default `agent-machine`); the workers' `queueName`. */
   readonly queueName?: string;
-  /** BullMQ's key prefix (default BullMQ's, `bull`); the workers' `prefix`. */
+  /** BullMQ's key prefix (default BullMQ's, `bull`; on a Cluster `{bull:<queueName>}`); the workers' `prefix`. */
   readonly prefix?: string;
   /**
    * BullMQ job options for every job (per job: `options.job`). Defaults: 3 attempts with
@@ -149,12 +165,16 @@ export async function createAgentClient(options: AgentClientOptions): Promise<Ag
       'connection',
       'expected ioredis options ({ host, port }) or an ioredis client',
     );
+  const timeoutMs = connectTimeout(options.connectTimeoutMs);
   const bull = await loadBullmq();
   const queueName = options.queueName ?? DEFAULT_QUEUE_NAME;
   const onError =
     options.onError ?? ((error: Error) => console.error(`[agent-machine client] ${error.stack}`));
-  const connection = bullmqConnection(options.connection);
-  const prefix = options.prefix === undefined ? {} : { prefix: options.prefix };
+  const bullPrefix = bullmqPrefix(options.connection, options.prefix, queueName);
+  // Redis is reached first (or REDIS_UNREACHABLE): BullMQ would wait for it without end.
+  const redis = await connectRedis(options.connection, timeoutMs);
+  const { connection, owned } = bullmqConnection(options.connection);
+  const prefix = bullPrefix === undefined ? {} : { prefix: bullPrefix };
   const queue: Queue = new bull.Queue(queueName, {
     connection,
     ...prefix,
@@ -166,9 +186,8 @@ export async function createAgentClient(options: AgentClientOptions): Promise<Ag
   queue.setMaxListeners(0);
   let events: QueueEvents | null = null;
   try {
-    await queue.waitUntilReady();
+    await readyWithin(queue.waitUntilReady(), options.connection, timeoutMs);
     // Events are read from the current end of the stream: none from now on is missed.
-    const redis = await openRedis(options.connection);
     let lastEventId = '0-0';
     try {
       const last = await redis.xrevrange(queue.keys.events as string, '+', '-', 'COUNT', 1);
@@ -179,10 +198,12 @@ export async function createAgentClient(options: AgentClientOptions): Promise<Ag
     events = new bull.QueueEvents(queueName, { connection, ...prefix, lastEventId });
     events.on('error', onError);
     events.setMaxListeners(0);
-    await events.waitUntilReady();
+    await readyWithin(events.waitUntilReady(), options.connection, timeoutMs);
   } catch (error) {
-    await events?.close();
-    await queue.close();
+    await closeRedis(redis).catch(() => redis.disconnect());
+    await events?.close().catch(() => undefined);
+    await queue.close().catch(() => undefined);
+    owned?.disconnect();
     throw error;
   }
   const queueEvents = events;
@@ -251,7 +272,11 @@ export async function createAgentClient(options: AgentClientOptions): Promise<Ag
       try {
         await queueEvents.close();
       } finally {
-        await queue.close();
+        try {
+          await queue.close();
+        } finally {
+          if (owned) await closeRedis(owned);
+        }
       }
     },
   };

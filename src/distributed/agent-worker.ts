@@ -17,7 +17,15 @@ import { type ChatRunPublisher, failChatStream, publishChatRun } from './chat-ru
 import { runDecision } from './decision-run';
 import { NoStreamStoreError, SessionBusyError, UnknownAgentError } from './errors';
 import { bullSignal, jobError, unrecoverable } from './job-errors';
-import { type BullMQModule, bullmqConnection, closeRedis, loadBullmq, openRedis } from './redis-modules';
+import {
+  type BullMQModule,
+  bullmqConnection,
+  bullmqPrefix,
+  closeRedis,
+  connectRedis,
+  loadBullmq,
+  readyWithin,
+} from './redis-modules';
 import { RunStore } from './run-store';
 import { type SessionLock, SessionLocks } from './session-lock';
 import { type AgentWorkerOptions, type WorkerSettings, workerSettings } from './worker-options';
@@ -64,7 +72,15 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Ag
   const bull = await loadBullmq();
   const onError =
     options.onError ?? ((error: Error) => console.error(`[agent-machine worker] ${error.stack}`));
-  const redis = await openRedis(options.connection);
+  const bullConnection = bullmqConnection(options.connection);
+  const prefix = bullmqPrefix(options.connection, options.prefix, settings.queueName);
+  let redis: Awaited<ReturnType<typeof connectRedis>>;
+  try {
+    redis = await connectRedis(options.connection, settings.connectTimeoutMs);
+  } catch (error) {
+    if (bullConnection.owned) bullConnection.owned.disconnect();
+    throw error;
+  }
   redis.on('error', onError);
   const locks = new SessionLocks(redis, {
     prefix: options.sessionLockPrefix,
@@ -100,8 +116,8 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Ag
       }
     },
     definedOnly({
-      connection: bullmqConnection(options.connection),
-      prefix: options.prefix,
+      connection: bullConnection.connection,
+      prefix,
       concurrency: settings.concurrency,
       lockDuration: settings.lockDurationMs,
       stalledInterval: settings.stalledIntervalMs,
@@ -111,9 +127,10 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Ag
   );
   worker.on('error', onError);
   try {
-    await worker.waitUntilReady();
+    await readyWithin(worker.waitUntilReady(), options.connection, settings.connectTimeoutMs);
   } catch (error) {
-    await worker.close(true);
+    await worker.close(true).catch(() => undefined);
+    if (bullConnection.owned) bullConnection.owned.disconnect();
     await closeRedis(redis);
     throw error;
   }
@@ -130,6 +147,7 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Ag
         try {
           await worker.close();
         } finally {
+          if (bullConnection.owned) await closeRedis(bullConnection.owned);
           await closeRedis(redis);
         }
       })();

@@ -154,3 +154,29 @@ export class NoStreamStoreError extends AgentMachineError {
     );
   }
 }
+
+/**
+ * Redis could not be reached within `connectTimeoutMs` (refused, unreachable, a Cluster whose
+ * slots could not be read): `address` names what was tried, as the caller gave it.
+ */
+export class RedisUnreachableError extends AgentMachineError {
+  static override get name(): string {
+    return 'RedisUnreachableError';
+  }
+
+  constructor(
+    /** The address tried: `host:port`, a socket path, or a Cluster's startup nodes. */
+    readonly address: string,
+    readonly timeoutMs: number,
+    options?: { cause?: unknown },
+  ) {
+    const cause = options?.cause instanceof Error ? ` (last error: ${options.cause.message})` : '';
+    super(
+      'REDIS_UNREACHABLE',
+      `Redis at ${address} could not be reached within ${timeoutMs} ms${cause}. Check the connection ` +
+        "options (host, port, password, tls; a Cluster's startup nodes) and that the server runs; " +
+        'connectTimeoutMs sets how long to wait.',
+      options,
+    );
+  }
+}

@@ -5,6 +5,7 @@ import type { Agent } from '../runtime/create-agent';
 import { InvalidArgumentError } from '../state/errors';
 import type { StreamStore } from '../ui/stream-store';
 import { DEFAULT_QUEUE_NAME } from './agent-job';
+import { DEFAULT_CONNECT_TIMEOUT_MS } from './redis-modules';
 import type { RedisConnection } from './redis-types';
 import { DEFAULT_SESSION_LOCK_TTL_MS } from './session-lock';
 
@@ -32,8 +33,16 @@ export interface AgentWorkerOptions {
   readonly agents: Readonly<Record<string, Agent | (() => Agent)>>;
   /** Where sessions are checkpointed: shared by every worker, e.g. a RedisSessionStore. */
   readonly store: SessionStore;
-  /** Where Redis is (queue, session locks): ioredis options, or a client to duplicate. */
+  /**
+   * Where Redis is (queue, session locks): ioredis options, or a client or Cluster to duplicate.
+   * On a Cluster, BullMQ is given a Cluster of the worker's own and the queue prefix `{bull:<queue>}`.
+   */
   readonly connection: RedisConnection;
+  /**
+   * How long connecting may take before createAgentWorker rejects with RedisUnreachableError
+   * (REDIS_UNREACHABLE), in ms (default 10,000).
+   */
+  readonly connectTimeoutMs?: number;
   /**
    * Where the runs of chats served by the pool (`createChatHandler({ client })`) write their UI
    * message streams: the chat handlers' StreamStore, e.g. a RedisStreamStore. A job with a chat
@@ -44,7 +53,10 @@ export interface AgentWorkerOptions {
   readonly concurrency?: number;
   /** The BullMQ queue (default `agent-machine`). */
   readonly queueName?: string;
-  /** BullMQ's key prefix (default BullMQ's, `bull`). */
+  /**
+   * BullMQ's key prefix (default BullMQ's, `bull`; on a Redis Cluster `{bull:<queueName>}`, and a
+   * prefix given there must hold a hash tag: `{...}`).
+   */
   readonly prefix?: string;
   /** This worker's id in progress reports and results (default `<host>:<pid>:<random>`). */
   readonly id?: string;
@@ -69,7 +81,7 @@ export interface AgentWorkerOptions {
    * take-over.
    */
   readonly sessionLockTtlMs?: number;
-  /** Key prefix of the session locks (default `agent-machine:session-lock:`). */
+  /** Key prefix of the session locks (default `agent-machine:session-lock:`; a lock is `<prefix>{<session id>}`). */
   readonly sessionLockPrefix?: string;
   /**
    * BullMQ's job lock (default 8 s; BullMQ's own default is 30 s). The worker renews the locks of
@@ -111,6 +123,7 @@ export interface WorkerSettings {
   readonly lockDurationMs: number;
   readonly stalledIntervalMs: number;
   readonly maxStalledCount: number;
+  readonly connectTimeoutMs: number;
 }
 
 /** The options with their defaults, or InvalidArgumentError naming the first bad one. */
@@ -167,5 +180,6 @@ export function workerSettings(options: AgentWorkerOptions): WorkerSettings {
       100,
     ),
     maxStalledCount: integer('maxStalledCount', options.maxStalledCount, defaults.maxStalledCount, 0),
+    connectTimeoutMs: integer('connectTimeoutMs', options.connectTimeoutMs, DEFAULT_CONNECT_TIMEOUT_MS, 1),
   };
 }

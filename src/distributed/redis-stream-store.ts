@@ -350,7 +350,12 @@ export class RedisStreamStore implements StreamStore {
       });
       return subscriber;
     });
-    return this.subscriber;
+    const opening = this.subscriber;
+    // A failed open is not kept (as for the commands' connection).
+    opening.catch(() => {
+      if (this.subscriber === opening) this.subscriber = null;
+    });
+    return opening;
   }
 
   async close(): Promise<void> {

@@ -15,7 +15,7 @@ import {
 } from './agent-job';
 import { type ChatRunPublisher, failChatStream, publishChatRun } from './chat-run-publisher';
 import { runDecision } from './decision-run';
-import { NoStreamStoreError, SessionBusyError, UnknownAgentError } from './errors';
+import { NoStreamStoreError, PoisonSessionError, SessionBusyError, UnknownAgentError } from './errors';
 import { bullSignal, jobError, unrecoverable } from './job-errors';
 import {
   type BullMQModule,
@@ -27,6 +27,7 @@ import {
   readyWithin,
 } from './redis-modules';
 import { RunStore } from './run-store';
+import { SessionCrashes } from './session-crashes';
 import { type SessionLock, SessionLocks } from './session-lock';
 import { type AgentWorkerOptions, type WorkerSettings, workerSettings } from './worker-options';
 
@@ -87,6 +88,7 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Ag
     ttlMs: settings.sessionLockTtlMs,
     onError,
   });
+  const crashes = new SessionCrashes(redis, locks.prefix, settings.maxSessionCrashes);
   const runs = new Set<RunStore>();
   let closing = false;
   let closed: Promise<void> | null = null;
@@ -99,6 +101,7 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Ag
     published: new WeakSet(),
     agents: options.agents,
     locks,
+    crashes,
     runs,
     onError,
     isClosing: () => closing,
@@ -164,6 +167,7 @@ interface JobContext extends WorkerSettings {
   readonly published: WeakSet<Job>;
   readonly agents: Readonly<Record<string, Agent | (() => Agent)>>;
   readonly locks: SessionLocks;
+  readonly crashes: SessionCrashes;
   readonly runs: Set<RunStore>;
   readonly onError: (error: Error) => void;
   isClosing(): boolean;
@@ -181,6 +185,8 @@ async function processJob(context: JobContext, job: Job, token: string): Promise
     if (context.isClosing()) return await release(context, job, token, lock);
     return await runJob(context, job, token, request, entry, lock);
   } finally {
+    // ended, not by a death: the run's note goes (see session-crashes.ts)
+    await context.crashes.end(request.sessionId, lock.token).catch(context.onError);
     await lock.release();
   }
 }
@@ -233,6 +239,8 @@ async function runJob(
   }
   // else: this job started the stored execution (it stalled or was released): resume it.
 
+  const crashed = await context.crashes.start(sessionId, stored?.version ?? null, lock.token);
+  if (crashed.poison) throw new PoisonSessionError(sessionId, crashed.deaths);
   const base = typeof entry === 'function' ? entry() : entry;
   const runStore = new RunStore(context.store);
   context.runs.add(runStore);

@@ -180,3 +180,27 @@ export class RedisUnreachableError extends AgentMachineError {
     );
   }
 }
+
+/**
+ * A poison session: its runs were cut by the death of their worker `deaths` times in a row without
+ * a new checkpoint in between (option `maxSessionCrashes` of createAgentWorker), so it is not taken
+ * over again: its job fails for good. The session is as its last checkpoint left it, and loads.
+ */
+export class PoisonSessionError extends AgentMachineError {
+  static override get name(): string {
+    return 'PoisonSessionError';
+  }
+
+  constructor(
+    readonly sessionId: string,
+    readonly deaths: number,
+  ) {
+    super(
+      'POISON_SESSION',
+      `Session ${JSON.stringify(sessionId)} was running on a worker that died ${deaths} times in a row ` +
+        'without a new checkpoint in between (maxSessionCrashes): its job fails instead of killing more ' +
+        'workers. The session loads as its last checkpoint left it; find what kills the worker (memory, a ' +
+        'native tool), then enqueue a resume.',
+    );
+  }
+}

@@ -21,7 +21,8 @@ export const WORKER_TIMING_DEFAULTS = {
   stalledIntervalMs: 1_000,
   sessionLockTtlMs: DEFAULT_SESSION_LOCK_TTL_MS,
   busyRetryDelayMs: 500,
-  maxStalledCount: 1,
+  maxStalledCount: 1_000_000,
+  maxSessionCrashes: 3,
 } as const;
 
 export interface AgentWorkerOptions {
@@ -100,12 +101,20 @@ export interface AgentWorkerOptions {
    */
   readonly stalledIntervalMs?: number;
   /**
-   * How many times a job may be taken over after a stall (default 1, BullMQ's); the next stall
-   * fails it ("job stalled more than allowable limit"). 0: a dead worker's jobs fail instead of
-   * being resumed. Higher: survives more worker deaths, but a job that kills its worker (memory,
-   * a crashing native tool) takes more workers down before it fails.
+   * How many times BullMQ lets a job be taken over after a stall before it fails it ("job stalled
+   * more than allowable limit"). Default 1,000,000: a durable session is resumed after any number
+   * of worker deaths, and a session that kills its worker is stopped by `maxSessionCrashes`
+   * instead. 0: a dead worker's jobs fail instead of being resumed.
    */
   readonly maxStalledCount?: number;
+  /**
+   * A poison session: one whose runs died with their worker this many times in a row without a new
+   * checkpoint in between (default 3) fails its job with PoisonSessionError (POISON_SESSION)
+   * instead of being taken over again; the session loads as its last checkpoint left it. A death
+   * after a new checkpoint counts as the first again, so a session that goes on is never failed
+   * by deaths.
+   */
+  readonly maxSessionCrashes?: number;
   /**
    * Errors that belong to no job: BullMQ connection errors, session lock renewal errors, progress
    * reports that could not be written. Default: console.error.
@@ -123,6 +132,7 @@ export interface WorkerSettings {
   readonly lockDurationMs: number;
   readonly stalledIntervalMs: number;
   readonly maxStalledCount: number;
+  readonly maxSessionCrashes: number;
   readonly connectTimeoutMs: number;
 }
 
@@ -180,6 +190,7 @@ export function workerSettings(options: AgentWorkerOptions): WorkerSettings {
       100,
     ),
     maxStalledCount: integer('maxStalledCount', options.maxStalledCount, defaults.maxStalledCount, 0),
+    maxSessionCrashes: integer('maxSessionCrashes', options.maxSessionCrashes, defaults.maxSessionCrashes, 1),
     connectTimeoutMs: integer('connectTimeoutMs', options.connectTimeoutMs, DEFAULT_CONNECT_TIMEOUT_MS, 1),
   };
 }

@@ -27,6 +27,9 @@ export interface WorkerProcessConfig {
   readonly busyRetryDelayMs?: number;
   /** The ledger tool's effect (default 'idempotent'). */
   readonly effect?: ToolEffect;
+  /** Calls that kill the worker the first N times they run (ledgerAgent's `crashCalls`). */
+  readonly crashCalls?: Readonly<Record<string, number>>;
+  readonly maxSessionCrashes?: number;
 }
 
 const config = JSON.parse(process.argv[2] as string) as WorkerProcessConfig;
@@ -43,6 +46,7 @@ const worker = await createAgentWorker({
         modelDelayMs: config.modelDelayMs,
         toolDelayMs: config.toolDelayMs,
         effect: config.effect,
+        crashCalls: config.crashCalls,
       }),
   },
   store,
@@ -54,6 +58,7 @@ const worker = await createAgentWorker({
   stalledIntervalMs: config.stalledIntervalMs,
   sessionLockTtlMs: config.sessionLockTtlMs,
   busyRetryDelayMs: config.busyRetryDelayMs,
+  maxSessionCrashes: config.maxSessionCrashes,
 });
 
 const stop = async () => {

@@ -204,3 +204,26 @@ export class PoisonSessionError extends AgentMachineError {
     );
   }
 }
+
+/**
+ * `job.finished()` found the job gone from Redis before it finished (Redis restarted without
+ * persistence, the queue was emptied, the job removed): it will never finish. Its session holds
+ * what its run checkpointed; enqueue a resume to go on.
+ */
+export class AgentJobLostError extends AgentMachineError {
+  static override get name(): string {
+    return 'AgentJobLostError';
+  }
+
+  constructor(
+    readonly jobId: string,
+    readonly sessionId: string,
+  ) {
+    super(
+      'JOB_LOST',
+      `Agent job ${jobId} (session ${JSON.stringify(sessionId)}) is no longer in Redis and did not ` +
+        'finish (a Redis restart without persistence, or the job was removed). Its session holds what ' +
+        'was checkpointed: enqueue a resume to go on.',
+    );
+  }
+}

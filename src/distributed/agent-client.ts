@@ -1,5 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Job, JobsOptions, Queue, QueueEvents } from 'bullmq';
+import { SessionNotFoundError } from '../persistence/errors';
+import type { JournaledSessionStore } from '../persistence/journal/checkpoint';
+import type { SessionStore } from '../persistence/session-store';
 import type { ApprovalInput } from '../runtime/approvals';
 import { AgentState } from '../state/agent-state';
 import { InvalidArgumentError } from '../state/errors';
@@ -58,6 +61,11 @@ export interface AgentClientOptions {
   readonly jobOptions?: JobOptions;
   /** Where errors of progress listeners and of the event stream go. Default: console.error. */
   readonly onError?: (error: Error) => void;
+  /**
+   * The workers' store. Given, jobs are lean: their BullMQ result holds no copy of the final
+   * state, and `job.finished()` reads it from this store (the version the job reports).
+   */
+  readonly store?: SessionStore;
 }
 
 /** An execution for a session: a state, a user message, or a state and a message appended to it. */
@@ -238,12 +246,14 @@ export async function createAgentClient(options: AgentClientOptions): Promise<Ag
     };
   };
 
+  const store = options.store ?? null;
   const enqueue = async (
     name: AgentJobName,
     data: ExecuteJobData | ResumeJobData | DecideJobData,
     enqueueOptions: EnqueueOptions,
   ): Promise<AgentJob> => {
     const jobId = enqueueOptions.jobId ?? randomUUID();
+    if (store) data = { ...data, leanResult: true };
     const unsubscribe = enqueueOptions.onProgress ? subscribe(jobId, enqueueOptions.onProgress) : null;
     let job: Job;
     try {
@@ -258,7 +268,10 @@ export async function createAgentClient(options: AgentClientOptions): Promise<Ag
       agent: data.agent,
       sessionId: data.sessionId,
       onProgress: (listener) => subscribe(jobId, listener),
-      finished: (waitOptions = {}) => finished(job, data, queue, queueEvents, waitOptions.timeoutMs),
+      finished: async (waitOptions = {}) => {
+        const value = await finished(job, data, queue, queueEvents, waitOptions.timeoutMs);
+        return jobResult(value, store);
+      },
     };
   };
 
@@ -330,7 +343,7 @@ async function finished(
   queue: Queue,
   queueEvents: QueueEvents,
   timeoutMs: number | undefined,
-): Promise<AgentJobResult> {
+): Promise<AgentJobReturnValue> {
   if (timeoutMs !== undefined && (!Number.isFinite(timeoutMs) || timeoutMs <= 0))
     throw new InvalidArgumentError('timeoutMs', `${timeoutMs} is not a positive number of milliseconds`);
   let value: AgentJobReturnValue;
@@ -350,14 +363,7 @@ async function finished(
   } finally {
     lost.stop();
   }
-  return {
-    state: AgentState.fromJSON(value.state),
-    status: value.status,
-    sessionId: value.sessionId,
-    agent: value.agent,
-    workerId: value.workerId,
-    version: value.version,
-  };
+  return value;
 }
 
 /**
@@ -388,4 +394,24 @@ function watchForLoss(job: Job, data: AgentJobData, queue: Queue) {
       if (timer) clearTimeout(timer);
     },
   };
+}
+
+/** The result of a finished job: its state from the result, or (a lean job) from the store at the version reported. */
+async function jobResult(value: AgentJobReturnValue, store: SessionStore | null): Promise<AgentJobResult> {
+  const common = {
+    status: value.status,
+    sessionId: value.sessionId,
+    agent: value.agent,
+    workerId: value.workerId,
+    version: value.version,
+  };
+  if (value.state !== undefined) return { state: AgentState.fromJSON(value.state), ...common };
+  if (!store || value.version === null) throw new SessionNotFoundError(value.sessionId);
+  const journaled = store as Partial<JournaledSessionStore>;
+  const loaded =
+    typeof journaled.loadCheckpoint === 'function'
+      ? await journaled.loadCheckpoint(value.sessionId, value.version)
+      : await store.load(value.sessionId);
+  if (!loaded) throw new SessionNotFoundError(value.sessionId);
+  return { state: loaded.state, ...common };
 }

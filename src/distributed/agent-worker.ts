@@ -321,7 +321,10 @@ async function runJob(
       workerId: context.workerId,
       version,
       status: state.status(),
-      state: state.toJSON() as AgentJobReturnValue['state'],
+      // a lean result: the client reads the state from the store (no copy in Redis)
+      ...((job.data as { leanResult?: true }).leanResult
+        ? {}
+        : { state: state.toJSON() as AgentJobReturnValue['state'] }),
     };
   } catch (error) {
     if (chat) await (lastAttempt(context, job, error) ? chat.finish({ error }) : chat.handOver());

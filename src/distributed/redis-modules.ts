@@ -69,7 +69,7 @@ function isClient(connection: RedisConnection): connection is Redis | Cluster {
 }
 
 /** Whether `connection` is an ioredis Cluster client. */
-export function isCluster(connection: unknown): connection is Cluster {
+function isCluster(connection: unknown): connection is Cluster {
   return typeof connection === 'object' && connection !== null && (connection as Cluster).isCluster === true;
 }
 
@@ -78,10 +78,7 @@ export function isCluster(connection: unknown): connection is Cluster {
  * client or Cluster; `overrides` are a Cluster's `redisOptions`). The caller closes it with
  * `closeRedis`.
  */
-export async function openRedis(
-  connection: RedisConnection,
-  overrides: RedisOptions = {},
-): Promise<RedisHandle> {
+async function openRedis(connection: RedisConnection, overrides: RedisOptions = {}): Promise<RedisHandle> {
   if (isCluster(connection))
     return connection.duplicate([], {
       redisOptions: { ...connection.options.redisOptions, ...overrides },
@@ -140,7 +137,7 @@ export async function connectRedis(
 }
 
 /** The address `connection` names, as the caller gave it (for error messages). */
-export function describeRedis(connection: RedisConnection): string {
+function describeRedis(connection: RedisConnection): string {
   if (isCluster(connection)) {
     const nodes = (connection as unknown as { startupNodes?: unknown[] }).startupNodes ?? [];
     const names = nodes.map((node) =>

@@ -7,7 +7,7 @@
  * session's, one slot): the journal list, the document from before the journal, the newest
  * snapshot's position. ARGV: the expected version ('' for none), the record, the record's kind,
  * the generation a delta continues ('' for a snapshot), '1' once the old key layout was checked
- * for this session. Replies `{ 'ok' }`, `{ 'conflict', version }`, `{ 'stale' }` (a delta whose
+ * for this session, the idle TTL in seconds ('' for none: the keys are kept). Replies `{ 'ok' }`, `{ 'conflict', version }`, `{ 'stale' }` (a delta whose
  * base is not the stored head: send a snapshot), `{ 'absent' }` (nothing stored and the old
  * layout not checked yet) or `{ 'corrupt' }`.
  */
@@ -38,6 +38,10 @@ if ARGV[3] == 'delta' and gen ~= ARGV[4] then return {'stale'} end
 redis.call('RPUSH', KEYS[1], ARGV[2])
 if ARGV[3] == 'snapshot' then redis.call('SET', KEYS[3], length) end
 if legacy then redis.call('DEL', KEYS[2]) end
+if ARGV[6] ~= '' then
+  redis.call('EXPIRE', KEYS[1], ARGV[6])
+  redis.call('EXPIRE', KEYS[3], ARGV[6])
+end
 return {'ok'}
 `;
 

@@ -53,6 +53,11 @@ export interface RedisSessionStoreOptions {
   readonly prefix?: string;
   /** How long the first connection may take before REDIS_UNREACHABLE, in ms (default 10,000). */
   readonly connectTimeoutMs?: number;
+  /**
+   * Retention of idle sessions: a session not saved for this many seconds is removed by Redis (its
+   * keys expire; each save sets the time again). Default: none, sessions are kept until deleted.
+   */
+  readonly idleTtlSeconds?: number;
 }
 
 /**
@@ -81,6 +86,7 @@ export class RedisSessionStore implements JournaledSessionStore {
   readonly prefix: string;
   private readonly connection: RedisConnection;
   private readonly connectTimeoutMs: number;
+  private readonly idleTtl: string;
   private opening: Promise<RedisHandle> | null = null;
   private closed = false;
   private readonly inFlight = new Set<Promise<unknown>>();
@@ -95,6 +101,10 @@ export class RedisSessionStore implements JournaledSessionStore {
     this.connection = options.connection;
     this.prefix = assertKeyPrefix('options.prefix', options.prefix ?? DEFAULT_SESSION_KEY_PREFIX);
     this.connectTimeoutMs = connectTimeout(options.connectTimeoutMs);
+    const ttl = options.idleTtlSeconds;
+    if (ttl !== undefined && (!Number.isSafeInteger(ttl) || ttl < 1))
+      throw new InvalidArgumentError('options.idleTtlSeconds', `${ttl} is not a positive integer (seconds)`);
+    this.idleTtl = ttl === undefined ? '' : String(ttl);
   }
 
   /** The keys of a session (all in its slot): its journal, snapshot position and document from before the journal. */
@@ -247,6 +257,9 @@ export class RedisSessionStore implements JournaledSessionStore {
         const existing = await this.load(target);
         throw new SessionConflictError(target, null, existing?.version ?? null);
       }
+      if (this.idleTtl !== '')
+        for (const key of [keys.journal, keys.snapshot, keys.document])
+          await redis.expire(key, Number(this.idleTtl));
       return loaded;
     });
   }
@@ -304,6 +317,7 @@ export class RedisSessionStore implements JournaledSessionStore {
       next.kind,
       next.kind === 'delta' ? next.gen : '',
       oldLayoutChecked ? '1' : '',
+      this.idleTtl,
     )) as [string, string?];
   }
 

@@ -131,6 +131,35 @@ describe('RedisSessionStore (Redis specifics)', () => {
     }
   });
 
+  it("idleTtlSeconds: each save sets the expiry of the session's keys; without it they never expire", async () => {
+    const prefix = `ttl-${randomUUID()}:`;
+    const store = new RedisSessionStore({ connection: server.connection, prefix, idleTtlSeconds: 3600 });
+    stores.push(store);
+    const kept = open(prefix);
+    const raw = new Redis(server.connection);
+    try {
+      const v = await store.save('idle', AgentState.empty().withUserMessage('hi'), null);
+      await store.save('idle', AgentState.empty().withUserMessage('hi').withUserMessage('again'), v);
+      await store.fork('idle', 1, 'idle-fork');
+      for (const key of [
+        store.keys('idle').journal,
+        store.keys('idle').snapshot,
+        store.keys('idle-fork').journal,
+      ]) {
+        const ttl = await raw.ttl(key);
+        expect(ttl, key).toBeGreaterThan(0);
+        expect(ttl, key).toBeLessThanOrEqual(3600);
+      }
+      await kept.save('forever', AgentState.empty().withUserMessage('hi'), null);
+      expect(await raw.ttl(kept.keys('forever').journal)).toBe(-1);
+      expect(() => new RedisSessionStore({ connection: server.connection, idleTtlSeconds: 0 })).toThrow(
+        /idleTtlSeconds/,
+      );
+    } finally {
+      await raw.quit();
+    }
+  });
+
   it('keeps stores with different prefixes apart', async () => {
     const a = open(`a-${randomUUID()}:`);
     const b = open(`b-${randomUUID()}:`);

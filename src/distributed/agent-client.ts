@@ -1,5 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Job, JobsOptions, Queue, QueueEvents } from 'bullmq';
+import { SessionNotFoundError } from '../persistence/errors';
+import type { JournaledSessionStore } from '../persistence/journal/checkpoint';
+import type { SessionStore } from '../persistence/session-store';
 import type { ApprovalInput } from '../runtime/approvals';
 import { AgentState } from '../state/agent-state';
 import { InvalidArgumentError } from '../state/errors';
@@ -17,16 +20,37 @@ import {
   parseFailureReason,
   type ResumeJobData,
 } from './agent-job';
-import { AgentJobFailedError, AgentJobTimeoutError, InvalidJobPayloadError } from './errors';
-import { bullmqConnection, closeRedis, loadBullmq, openRedis } from './redis-modules';
+import {
+  AgentJobFailedError,
+  AgentJobLostError,
+  AgentJobTimeoutError,
+  InvalidJobPayloadError,
+} from './errors';
+import {
+  bullmqConnection,
+  bullmqPrefix,
+  closeRedis,
+  connectRedis,
+  connectTimeout,
+  loadBullmq,
+  readyWithin,
+} from './redis-modules';
 import type { JobOptions, RedisConnection } from './redis-types';
 
 export interface AgentClientOptions {
-  /** Where Redis is: ioredis options, or a client to duplicate. */
+  /**
+   * Where Redis is: ioredis options, or a client or Cluster to duplicate. On a Cluster, BullMQ is
+   * given a Cluster of the client's own and the queue prefix `{bull:<queue>}`.
+   */
   readonly connection: RedisConnection;
+  /**
+   * How long connecting may take before createAgentClient rejects with RedisUnreachableError
+   * (REDIS_UNREACHABLE), in ms (default 10,000).
+   */
+  readonly connectTimeoutMs?: number;
   /** The BullMQ queue (default `agent-machine`); the workers' `queueName`. */
   readonly queueName?: string;
-  /** BullMQ's key prefix (default BullMQ's, `bull`); the workers' `prefix`. */
+  /** BullMQ's key prefix (default BullMQ's, `bull`; on a Cluster `{bull:<queueName>}`); the workers' `prefix`. */
   readonly prefix?: string;
   /**
    * BullMQ job options for every job (per job: `options.job`). Defaults: 3 attempts with
@@ -37,6 +61,11 @@ export interface AgentClientOptions {
   readonly jobOptions?: JobOptions;
   /** Where errors of progress listeners and of the event stream go. Default: console.error. */
   readonly onError?: (error: Error) => void;
+  /**
+   * The workers' store. Given, jobs are lean: their BullMQ result holds no copy of the final
+   * state, and `job.finished()` reads it from this store (the version the job reports).
+   */
+  readonly store?: SessionStore;
 }
 
 /** An execution for a session: a state, a user message, or a state and a message appended to it. */
@@ -95,7 +124,8 @@ export interface AgentJob {
   readonly sessionId: string;
   /**
    * Resolves with the result when the job completes; rejects with AgentJobFailedError (naming the
-   * worker's error name and code) when it fails, AgentJobTimeoutError after `timeoutMs`.
+   * worker's error name and code) when it fails, AgentJobTimeoutError after `timeoutMs`,
+   * AgentJobLostError (JOB_LOST) within about 4 s of the job's disappearance from Redis.
    */
   finished(options?: { timeoutMs?: number }): Promise<AgentJobResult>;
   /** Calls `listener` for each step recorded from now on; returns the unsubscribe function. */
@@ -149,12 +179,16 @@ export async function createAgentClient(options: AgentClientOptions): Promise<Ag
       'connection',
       'expected ioredis options ({ host, port }) or an ioredis client',
     );
+  const timeoutMs = connectTimeout(options.connectTimeoutMs);
   const bull = await loadBullmq();
   const queueName = options.queueName ?? DEFAULT_QUEUE_NAME;
   const onError =
     options.onError ?? ((error: Error) => console.error(`[agent-machine client] ${error.stack}`));
-  const connection = bullmqConnection(options.connection);
-  const prefix = options.prefix === undefined ? {} : { prefix: options.prefix };
+  const bullPrefix = bullmqPrefix(options.connection, options.prefix, queueName);
+  // Redis is reached first (or REDIS_UNREACHABLE): BullMQ would wait for it without end.
+  const redis = await connectRedis(options.connection, timeoutMs);
+  const { connection, owned } = bullmqConnection(options.connection);
+  const prefix = bullPrefix === undefined ? {} : { prefix: bullPrefix };
   const queue: Queue = new bull.Queue(queueName, {
     connection,
     ...prefix,
@@ -166,9 +200,8 @@ export async function createAgentClient(options: AgentClientOptions): Promise<Ag
   queue.setMaxListeners(0);
   let events: QueueEvents | null = null;
   try {
-    await queue.waitUntilReady();
+    await readyWithin(queue.waitUntilReady(), options.connection, timeoutMs);
     // Events are read from the current end of the stream: none from now on is missed.
-    const redis = await openRedis(options.connection);
     let lastEventId = '0-0';
     try {
       const last = await redis.xrevrange(queue.keys.events as string, '+', '-', 'COUNT', 1);
@@ -179,10 +212,12 @@ export async function createAgentClient(options: AgentClientOptions): Promise<Ag
     events = new bull.QueueEvents(queueName, { connection, ...prefix, lastEventId });
     events.on('error', onError);
     events.setMaxListeners(0);
-    await events.waitUntilReady();
+    await readyWithin(events.waitUntilReady(), options.connection, timeoutMs);
   } catch (error) {
-    await events?.close();
-    await queue.close();
+    await closeRedis(redis).catch(() => redis.disconnect());
+    await events?.close().catch(() => undefined);
+    await queue.close().catch(() => undefined);
+    owned?.disconnect();
     throw error;
   }
   const queueEvents = events;
@@ -211,12 +246,14 @@ export async function createAgentClient(options: AgentClientOptions): Promise<Ag
     };
   };
 
+  const store = options.store ?? null;
   const enqueue = async (
     name: AgentJobName,
     data: ExecuteJobData | ResumeJobData | DecideJobData,
     enqueueOptions: EnqueueOptions,
   ): Promise<AgentJob> => {
     const jobId = enqueueOptions.jobId ?? randomUUID();
+    if (store) data = { ...data, leanResult: true };
     const unsubscribe = enqueueOptions.onProgress ? subscribe(jobId, enqueueOptions.onProgress) : null;
     let job: Job;
     try {
@@ -231,7 +268,10 @@ export async function createAgentClient(options: AgentClientOptions): Promise<Ag
       agent: data.agent,
       sessionId: data.sessionId,
       onProgress: (listener) => subscribe(jobId, listener),
-      finished: (waitOptions = {}) => finished(job, data, queueEvents, waitOptions.timeoutMs),
+      finished: async (waitOptions = {}) => {
+        const value = await finished(job, data, queue, queueEvents, waitOptions.timeoutMs);
+        return jobResult(value, store);
+      },
     };
   };
 
@@ -251,7 +291,11 @@ export async function createAgentClient(options: AgentClientOptions): Promise<Ag
       try {
         await queueEvents.close();
       } finally {
-        await queue.close();
+        try {
+          await queue.close();
+        } finally {
+          if (owned) await closeRedis(owned);
+        }
       }
     },
   };
@@ -290,30 +334,84 @@ function decideData(request: DecideRequest): DecideJobData {
   return data;
 }
 
+/** How often a job waited for is looked up in Redis (JOB_LOST after two looks that do not find it). */
+const JOB_LOST_CHECK_MS = 2_000;
+
 async function finished(
   job: Job,
   data: AgentJobData,
+  queue: Queue,
   queueEvents: QueueEvents,
   timeoutMs: number | undefined,
-): Promise<AgentJobResult> {
+): Promise<AgentJobReturnValue> {
   if (timeoutMs !== undefined && (!Number.isFinite(timeoutMs) || timeoutMs <= 0))
     throw new InvalidArgumentError('timeoutMs', `${timeoutMs} is not a positive number of milliseconds`);
   let value: AgentJobReturnValue;
+  const lost = watchForLoss(job, data, queue);
   try {
-    value = (await job.waitUntilFinished(queueEvents, timeoutMs)) as AgentJobReturnValue;
+    value = (await Promise.race([
+      job.waitUntilFinished(queueEvents, timeoutMs),
+      lost.promise,
+    ])) as AgentJobReturnValue;
   } catch (error) {
+    if (error instanceof AgentJobLostError) throw error;
     const reason = (error as Error)?.message ?? String(error);
     if (timeoutMs !== undefined && reason.includes('timed out before finishing'))
       throw new AgentJobTimeoutError(job.id as string, timeoutMs, { cause: error });
     const { name, code } = parseFailureReason(reason);
     throw new AgentJobFailedError(job.id as string, data.sessionId, name, code, reason);
+  } finally {
+    lost.stop();
   }
+  return value;
+}
+
+/**
+ * Looks the job up every JOB_LOST_CHECK_MS while it is waited for; rejects with AgentJobLostError
+ * when two looks in a row do not find it (one could miss a job removed as it completed, whose
+ * completion is on its way). A look that fails (Redis down) is not counted.
+ */
+function watchForLoss(job: Job, data: AgentJobData, queue: Queue) {
+  let timer: NodeJS.Timeout | null = null;
+  let stopped = false;
+  let misses = 0;
+  const promise = new Promise<never>((_, reject) => {
+    const look = async () => {
+      timer = null;
+      const state = await queue.getJobState(job.id as string).catch(() => null);
+      if (stopped) return;
+      misses = state === 'unknown' ? misses + 1 : 0;
+      if (misses >= 2) return reject(new AgentJobLostError(job.id as string, data.sessionId));
+      timer = setTimeout(() => void look(), JOB_LOST_CHECK_MS);
+    };
+    timer = setTimeout(() => void look(), JOB_LOST_CHECK_MS);
+  });
+  promise.catch(() => undefined);
   return {
-    state: AgentState.fromJSON(value.state),
+    promise,
+    stop: () => {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+    },
+  };
+}
+
+/** The result of a finished job: its state from the result, or (a lean job) from the store at the version reported. */
+async function jobResult(value: AgentJobReturnValue, store: SessionStore | null): Promise<AgentJobResult> {
+  const common = {
     status: value.status,
     sessionId: value.sessionId,
     agent: value.agent,
     workerId: value.workerId,
     version: value.version,
   };
+  if (value.state !== undefined) return { state: AgentState.fromJSON(value.state), ...common };
+  if (!store || value.version === null) throw new SessionNotFoundError(value.sessionId);
+  const journaled = store as Partial<JournaledSessionStore>;
+  const loaded =
+    typeof journaled.loadCheckpoint === 'function'
+      ? await journaled.loadCheckpoint(value.sessionId, value.version)
+      : await store.load(value.sessionId);
+  if (!loaded) throw new SessionNotFoundError(value.sessionId);
+  return { state: loaded.state, ...common };
 }

@@ -44,6 +44,9 @@ const chatStream = z
   })
   .optional();
 
+/** Set by a client that reads final states from the store: the job's result holds no copy of the state. */
+const leanResult = z.literal(true).optional();
+
 const executeData = z
   .strictObject({
     agent: agentName,
@@ -51,12 +54,13 @@ const executeData = z
     state: z.record(z.string(), z.unknown()).optional(),
     message: z.string().optional(),
     chatStream,
+    leanResult,
   })
   .refine((d) => d.state !== undefined || d.message !== undefined, {
     message: 'an execute job needs a state, a message, or both',
   });
 
-const resumeData = z.strictObject({ agent: agentName, sessionId });
+const resumeData = z.strictObject({ agent: agentName, sessionId, leanResult });
 
 const decisionRoute = {
   toolCallId: z.string().min(1),
@@ -68,6 +72,7 @@ const decideData = z.strictObject({
   agent: agentName,
   sessionId,
   chatStream,
+  leanResult,
   decisions: z
     .array(
       z.union([
@@ -90,12 +95,16 @@ export interface ExecuteJobData {
   readonly message?: string;
   /** Where the run's UI message chunks go (a chat served by the pool; the worker needs `streams`). */
   readonly chatStream?: ChatJobStream;
+  /** The job's result holds no copy of the final state (the client reads it from the store). */
+  readonly leanResult?: true;
 }
 
 /** The data of a resume job. */
 export interface ResumeJobData {
   readonly agent: string;
   readonly sessionId: string;
+  /** The job's result holds no copy of the final state (the client reads it from the store). */
+  readonly leanResult?: true;
 }
 
 /** The data of a decide job: decisions on the calls a session waits for (`agent.decide`). */
@@ -105,6 +114,8 @@ export interface DecideJobData {
   readonly decisions: readonly ApprovalInput[];
   /** Where the run's UI message chunks go (a chat served by the pool). */
   readonly chatStream?: ChatJobStream;
+  /** The job's result holds no copy of the final state (the client reads it from the store). */
+  readonly leanResult?: true;
 }
 
 export type AgentJobData = ExecuteJobData | ResumeJobData | DecideJobData;
@@ -214,7 +225,8 @@ export interface AgentJobReturnValue {
   /** The session's stored version after the run's last checkpoint. */
   readonly version: number | null;
   readonly status: ExecutionStatus;
-  readonly state: AgentStateJSON;
+  /** The final state; left out for a job with `leanResult` (the client reads it from the store). */
+  readonly state?: AgentStateJSON;
 }
 
 const REASON = /^([A-Za-z_$][\w$]*)(?: \[([A-Z0-9_]+)\])?: ([\s\S]*)$/;

@@ -15,10 +15,19 @@ import {
 } from './agent-job';
 import { type ChatRunPublisher, failChatStream, publishChatRun } from './chat-run-publisher';
 import { runDecision } from './decision-run';
-import { NoStreamStoreError, SessionBusyError, UnknownAgentError } from './errors';
+import { NoStreamStoreError, PoisonSessionError, SessionBusyError, UnknownAgentError } from './errors';
 import { bullSignal, jobError, unrecoverable } from './job-errors';
-import { type BullMQModule, bullmqConnection, closeRedis, loadBullmq, openRedis } from './redis-modules';
+import {
+  type BullMQModule,
+  bullmqConnection,
+  bullmqPrefix,
+  closeRedis,
+  connectRedis,
+  loadBullmq,
+  readyWithin,
+} from './redis-modules';
 import { RunStore } from './run-store';
+import { SessionCrashes } from './session-crashes';
 import { type SessionLock, SessionLocks } from './session-lock';
 import { type AgentWorkerOptions, type WorkerSettings, workerSettings } from './worker-options';
 
@@ -64,13 +73,22 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Ag
   const bull = await loadBullmq();
   const onError =
     options.onError ?? ((error: Error) => console.error(`[agent-machine worker] ${error.stack}`));
-  const redis = await openRedis(options.connection);
+  const bullConnection = bullmqConnection(options.connection);
+  const prefix = bullmqPrefix(options.connection, options.prefix, settings.queueName);
+  let redis: Awaited<ReturnType<typeof connectRedis>>;
+  try {
+    redis = await connectRedis(options.connection, settings.connectTimeoutMs);
+  } catch (error) {
+    if (bullConnection.owned) bullConnection.owned.disconnect();
+    throw error;
+  }
   redis.on('error', onError);
   const locks = new SessionLocks(redis, {
     prefix: options.sessionLockPrefix,
     ttlMs: settings.sessionLockTtlMs,
     onError,
   });
+  const crashes = new SessionCrashes(redis, locks.prefix, settings.maxSessionCrashes);
   const runs = new Set<RunStore>();
   let closing = false;
   let closed: Promise<void> | null = null;
@@ -83,6 +101,7 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Ag
     published: new WeakSet(),
     agents: options.agents,
     locks,
+    crashes,
     runs,
     onError,
     isClosing: () => closing,
@@ -100,8 +119,8 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Ag
       }
     },
     definedOnly({
-      connection: bullmqConnection(options.connection),
-      prefix: options.prefix,
+      connection: bullConnection.connection,
+      prefix,
       concurrency: settings.concurrency,
       lockDuration: settings.lockDurationMs,
       stalledInterval: settings.stalledIntervalMs,
@@ -111,9 +130,10 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Ag
   );
   worker.on('error', onError);
   try {
-    await worker.waitUntilReady();
+    await readyWithin(worker.waitUntilReady(), options.connection, settings.connectTimeoutMs);
   } catch (error) {
-    await worker.close(true);
+    await worker.close(true).catch(() => undefined);
+    if (bullConnection.owned) bullConnection.owned.disconnect();
     await closeRedis(redis);
     throw error;
   }
@@ -130,6 +150,7 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Ag
         try {
           await worker.close();
         } finally {
+          if (bullConnection.owned) await closeRedis(bullConnection.owned);
           await closeRedis(redis);
         }
       })();
@@ -146,6 +167,7 @@ interface JobContext extends WorkerSettings {
   readonly published: WeakSet<Job>;
   readonly agents: Readonly<Record<string, Agent | (() => Agent)>>;
   readonly locks: SessionLocks;
+  readonly crashes: SessionCrashes;
   readonly runs: Set<RunStore>;
   readonly onError: (error: Error) => void;
   isClosing(): boolean;
@@ -163,6 +185,8 @@ async function processJob(context: JobContext, job: Job, token: string): Promise
     if (context.isClosing()) return await release(context, job, token, lock);
     return await runJob(context, job, token, request, entry, lock);
   } finally {
+    // ended, not by a death: the run's note goes (see session-crashes.ts)
+    await context.crashes.end(request.sessionId, lock.token).catch(context.onError);
     await lock.release();
   }
 }
@@ -215,6 +239,8 @@ async function runJob(
   }
   // else: this job started the stored execution (it stalled or was released): resume it.
 
+  const crashed = await context.crashes.start(sessionId, stored?.version ?? null, lock.token);
+  if (crashed.poison) throw new PoisonSessionError(sessionId, crashed.deaths);
   const base = typeof entry === 'function' ? entry() : entry;
   const runStore = new RunStore(context.store);
   context.runs.add(runStore);
@@ -295,7 +321,10 @@ async function runJob(
       workerId: context.workerId,
       version,
       status: state.status(),
-      state: state.toJSON() as AgentJobReturnValue['state'],
+      // a lean result: the client reads the state from the store (no copy in Redis)
+      ...((job.data as { leanResult?: true }).leanResult
+        ? {}
+        : { state: state.toJSON() as AgentJobReturnValue['state'] }),
     };
   } catch (error) {
     if (chat) await (lastAttempt(context, job, error) ? chat.finish({ error }) : chat.handOver());

@@ -154,3 +154,76 @@ export class NoStreamStoreError extends AgentMachineError {
     );
   }
 }
+
+/**
+ * Redis could not be reached within `connectTimeoutMs` (refused, unreachable, a Cluster whose
+ * slots could not be read): `address` names what was tried, as the caller gave it.
+ */
+export class RedisUnreachableError extends AgentMachineError {
+  static override get name(): string {
+    return 'RedisUnreachableError';
+  }
+
+  constructor(
+    /** The address tried: `host:port`, a socket path, or a Cluster's startup nodes. */
+    readonly address: string,
+    readonly timeoutMs: number,
+    options?: { cause?: unknown },
+  ) {
+    const cause = options?.cause instanceof Error ? ` (last error: ${options.cause.message})` : '';
+    super(
+      'REDIS_UNREACHABLE',
+      `Redis at ${address} could not be reached within ${timeoutMs} ms${cause}. Check the connection ` +
+        "options (host, port, password, tls; a Cluster's startup nodes) and that the server runs; " +
+        'connectTimeoutMs sets how long to wait.',
+      options,
+    );
+  }
+}
+
+/**
+ * A poison session: its runs were cut by the death of their worker `deaths` times in a row without
+ * a new checkpoint in between (option `maxSessionCrashes` of createAgentWorker), so it is not taken
+ * over again: its job fails for good. The session is as its last checkpoint left it, and loads.
+ */
+export class PoisonSessionError extends AgentMachineError {
+  static override get name(): string {
+    return 'PoisonSessionError';
+  }
+
+  constructor(
+    readonly sessionId: string,
+    readonly deaths: number,
+  ) {
+    super(
+      'POISON_SESSION',
+      `Session ${JSON.stringify(sessionId)} was running on a worker that died ${deaths} times in a row ` +
+        'without a new checkpoint in between (maxSessionCrashes): its job fails instead of killing more ' +
+        'workers. The session loads as its last checkpoint left it; find what kills the worker (memory, a ' +
+        'native tool), then enqueue a resume.',
+    );
+  }
+}
+
+/**
+ * `job.finished()` found the job gone from Redis before it finished (Redis restarted without
+ * persistence, the queue was emptied, the job removed): it will never finish. Its session holds
+ * what its run checkpointed; enqueue a resume to go on.
+ */
+export class AgentJobLostError extends AgentMachineError {
+  static override get name(): string {
+    return 'AgentJobLostError';
+  }
+
+  constructor(
+    readonly jobId: string,
+    readonly sessionId: string,
+  ) {
+    super(
+      'JOB_LOST',
+      `Agent job ${jobId} (session ${JSON.stringify(sessionId)}) is no longer in Redis and did not ` +
+        'finish (a Redis restart without persistence, or the job was removed). Its session holds what ' +
+        'was checkpointed: enqueue a resume to go on.',
+    );
+  }
+}

@@ -1,4 +1,3 @@
-import type { Redis } from 'ioredis';
 import {
   CheckpointNotFoundError,
   CorruptSessionError,
@@ -16,123 +15,63 @@ import {
   savedAtOf,
   storedVersion,
 } from '../persistence/session-document';
-import { assertSessionId } from '../persistence/session-id';
+import { assertSessionId, isValidSessionId } from '../persistence/session-id';
 import type { LoadedSession } from '../persistence/session-store';
 import { assertExpectedVersion, assertState } from '../persistence/store-arguments';
 import type { AgentState } from '../state/agent-state';
 import { InvalidArgumentError } from '../state/errors';
-import { closeRedis, openRedis } from './redis-modules';
+import {
+  assertKeyPrefix,
+  globEscape,
+  idOfTag,
+  legacySessionKeys,
+  type SessionKeys,
+  sessionKeys,
+} from './redis-keys';
+import { closeRedis, connectRedis, connectTimeout, type RedisHandle, scanKeys } from './redis-modules';
+import {
+  FORK_DOCUMENT_SCRIPT,
+  FORK_SCRIPT,
+  LOAD_SCRIPT,
+  MIGRATE_SCRIPT,
+  SAVE_SCRIPT,
+} from './redis-session-scripts';
 import type { RedisConnection } from './redis-types';
 
 /** The prefix of the store's keys when none is given. */
 export const DEFAULT_SESSION_KEY_PREFIX = 'agent-machine:';
 
-/**
- * The check-and-append of a save, atomic because Redis runs a script alone. The stored version is
- * read from the head of the newest journal record (`{"journal":1,"v":N,"gen":"…"`), or, for a
- * session saved before the journal, from its document (which the append then replaces). KEYS: the
- * journal list, the document from before the journal, the index, the newest snapshot's position.
- * ARGV: the expected version ('' for none), the record, the session id, the record's kind, the
- * generation a delta continues ('' for a snapshot). Replies `{ 'ok' }`, `{ 'conflict', version }`,
- * `{ 'stale' }` (a delta whose base is not the stored head: send a snapshot) or `{ 'corrupt' }`.
- */
-const SAVE_SCRIPT = `
-local actual = ''
-local gen = ''
-local length = redis.call('LLEN', KEYS[1])
-local legacy = false
-if length > 0 then
-  local head = string.sub(redis.call('LINDEX', KEYS[1], -1), 1, 200)
-  actual, gen = string.match(head, '^{"journal":%d+,"v":(%d+),"gen":"([^"]*)"')
-  if not actual then return {'corrupt'} end
-elseif redis.call('EXISTS', KEYS[2]) == 1 then
-  legacy = true
-  local head = redis.call('GETRANGE', KEYS[2], 0, 63)
-  actual = string.match(head, '^{"version":([1-9][0-9]*),')
-  if not actual then
-    local ok, doc = pcall(cjson.decode, redis.call('GET', KEYS[2]))
-    local v = ok and type(doc) == 'table' and doc['version']
-    if type(v) ~= 'number' or v < 1 or v % 1 ~= 0 then return {'corrupt'} end
-    actual = string.format('%.0f', v)
-  end
-end
-if actual ~= ARGV[1] then return {'conflict', actual} end
-if ARGV[4] == 'delta' and gen ~= ARGV[5] then return {'stale'} end
-redis.call('RPUSH', KEYS[1], ARGV[2])
-if ARGV[4] == 'snapshot' then redis.call('SET', KEYS[4], length) end
-if legacy then redis.call('DEL', KEYS[2]) end
-redis.call('ZADD', KEYS[3], 0, ARGV[3])
-return {'ok'}
-`;
-
-/**
- * Reads what a load needs in one step: the records from the newest snapshot on. KEYS: the journal,
- * the snapshot position. Replies `{ 'ok', records }`, `{ 'none' }` (no journal: perhaps a document
- * from before the journal) or `{ 'position', position }` when the position is missing, not a
- * whole number, or not in the list (damage: a save always sets it with the first record).
- */
-const LOAD_SCRIPT = `
-local length = redis.call('LLEN', KEYS[1])
-if length == 0 then return {'none'} end
-local position = redis.call('GET', KEYS[2])
-local from = position and string.match(position, '^%d+$') and tonumber(position)
-if not from or from >= length then return {'position', position or ''} end
-return {'ok', redis.call('LRANGE', KEYS[1], from, -1)}
-`;
-
-/**
- * Makes a fork: the first records of a journal copied inside Redis, then the fork's newest
- * snapshot and the deltas after it (under a generation of its own) given. KEYS: the source
- * journal, the fork's journal, the fork's document key from before the journal, its snapshot
- * position, the index. ARGV: how many records to copy (the position of the fork's snapshot), the
- * fork's id, then the records given.
- */
-const FORK_SCRIPT = `
-if redis.call('EXISTS', KEYS[2]) == 1 or redis.call('EXISTS', KEYS[3]) == 1 then return 0 end
-local kept = tonumber(ARGV[1])
-if kept > 0 then
-  for _, record in ipairs(redis.call('LRANGE', KEYS[1], 0, kept - 1)) do redis.call('RPUSH', KEYS[2], record) end
-end
-for i = 3, #ARGV do redis.call('RPUSH', KEYS[2], ARGV[i]) end
-redis.call('SET', KEYS[4], ARGV[1])
-redis.call('ZADD', KEYS[5], 0, ARGV[2])
-return 1
-`;
-
-/** Copies a document from before the journal. KEYS: the document, the fork's journal, its document, the index; ARGV: the fork's id. */
-const FORK_DOCUMENT_SCRIPT = `
-if redis.call('EXISTS', KEYS[2]) == 1 or redis.call('EXISTS', KEYS[3]) == 1 then return 0 end
-redis.call('SET', KEYS[3], redis.call('GET', KEYS[1]))
-redis.call('ZADD', KEYS[4], 0, ARGV[1])
-return 1
-`;
-
-/** KEYS: the journal, the document from before the journal, the snapshot position, the index; ARGV: the session id. */
-const DELETE_SCRIPT = `
-redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
-redis.call('ZREM', KEYS[4], ARGV[1])
-return 1
-`;
-
 export interface RedisSessionStoreOptions {
-  /** Where Redis is: ioredis options, or a client (the store opens a duplicate of it). */
+  /** Where Redis is: ioredis options, a client or a Cluster (the store opens a duplicate of it). */
   readonly connection: RedisConnection;
   /**
-   * Prefix of every key (default `agent-machine:`): sessions are `<prefix>journal:<id>` (and
-   * `<prefix>journal-snapshot:<id>`; `<prefix>session:<id>` before the journal), the index of ids
-   * is `<prefix>sessions`. Stores with different prefixes do not see each other's sessions.
+   * Prefix of every key (default `agent-machine:`): a session's keys are
+   * `<prefix>{<id>}:journal`, `<prefix>{<id>}:snapshot` (and `<prefix>{<id>}:session` before the
+   * journal), their hash tag `{<id>}` the session's (see redis-keys.ts). Stores with different
+   * prefixes do not see each other's sessions.
    */
   readonly prefix?: string;
+  /** How long the first connection may take before REDIS_UNREACHABLE, in ms (default 10,000). */
+  readonly connectTimeoutMs?: number;
+  /**
+   * Retention of idle sessions: a session not saved for this many seconds is removed by Redis (its
+   * keys expire; each save sets the time again). Default: none, sessions are kept until deleted.
+   */
+  readonly idleTtlSeconds?: number;
 }
 
 /**
  * A SessionStore in Redis, for agents that run on several machines (see createAgentWorker). Each
- * session is a journal (JOURNAL_FORMAT.md): the list `<prefix>journal:<id>`, one record per
- * checkpoint holding what changed since the previous one; a sorted set indexes the ids for
- * `list()`. A save is one Lua script that checks the stored version and appends, so the optimistic
- * version check holds across every process sharing the Redis server. Sessions saved before the
- * journal (the string `<prefix>session:<id>`) load as they are and move to the journal at their
- * next save. ioredis is loaded and the connection opened at first use (`npm install ioredis`).
+ * session is a journal (JOURNAL_FORMAT.md): the list `<prefix>{<id>}:journal`, one record per
+ * checkpoint holding what changed since the previous one. A save is one Lua script over that
+ * session's keys alone, which checks the stored version and appends, so the optimistic version
+ * check holds across every process sharing the Redis server. Works on Redis Cluster as it is: a
+ * session's keys share the hash tag `{<id>}` (one slot), sessions spread over the masters, and
+ * `list()` scans each master. Sessions under the key layout from before (`<prefix>journal:<id>`,
+ * `<prefix>session:<id>`, indexed in `<prefix>sessions`) load as they are and move to the new keys
+ * at their first touch. ioredis is loaded and the connection opened at first use (`npm install
+ * ioredis`); a Redis not reached within `connectTimeoutMs` fails the operation with
+ * REDIS_UNREACHABLE.
  *
  * Redis keeps data in memory: configure persistence (AOF `appendfsync everysec` or `always`) if
  * checkpoints must survive a restart of the Redis server.
@@ -146,7 +85,9 @@ export interface RedisSessionStoreOptions {
 export class RedisSessionStore implements JournaledSessionStore {
   readonly prefix: string;
   private readonly connection: RedisConnection;
-  private opening: Promise<Redis> | null = null;
+  private readonly connectTimeoutMs: number;
+  private readonly idleTtl: string;
+  private opening: Promise<RedisHandle> | null = null;
   private closed = false;
   private readonly inFlight = new Set<Promise<unknown>>();
   private readonly tips = new TipCache();
@@ -155,31 +96,39 @@ export class RedisSessionStore implements JournaledSessionStore {
     if (!options || typeof options !== 'object' || !options.connection)
       throw new InvalidArgumentError(
         'options.connection',
-        'expected ioredis options ({ host, port }) or an ioredis client',
+        'expected ioredis options ({ host, port }), an ioredis client or an ioredis Cluster',
       );
-    const prefix = options.prefix ?? DEFAULT_SESSION_KEY_PREFIX;
-    if (typeof prefix !== 'string') throw new InvalidArgumentError('options.prefix', 'expected a string');
     this.connection = options.connection;
-    this.prefix = prefix;
+    this.prefix = assertKeyPrefix('options.prefix', options.prefix ?? DEFAULT_SESSION_KEY_PREFIX);
+    this.connectTimeoutMs = connectTimeout(options.connectTimeoutMs);
+    const ttl = options.idleTtlSeconds;
+    if (ttl !== undefined && (!Number.isSafeInteger(ttl) || ttl < 1))
+      throw new InvalidArgumentError('options.idleTtlSeconds', `${ttl} is not a positive integer (seconds)`);
+    this.idleTtl = ttl === undefined ? '' : String(ttl);
+  }
+
+  /** The keys of a session (all in its slot): its journal, snapshot position and document from before the journal. */
+  keys(sessionId: string): SessionKeys {
+    return sessionKeys(this.prefix, assertSessionId(sessionId));
   }
 
   /** The Redis key of a session's document from before the journal (read, and replaced at its next save). */
   sessionKey(sessionId: string): string {
-    return `${this.prefix}session:${sessionId}`;
+    return this.keys(sessionId).document;
   }
 
-  /** The Redis key of the sorted set of stored session ids. */
+  /**
+   * The Redis key of the sorted set that indexed session ids in the key layout from before Redis
+   * Cluster (read by `list()`; no longer written).
+   * @deprecated `list()` scans the session keys of each master; the index is only read.
+   */
   indexKey(): string {
     return `${this.prefix}sessions`;
   }
 
   /** The Redis key of a session's journal (a list of records, JOURNAL_FORMAT.md). */
   journalKey(sessionId: string): string {
-    return `${this.prefix}journal:${sessionId}`;
-  }
-
-  private snapshotKey(sessionId: string): string {
-    return `${this.prefix}journal-snapshot:${sessionId}`;
+    return this.keys(sessionId).journal;
   }
 
   load(sessionId: string): Promise<LoadedSession | null> {
@@ -187,25 +136,30 @@ export class RedisSessionStore implements JournaledSessionStore {
       const id = assertSessionId(sessionId);
       // Forgotten first: after a load that fails, the next save writes the whole state again.
       this.tips.delete(id);
-      const [outcome, found] = (await redis.eval(
-        LOAD_SCRIPT,
-        2,
-        this.journalKey(id),
-        this.snapshotKey(id),
-      )) as [string, string[] | string | undefined];
-      if (outcome === 'none') {
-        const text = await redis.get(this.sessionKey(id));
-        return text === null ? null : decodeSessionDocument(text, this.legacyAt(id));
+      const keys = this.keys(id);
+      for (let attempt = 0; ; attempt++) {
+        const [outcome, found] = (await redis.eval(
+          LOAD_SCRIPT,
+          3,
+          keys.journal,
+          keys.snapshot,
+          keys.document,
+        )) as [string, string[] | string | undefined];
+        if (outcome === 'none') {
+          if (attempt === 0 && (await this.migrate(redis, id))) continue;
+          return null;
+        }
+        if (outcome === 'document') return decodeSessionDocument(found as string, this.legacyAt(id));
+        if (outcome !== 'ok')
+          throw new CorruptSessionError(
+            id,
+            `the newest snapshot position (${keys.snapshot}) is ${found === '' ? 'missing' : JSON.stringify(found)}, not a position in the journal`,
+            this.at(id).location,
+          );
+        const replayed = replayRecords(found as string[], this.at(id));
+        this.tips.set(id, replayed.tip);
+        return { state: replayed.state, version: replayed.version };
       }
-      if (outcome !== 'ok')
-        throw new CorruptSessionError(
-          id,
-          `the newest snapshot position (${this.snapshotKey(id)}) is ${found === '' ? 'missing' : JSON.stringify(found)}, not a position in the journal`,
-          this.at(id).location,
-        );
-      const replayed = replayRecords(found as string[], this.at(id));
-      this.tips.set(id, replayed.tip);
-      return { state: replayed.state, version: replayed.version };
     });
   }
 
@@ -217,11 +171,16 @@ export class RedisSessionStore implements JournaledSessionStore {
       const version = (expectedVersion ?? 0) + 1;
       const cached = this.tips.peek(id);
       let next = nextRecord(cached?.version === expectedVersion ? cached : null, state, version);
-      let reply = await this.append(redis, id, expectedVersion, next);
+      let reply = await this.append(redis, id, expectedVersion, next, false);
+      // Nothing under the new keys: the session may be in the old layout (moved now), or new.
+      if (reply[0] === 'absent') {
+        await this.migrate(redis, id);
+        reply = await this.append(redis, id, expectedVersion, next, true);
+      }
       // The stored head is not the one this store remembers: the whole state goes in a snapshot.
       if (reply[0] === 'stale') {
         next = nextRecord(null, state, version);
-        reply = await this.append(redis, id, expectedVersion, next);
+        reply = await this.append(redis, id, expectedVersion, next, true);
       }
       if (reply[0] === 'ok') {
         this.tips.set(id, next.commit());
@@ -241,12 +200,11 @@ export class RedisSessionStore implements JournaledSessionStore {
   checkpoints(sessionId: string): Promise<Checkpoint[]> {
     return this.run(async (redis) => {
       const id = assertSessionId(sessionId);
-      const texts = await redis.lrange(this.journalKey(id), 0, -1);
-      if (texts.length > 0) return checkpointsOf(texts, this.at(id));
-      const text = await redis.get(this.sessionKey(id));
-      if (text === null) return [];
-      const { state, version } = decodeSessionDocument(text, this.legacyAt(id));
-      return [{ version, stepNumber: state.stepCount(), savedAt: savedAtOf(text) }];
+      const stored = await this.stored(redis, id);
+      if (stored === null) return [];
+      if ('records' in stored) return checkpointsOf(stored.records, this.at(id));
+      const { state, version } = decodeSessionDocument(stored.document, this.legacyAt(id));
+      return [{ version, stepNumber: state.stepCount(), savedAt: savedAtOf(stored.document) }];
     });
   }
 
@@ -254,11 +212,11 @@ export class RedisSessionStore implements JournaledSessionStore {
     return this.run(async (redis) => {
       const id = assertSessionId(sessionId);
       assertVersion(version);
-      const texts = await redis.lrange(this.journalKey(id), 0, -1);
-      if (texts.length > 0) return { state: replayRecords(texts, this.at(id), version).state, version };
-      const text = await redis.get(this.sessionKey(id));
-      if (text === null) return null;
-      const loaded = decodeSessionDocument(text, this.legacyAt(id));
+      const stored = await this.stored(redis, id);
+      if (stored === null) return null;
+      if ('records' in stored)
+        return { state: replayRecords(stored.records, this.at(id), version).state, version };
+      const loaded = decodeSessionDocument(stored.document, this.legacyAt(id));
       if (loaded.version !== version) throw new CheckpointNotFoundError(id, version);
       return loaded;
     });
@@ -269,45 +227,40 @@ export class RedisSessionStore implements JournaledSessionStore {
       const id = assertSessionId(sessionId);
       const target = assertSessionId(newSessionId);
       assertVersion(version);
-      const texts = await redis.lrange(this.journalKey(id), 0, -1);
-      if (texts.length === 0) {
+      const stored = await this.stored(redis, id);
+      if (stored === null) throw new SessionNotFoundError(id);
+      // The fork's id may be taken in the old layout: it is moved first, and then refused.
+      await this.migrate(redis, target);
+      const keys = this.keys(target);
+      let loaded: LoadedSession;
+      let copied: unknown;
+      if ('document' in stored) {
         // A session from before the journal: its document is copied as it is.
-        const loaded = await this.loadCheckpoint(id, version);
-        if (!loaded) throw new SessionNotFoundError(id);
-        const copied = await redis.eval(
-          FORK_DOCUMENT_SCRIPT,
-          4,
-          this.sessionKey(id),
-          this.journalKey(target),
-          this.sessionKey(target),
-          this.indexKey(),
-          target,
+        loaded = decodeSessionDocument(stored.document, this.legacyAt(id));
+        if (loaded.version !== version) throw new CheckpointNotFoundError(id, version);
+        copied = await redis.eval(FORK_DOCUMENT_SCRIPT, 2, keys.journal, keys.document, stored.document);
+      } else {
+        loaded = { state: replayRecords(stored.records, this.at(id), version).state, version };
+        const fork = forkRecords(stored.records, version, this.at(id));
+        copied = await redis.eval(
+          FORK_SCRIPT,
+          3,
+          keys.journal,
+          keys.document,
+          keys.snapshot,
+          String(fork.kept),
+          ...stored.records.slice(0, fork.kept),
+          ...fork.texts.slice(fork.kept),
         );
-        if (copied !== 1) {
-          const existing = await this.load(target);
-          throw new SessionConflictError(target, null, existing?.version ?? null);
-        }
-        return loaded;
       }
-      const { state } = replayRecords(texts, this.at(id), version);
-      const fork = forkRecords(texts, version, this.at(id));
-      const copied = await redis.eval(
-        FORK_SCRIPT,
-        5,
-        this.journalKey(id),
-        this.journalKey(target),
-        this.sessionKey(target),
-        this.snapshotKey(target),
-        this.indexKey(),
-        String(fork.kept),
-        target,
-        ...fork.texts.slice(fork.kept),
-      );
       if (copied !== 1) {
         const existing = await this.load(target);
         throw new SessionConflictError(target, null, existing?.version ?? null);
       }
-      return { state, version };
+      if (this.idleTtl !== '')
+        for (const key of [keys.journal, keys.snapshot, keys.document])
+          await redis.expire(key, Number(this.idleTtl));
+      return loaded;
     });
   }
 
@@ -315,36 +268,95 @@ export class RedisSessionStore implements JournaledSessionStore {
     return this.run(async (redis) => {
       const id = assertSessionId(sessionId);
       this.tips.delete(id);
-      await redis.eval(
-        DELETE_SCRIPT,
-        4,
-        this.journalKey(id),
-        this.sessionKey(id),
-        this.snapshotKey(id),
-        this.indexKey(),
-        id,
-      );
+      const keys = this.keys(id);
+      const old = legacySessionKeys(this.prefix, id);
+      // One command per key of the old layout: on a Cluster they are in other slots.
+      await Promise.all([
+        redis.del(keys.journal, keys.snapshot, keys.document),
+        redis.del(old.journal),
+        redis.del(old.snapshot),
+        redis.del(old.document),
+        redis.zrem(old.index, id),
+      ]);
     });
   }
 
-  private async append(redis: Redis, id: string, expectedVersion: number | null, next: NextRecord) {
+  /** Every session id, sorted: the session keys of each master, and the old layout's index. */
+  list(): Promise<string[]> {
+    return this.run(async (redis) => {
+      const ids = new Set(await redis.zrange(legacySessionKeys(this.prefix, '').index, 0, -1));
+      const prefix = globEscape(this.prefix);
+      for (const kind of ['journal', 'session'])
+        for (const key of await scanKeys(redis, `${prefix}{*}:${kind}`)) {
+          const tag = key.slice(this.prefix.length + 1, key.length - kind.length - 2);
+          if (key.endsWith(`}:${kind}`) && !/[{}]/.test(tag)) {
+            const id = idOfTag(tag);
+            if (isValidSessionId(id)) ids.add(id);
+          }
+        }
+      return [...ids].sort();
+    });
+  }
+
+  private async append(
+    redis: RedisHandle,
+    id: string,
+    expectedVersion: number | null,
+    next: NextRecord,
+    oldLayoutChecked: boolean,
+  ) {
+    const keys = this.keys(id);
     return (await redis.eval(
       SAVE_SCRIPT,
-      4,
-      this.journalKey(id),
-      this.sessionKey(id),
-      this.indexKey(),
-      this.snapshotKey(id),
+      3,
+      keys.journal,
+      keys.document,
+      keys.snapshot,
       expectedVersion === null ? '' : String(expectedVersion),
       next.text,
-      id,
       next.kind,
       next.kind === 'delta' ? next.gen : '',
+      oldLayoutChecked ? '1' : '',
+      this.idleTtl,
     )) as [string, string?];
   }
 
-  list(): Promise<string[]> {
-    return this.run(async (redis) => (await redis.zrange(this.indexKey(), 0, -1)).sort());
+  /** The stored records (or document from before the journal) of a session, or null. */
+  private async stored(
+    redis: RedisHandle,
+    id: string,
+  ): Promise<{ readonly records: string[] } | { readonly document: string } | null> {
+    const keys = this.keys(id);
+    for (let attempt = 0; ; attempt++) {
+      const records = await redis.lrange(keys.journal, 0, -1);
+      if (records.length > 0) return { records };
+      const document = await redis.get(keys.document);
+      if (document !== null) return { document };
+      if (attempt > 0 || !(await this.migrate(redis, id))) return null;
+    }
+  }
+
+  /**
+   * Moves a session stored under the old key layout to the new keys (at its first touch);
+   * resolves true if it was there. Its index entry is removed after the move.
+   */
+  private async migrate(redis: RedisHandle, id: string): Promise<boolean> {
+    const old = legacySessionKeys(this.prefix, id);
+    const [journal, document] = await Promise.all([redis.exists(old.journal), redis.exists(old.document)]);
+    if (journal === 0 && document === 0) return false;
+    const keys = this.keys(id);
+    await redis.eval(
+      MIGRATE_SCRIPT,
+      6,
+      old.journal,
+      old.snapshot,
+      old.document,
+      keys.journal,
+      keys.snapshot,
+      keys.document,
+    );
+    await redis.zrem(old.index, id);
+    return true;
   }
 
   /** Waits for the operations in flight, then closes the store's connection. */
@@ -355,7 +367,7 @@ export class RedisSessionStore implements JournaledSessionStore {
     const opening = this.opening;
     this.opening = null;
     if (!opening) return;
-    let redis: Redis;
+    let redis: RedisHandle;
     try {
       redis = await opening;
     } catch {
@@ -366,7 +378,7 @@ export class RedisSessionStore implements JournaledSessionStore {
   }
 
   /** Runs an operation admitted now (before any later close), opening the connection at first use. */
-  private run<T>(operation: (redis: Redis) => Promise<T>): Promise<T> {
+  private run<T>(operation: (redis: RedisHandle) => Promise<T>): Promise<T> {
     if (this.closed)
       return Promise.reject(new StoreClosedError(`RedisSessionStore(prefix ${JSON.stringify(this.prefix)})`));
     const running = this.connect().then(operation);
@@ -376,9 +388,9 @@ export class RedisSessionStore implements JournaledSessionStore {
     return running;
   }
 
-  private connect(): Promise<Redis> {
+  private connect(): Promise<RedisHandle> {
     if (!this.opening) {
-      const opening = openRedis(this.connection);
+      const opening = connectRedis(this.connection, this.connectTimeoutMs);
       this.opening = opening;
       // A failed open is not kept: the caller sees the error, and the next call tries again.
       opening.catch(() => {

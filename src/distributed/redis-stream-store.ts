@@ -1,4 +1,3 @@
-import type { Redis } from 'ioredis';
 import { InvalidArgumentError } from '../state/errors';
 import type { Message } from '../state/message';
 import {
@@ -9,76 +8,24 @@ import {
   type StreamStoreOptions,
 } from '../ui/stream-store';
 import type { UIMessageChunk } from '../ui/ui-message';
-import { closeRedis, openRedis } from './redis-modules';
+import { assertKeyPrefix, chatKeys } from './redis-keys';
+import { closeRedis, connectRedis, connectTimeout, type RedisHandle } from './redis-modules';
 import { DEFAULT_SESSION_KEY_PREFIX } from './redis-session-store';
+import { APPEND_SCRIPT, BEGIN_SCRIPT, END_SCRIPT, STEER_SCRIPT, STOP_SCRIPT } from './redis-stream-scripts';
 import type { RedisConnection } from './redis-types';
 
-/** KEYS: the chat's active-stream key, the new stream's key. ARGV: stream id, lease ms. Replies 1 (claimed) or 0. */
-const BEGIN_SCRIPT = `
-if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-redis.call('DEL', KEYS[2])
-return 1
-`;
-
-/** KEYS: active key, stream key. ARGV: stream id, lease ms, the chunks' JSON ('' for a renew). Replies 1, or 0 when not the open stream. */
-const APPEND_SCRIPT = `
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-redis.call('PEXPIRE', KEYS[1], ARGV[2])
-if ARGV[3] ~= '' then
-  redis.call('XADD', KEYS[2], '*', 'c', ARGV[3])
-  redis.call('PEXPIRE', KEYS[2], ARGV[2] + 60000)
-end
-return 1
-`;
-
-/**
- * KEYS: active key, the chat's handed-off list; ARGV: the key prefix of steer lists, the steer
- * channel prefix, the chat id, the message's JSON. Replies the stream id or false. The handed-off
- * list has no expiry: it holds a message until a run settles it.
- */
-const STEER_SCRIPT = `
-local id = redis.call('GET', KEYS[1])
-if not id then return false end
-redis.call('RPUSH', KEYS[2], '{"streamId":' .. cjson.encode(id) .. ',"message":' .. ARGV[4] .. '}')
-redis.call('RPUSH', ARGV[1] .. id, ARGV[4])
-redis.call('PEXPIRE', ARGV[1] .. id, redis.call('PTTL', KEYS[1]) + 60000)
-redis.call('PUBLISH', ARGV[2] .. ARGV[3], id)
-return id
-`;
-
-/**
- * KEYS: active key, stream key, stop flag, steer list. ARGV: stream id, ttl seconds. The end mark is written
- * even when the lease ran out, so that readers of the stream finish.
- */
-const END_SCRIPT = `
-local open = redis.call('GET', KEYS[1]) == ARGV[1]
-if open or redis.call('EXISTS', KEYS[2]) == 1 then
-  redis.call('XADD', KEYS[2], '*', 'end', '1')
-  redis.call('EXPIRE', KEYS[2], ARGV[2])
-end
-if open then redis.call('DEL', KEYS[1]) end
-redis.call('DEL', KEYS[3], KEYS[4])
-return 1
-`;
-
-/** KEYS: active key; ARGV: the key prefix of stop flags, the stop channel prefix, the chat id. Replies the stream id or false. */
-const STOP_SCRIPT = `
-local id = redis.call('GET', KEYS[1])
-if not id then return false end
-redis.call('SET', ARGV[1] .. id, '1', 'PX', redis.call('PTTL', KEYS[1]) + 60000)
-redis.call('PUBLISH', ARGV[2] .. ARGV[3], id)
-return id
-`;
-
 export interface RedisStreamStoreOptions extends StreamStoreOptions {
-  /** Where Redis is: ioredis options, or a client (the store opens duplicates of it). */
+  /** Where Redis is: ioredis options, a client or a Cluster (the store opens duplicates of it). */
   readonly connection: RedisConnection;
   /**
    * Prefix of every key (default `agent-machine:`): a chat's open stream id is
-   * `<prefix>stream-active:<chatId>`, its chunks the Redis Stream `<prefix>stream:<chatId>:<streamId>`.
+   * `<prefix>{<chatId>}:stream-active`, its chunks the Redis Stream
+   * `<prefix>{<chatId>}:stream:<streamId>`; all of a chat's keys share its hash tag (one slot on
+   * Redis Cluster, see redis-keys.ts).
    */
   readonly prefix?: string;
+  /** How long a first connection may take before REDIS_UNREACHABLE, in ms (default 10,000). */
+  readonly connectTimeoutMs?: number;
   /** How long one blocking read waits before it checks its signal again, in ms. Default 5,000. */
   readonly blockMs?: number;
 }
@@ -99,9 +46,10 @@ export class RedisStreamStore implements StreamStore {
   private readonly ttlSeconds: number;
   private readonly leaseMs: number;
   private readonly blockMs: number;
-  private commands: Promise<Redis> | null = null;
-  private subscriber: Promise<Redis> | null = null;
-  private readonly readers = new Set<Redis>();
+  private readonly connectTimeoutMs: number;
+  private commands: Promise<RedisHandle> | null = null;
+  private subscriber: Promise<RedisHandle> | null = null;
+  private readonly readers = new Set<RedisHandle>();
   private readonly stopListeners = new Map<string, Set<() => void>>();
   private readonly steerListeners = new Map<string, Set<SteerListener>>();
   private closed = false;
@@ -112,25 +60,41 @@ export class RedisStreamStore implements StreamStore {
         'connection',
         'RedisStreamStore needs { connection } (ioredis options or a client)',
       );
-    this.prefix = options.prefix ?? DEFAULT_SESSION_KEY_PREFIX;
+    this.prefix = assertKeyPrefix('prefix', options.prefix ?? DEFAULT_SESSION_KEY_PREFIX);
+    this.connectTimeoutMs = connectTimeout(options.connectTimeoutMs);
     this.ttlSeconds = positive('ttlSeconds', options.ttlSeconds, 3600);
     this.leaseMs = positive('leaseMs', options.leaseMs, 30_000);
     this.blockMs = positive('blockMs', options.blockMs, 5_000);
   }
 
-  private redis(): Promise<Redis> {
+  private redis(): Promise<RedisHandle> {
     if (this.closed) throw new InvalidArgumentError('RedisStreamStore', 'is closed');
-    this.commands ??= openRedis(this.options.connection);
+    if (!this.commands) {
+      const opening = this.open();
+      this.commands = opening;
+      // A failed open is not kept: the caller sees the error, and the next call tries again.
+      opening.catch(() => {
+        if (this.commands === opening) this.commands = null;
+      });
+    }
     return this.commands;
   }
 
-  private activeKey = (chatId: string) => `${this.prefix}stream-active:${chatId}`;
-  private streamKey = (chatId: string, streamId: string) => `${this.prefix}stream:${chatId}:${streamId}`;
-  private stopFlagPrefix = (chatId: string) => `${this.prefix}stream-stop:${chatId}:`;
+  private open(): Promise<RedisHandle> {
+    return connectRedis(this.options.connection, this.connectTimeoutMs);
+  }
+
+  private activeKey = (chatId: string) => chatKeys(this.prefix, chatId).active;
+  private streamKey = (chatId: string, streamId: string) => chatKeys(this.prefix, chatId).stream(streamId);
+  private stopFlagKey = (chatId: string, streamId: string) =>
+    chatKeys(this.prefix, chatId).stopFlag(streamId);
   private stopChannelPrefix = () => `${this.prefix}stream-stop:`;
-  private steerListPrefix = (chatId: string) => `${this.prefix}stream-steer:${chatId}:`;
+  private steerListKey = (chatId: string, streamId: string) =>
+    chatKeys(this.prefix, chatId).steerList(streamId);
   private steerChannelPrefix = () => `${this.prefix}stream-steered:`;
-  private handedOffKey = (chatId: string) => `${this.prefix}stream-handed-off:${chatId}`;
+  private handedOffKey = (chatId: string) => chatKeys(this.prefix, chatId).handedOff;
+  /** The handed-off list of the key layout from before Redis Cluster: read and settled, no longer written. */
+  private oldHandedOffKey = (chatId: string) => `${this.prefix}stream-handed-off:${chatId}`;
 
   async begin(chatId: string, streamId: string): Promise<boolean> {
     const redis = await this.redis();
@@ -174,8 +138,8 @@ export class RedisStreamStore implements StreamStore {
       4,
       this.activeKey(chatId),
       this.streamKey(chatId, streamId),
-      this.stopFlagPrefix(chatId) + streamId,
-      this.steerListPrefix(chatId) + streamId,
+      this.stopFlagKey(chatId, streamId),
+      this.steerListKey(chatId, streamId),
       streamId,
       String(this.ttlSeconds),
     );
@@ -197,7 +161,7 @@ export class RedisStreamStore implements StreamStore {
     return {
       async *[Symbol.asyncIterator]() {
         // A blocking XREAD holds its connection: each reader has one of its own.
-        const reader = await openRedis(store.options.connection);
+        const reader = await store.open();
         store.readers.add(reader);
         const abort = () => reader.disconnect();
         signal?.addEventListener('abort', abort, { once: true });
@@ -238,15 +202,35 @@ export class RedisStreamStore implements StreamStore {
 
   async requestStop(chatId: string): Promise<boolean> {
     const redis = await this.redis();
-    const id = await redis.eval(
-      STOP_SCRIPT,
-      1,
-      this.activeKey(chatId),
-      this.stopFlagPrefix(chatId),
-      this.stopChannelPrefix(),
-      chatId,
+    return this.onOpenStream(redis, chatId, (streamId) =>
+      redis.eval(
+        STOP_SCRIPT,
+        2,
+        this.activeKey(chatId),
+        this.stopFlagKey(chatId, streamId),
+        streamId,
+        this.stopChannelPrefix() + chatId,
+      ),
     );
-    return typeof id === 'string';
+  }
+
+  /**
+   * Runs a script on the chat's open stream: it is read first, so that the script can declare that
+   * stream's keys, and the script tries again with the stream it names as open (`{ 'moved', id }`).
+   */
+  private async onOpenStream(
+    redis: RedisHandle,
+    chatId: string,
+    script: (streamId: string) => Promise<unknown>,
+  ): Promise<boolean> {
+    let streamId = await redis.get(this.activeKey(chatId));
+    while (streamId !== null) {
+      const reply = await script(streamId);
+      if (typeof reply === 'string') return true;
+      if (!Array.isArray(reply)) return false;
+      streamId = String(reply[1]);
+    }
+    return false;
   }
 
   async onStop(chatId: string, streamId: string, listener: () => void): Promise<() => void> {
@@ -261,7 +245,7 @@ export class RedisStreamStore implements StreamStore {
     }
     listeners.add(listener);
     // A stop asked before this subscription left its flag.
-    if ((await (await this.redis()).exists(this.stopFlagPrefix(chatId) + streamId)) === 1) listener();
+    if ((await (await this.redis()).exists(this.stopFlagKey(chatId, streamId))) === 1) listener();
     return () => {
       listeners.delete(listener);
       if (listeners.size === 0 && this.stopListeners.get(key) === listeners) {
@@ -274,17 +258,19 @@ export class RedisStreamStore implements StreamStore {
 
   async steer(chatId: string, message: Message): Promise<boolean> {
     const redis = await this.redis();
-    const id = await redis.eval(
-      STEER_SCRIPT,
-      2,
-      this.activeKey(chatId),
-      this.handedOffKey(chatId),
-      this.steerListPrefix(chatId),
-      this.steerChannelPrefix(),
-      chatId,
-      JSON.stringify(message),
+    const json = JSON.stringify(message);
+    return this.onOpenStream(redis, chatId, (streamId) =>
+      redis.eval(
+        STEER_SCRIPT,
+        3,
+        this.activeKey(chatId),
+        this.handedOffKey(chatId),
+        this.steerListKey(chatId, streamId),
+        streamId,
+        this.steerChannelPrefix() + chatId,
+        json,
+      ),
     );
-    return typeof id === 'string';
   }
 
   async onSteer(chatId: string, streamId: string, listener: (message: Message) => void): Promise<() => void> {
@@ -312,28 +298,35 @@ export class RedisStreamStore implements StreamStore {
   }
 
   async handedOff(chatId: string): Promise<readonly HandedOff[]> {
-    const entries = await (await this.redis()).lrange(this.handedOffKey(chatId), 0, -1);
-    return entries.map((json) => JSON.parse(json) as HandedOff);
+    const redis = await this.redis();
+    // the old layout's list first: what it holds was handed off before the upgrade
+    const [old, entries] = await Promise.all([
+      redis.lrange(this.oldHandedOffKey(chatId), 0, -1),
+      redis.lrange(this.handedOffKey(chatId), 0, -1),
+    ]);
+    return [...old, ...entries].map((json) => JSON.parse(json) as HandedOff);
   }
 
   async settle(chatId: string, ids: readonly string[]): Promise<void> {
     if (ids.length === 0) return;
     const redis = await this.redis();
-    const key = this.handedOffKey(chatId);
     const settled = new Set(ids);
-    const entries = await redis.lrange(key, 0, -1);
-    const gone = entries.filter((json) => settled.has(handOffId((JSON.parse(json) as HandedOff).message)));
-    if (gone.length === 0) return;
-    const removal = redis.multi();
-    for (const json of gone) removal.lrem(key, 1, json);
-    await removal.exec();
+    // one key at a time: on a Cluster the old layout's list is in another slot
+    for (const key of [this.oldHandedOffKey(chatId), this.handedOffKey(chatId)]) {
+      const entries = await redis.lrange(key, 0, -1);
+      const gone = entries.filter((json) => settled.has(handOffId((JSON.parse(json) as HandedOff).message)));
+      if (gone.length === 0) continue;
+      const removal = redis.multi();
+      for (const json of gone) removal.lrem(key, 1, json);
+      await removal.exec();
+    }
   }
 
   /** Gives `entry` the steered messages it has not had yet, one read at a time (each message once). */
   private drainSteered(chatId: string, streamId: string, entry: SteerListener): Promise<void> {
     entry.draining = entry.draining.then(async () => {
       if (this.closed) return;
-      const list = this.steerListPrefix(chatId) + streamId;
+      const list = this.steerListKey(chatId, streamId);
       const messages = await (await this.redis()).lrange(list, entry.delivered, -1);
       entry.delivered += messages.length;
       for (const json of messages) entry.listener(JSON.parse(json) as Message);
@@ -341,8 +334,8 @@ export class RedisStreamStore implements StreamStore {
     return entry.draining;
   }
 
-  private subscribe(): Promise<Redis> {
-    this.subscriber ??= openRedis(this.options.connection).then((subscriber) => {
+  private subscribe(): Promise<RedisHandle> {
+    this.subscriber ??= this.open().then((subscriber) => {
       subscriber.on('message', (channel: string, streamId: string) => {
         if (channel.startsWith(this.steerChannelPrefix())) {
           const chatId = channel.slice(this.steerChannelPrefix().length);
@@ -357,7 +350,12 @@ export class RedisStreamStore implements StreamStore {
       });
       return subscriber;
     });
-    return this.subscriber;
+    const opening = this.subscriber;
+    // A failed open is not kept (as for the commands' connection).
+    opening.catch(() => {
+      if (this.subscriber === opening) this.subscriber = null;
+    });
+    return opening;
   }
 
   async close(): Promise<void> {

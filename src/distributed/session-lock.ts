@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { InvalidArgumentError } from '../state/errors';
 import { SessionLockLostError } from './errors';
+import { hashTag } from './redis-keys';
 import type { RedisLockCommands } from './redis-types';
 
 /** KEYS: the lock; ARGV: the token, the TTL in ms. 1 when the lock is still ours (and extended). */
@@ -19,7 +20,10 @@ export const DEFAULT_SESSION_LOCK_PREFIX = 'agent-machine:session-lock:';
 export const DEFAULT_SESSION_LOCK_TTL_MS = 6_000;
 
 export interface SessionLocksOptions {
-  /** Key prefix (default `agent-machine:session-lock:`); the key is `<prefix><session id>`. */
+  /**
+   * Key prefix (default `agent-machine:session-lock:`); the key is `<prefix>{<session id>}`, in
+   * the session's slot on Redis Cluster (its hash tag is the session's, see redis-keys.ts).
+   */
   readonly prefix?: string;
   /**
    * How long a lock lives without renewal (default 6 s). Its holder renews it every third of
@@ -56,7 +60,7 @@ export class SessionLocks {
   }
 
   key(sessionId: string): string {
-    return `${this.prefix}${sessionId}`;
+    return `${this.prefix}{${hashTag(sessionId)}}`;
   }
 
   /** Takes the session's lock for `owner` (a label kept in the token), or null if someone holds it. */

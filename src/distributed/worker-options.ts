@@ -5,6 +5,7 @@ import type { Agent } from '../runtime/create-agent';
 import { InvalidArgumentError } from '../state/errors';
 import type { StreamStore } from '../ui/stream-store';
 import { DEFAULT_QUEUE_NAME } from './agent-job';
+import { DEFAULT_CONNECT_TIMEOUT_MS } from './redis-modules';
 import type { RedisConnection } from './redis-types';
 import { DEFAULT_SESSION_LOCK_TTL_MS } from './session-lock';
 
@@ -20,7 +21,8 @@ export const WORKER_TIMING_DEFAULTS = {
   stalledIntervalMs: 1_000,
   sessionLockTtlMs: DEFAULT_SESSION_LOCK_TTL_MS,
   busyRetryDelayMs: 500,
-  maxStalledCount: 1,
+  maxStalledCount: 1_000_000,
+  maxSessionCrashes: 3,
 } as const;
 
 export interface AgentWorkerOptions {
@@ -32,8 +34,16 @@ export interface AgentWorkerOptions {
   readonly agents: Readonly<Record<string, Agent | (() => Agent)>>;
   /** Where sessions are checkpointed: shared by every worker, e.g. a RedisSessionStore. */
   readonly store: SessionStore;
-  /** Where Redis is (queue, session locks): ioredis options, or a client to duplicate. */
+  /**
+   * Where Redis is (queue, session locks): ioredis options, or a client or Cluster to duplicate.
+   * On a Cluster, BullMQ is given a Cluster of the worker's own and the queue prefix `{bull:<queue>}`.
+   */
   readonly connection: RedisConnection;
+  /**
+   * How long connecting may take before createAgentWorker rejects with RedisUnreachableError
+   * (REDIS_UNREACHABLE), in ms (default 10,000).
+   */
+  readonly connectTimeoutMs?: number;
   /**
    * Where the runs of chats served by the pool (`createChatHandler({ client })`) write their UI
    * message streams: the chat handlers' StreamStore, e.g. a RedisStreamStore. A job with a chat
@@ -44,7 +54,10 @@ export interface AgentWorkerOptions {
   readonly concurrency?: number;
   /** The BullMQ queue (default `agent-machine`). */
   readonly queueName?: string;
-  /** BullMQ's key prefix (default BullMQ's, `bull`). */
+  /**
+   * BullMQ's key prefix (default BullMQ's, `bull`; on a Redis Cluster `{bull:<queueName>}`, and a
+   * prefix given there must hold a hash tag: `{...}`).
+   */
   readonly prefix?: string;
   /** This worker's id in progress reports and results (default `<host>:<pid>:<random>`). */
   readonly id?: string;
@@ -69,7 +82,7 @@ export interface AgentWorkerOptions {
    * take-over.
    */
   readonly sessionLockTtlMs?: number;
-  /** Key prefix of the session locks (default `agent-machine:session-lock:`). */
+  /** Key prefix of the session locks (default `agent-machine:session-lock:`; a lock is `<prefix>{<session id>}`). */
   readonly sessionLockPrefix?: string;
   /**
    * BullMQ's job lock (default 8 s; BullMQ's own default is 30 s). The worker renews the locks of
@@ -88,12 +101,20 @@ export interface AgentWorkerOptions {
    */
   readonly stalledIntervalMs?: number;
   /**
-   * How many times a job may be taken over after a stall (default 1, BullMQ's); the next stall
-   * fails it ("job stalled more than allowable limit"). 0: a dead worker's jobs fail instead of
-   * being resumed. Higher: survives more worker deaths, but a job that kills its worker (memory,
-   * a crashing native tool) takes more workers down before it fails.
+   * How many times BullMQ lets a job be taken over after a stall before it fails it ("job stalled
+   * more than allowable limit"). Default 1,000,000: a durable session is resumed after any number
+   * of worker deaths, and a session that kills its worker is stopped by `maxSessionCrashes`
+   * instead. 0: a dead worker's jobs fail instead of being resumed.
    */
   readonly maxStalledCount?: number;
+  /**
+   * A poison session: one whose runs died with their worker this many times in a row without a new
+   * checkpoint in between (default 3) fails its job with PoisonSessionError (POISON_SESSION)
+   * instead of being taken over again; the session loads as its last checkpoint left it. A death
+   * after a new checkpoint counts as the first again, so a session that goes on is never failed
+   * by deaths.
+   */
+  readonly maxSessionCrashes?: number;
   /**
    * Errors that belong to no job: BullMQ connection errors, session lock renewal errors, progress
    * reports that could not be written. Default: console.error.
@@ -111,6 +132,8 @@ export interface WorkerSettings {
   readonly lockDurationMs: number;
   readonly stalledIntervalMs: number;
   readonly maxStalledCount: number;
+  readonly maxSessionCrashes: number;
+  readonly connectTimeoutMs: number;
 }
 
 /** The options with their defaults, or InvalidArgumentError naming the first bad one. */
@@ -167,5 +190,7 @@ export function workerSettings(options: AgentWorkerOptions): WorkerSettings {
       100,
     ),
     maxStalledCount: integer('maxStalledCount', options.maxStalledCount, defaults.maxStalledCount, 0),
+    maxSessionCrashes: integer('maxSessionCrashes', options.maxSessionCrashes, defaults.maxSessionCrashes, 1),
+    connectTimeoutMs: integer('connectTimeoutMs', options.connectTimeoutMs, DEFAULT_CONNECT_TIMEOUT_MS, 1),
   };
 }

@@ -121,7 +121,7 @@ async function setup() {
     client,
     startWorker,
     rawJob,
-    lockKey: (sessionId: string) => `${sessionLockPrefix}${sessionId}`,
+    lockKey: (sessionId: string) => `${sessionLockPrefix}{${sessionId}}`,
     jobState: async (id: string) => (await Job.fromId(queue, id))?.getState(),
   };
 }

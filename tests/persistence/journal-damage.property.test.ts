@@ -170,8 +170,8 @@ const stores: StoreUnderTest[] = [
       };
       await save(open);
       const raw = new Redis(server.connection);
-      const journal = `${prefix}journal:${ID}`;
-      const position = `${prefix}journal-snapshot:${ID}`;
+      const journal = `${prefix}{${ID}}:journal`;
+      const position = `${prefix}{${ID}}:snapshot`;
       const texts = await raw.lrangeBuffer(journal, 0, -1);
       const at = (await raw.getBuffer(position)) as Buffer;
       return {
@@ -189,7 +189,7 @@ const stores: StoreUnderTest[] = [
         reader: open(),
         cleanup: async () => {
           await Promise.all(opened.map((s) => s.close()));
-          await raw.del(journal, position, `${prefix}sessions`);
+          await raw.del(journal, position);
           await raw.quit();
         },
       };

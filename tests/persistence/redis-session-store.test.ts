@@ -104,7 +104,7 @@ describe('RedisSessionStore (Redis specifics)', () => {
     await Promise.all(stores.map((s) => s.close()));
   });
 
-  it('appends one journal record per save to the list <prefix>journal:<id>, indexed in <prefix>sessions', async () => {
+  it('appends one journal record per save to the list <prefix>{<id>}:journal, and writes no index', async () => {
     const prefix = `format-${randomUUID()}:`;
     const store = open(prefix);
     const state = AgentState.empty().withUserMessage('hello');
@@ -112,15 +112,49 @@ describe('RedisSessionStore (Redis specifics)', () => {
     await store.save('chat-1', state.withUserMessage('again'), 1);
     const raw = new Redis(server.connection);
     try {
-      const records = (await raw.lrange(`${prefix}journal:chat-1`, 0, -1)).map((t) => JSON.parse(t));
+      const records = (await raw.lrange(`${prefix}{chat-1}:journal`, 0, -1)).map((t) => JSON.parse(t));
       expect(records.map((r) => [r.journal, r.v, r.kind])).toEqual([
         [1, 1, 'snapshot'],
         [1, 2, 'delta'],
       ]);
       expect(records[1].sections.messages).toMatchObject({ from: 1, items: [{ content: 'again' }] });
-      expect(await raw.zrange(`${prefix}sessions`, 0, -1)).toEqual(['chat-1']);
-      expect(store.journalKey('chat-1')).toBe(`${prefix}journal:chat-1`);
-      expect(store.indexKey()).toBe(`${prefix}sessions`);
+      expect(await raw.exists(`${prefix}sessions`)).toBe(0);
+      expect(store.journalKey('chat-1')).toBe(`${prefix}{chat-1}:journal`);
+      expect(store.keys('chat-1')).toEqual({
+        journal: `${prefix}{chat-1}:journal`,
+        snapshot: `${prefix}{chat-1}:snapshot`,
+        document: `${prefix}{chat-1}:session`,
+      });
+      expect(await store.list()).toEqual(['chat-1']);
+    } finally {
+      await raw.quit();
+    }
+  });
+
+  it("idleTtlSeconds: each save sets the expiry of the session's keys; without it they never expire", async () => {
+    const prefix = `ttl-${randomUUID()}:`;
+    const store = new RedisSessionStore({ connection: server.connection, prefix, idleTtlSeconds: 3600 });
+    stores.push(store);
+    const kept = open(prefix);
+    const raw = new Redis(server.connection);
+    try {
+      const v = await store.save('idle', AgentState.empty().withUserMessage('hi'), null);
+      await store.save('idle', AgentState.empty().withUserMessage('hi').withUserMessage('again'), v);
+      await store.fork('idle', 1, 'idle-fork');
+      for (const key of [
+        store.keys('idle').journal,
+        store.keys('idle').snapshot,
+        store.keys('idle-fork').journal,
+      ]) {
+        const ttl = await raw.ttl(key);
+        expect(ttl, key).toBeGreaterThan(0);
+        expect(ttl, key).toBeLessThanOrEqual(3600);
+      }
+      await kept.save('forever', AgentState.empty().withUserMessage('hi'), null);
+      expect(await raw.ttl(kept.keys('forever').journal)).toBe(-1);
+      expect(() => new RedisSessionStore({ connection: server.connection, idleTtlSeconds: 0 })).toThrow(
+        /idleTtlSeconds/,
+      );
     } finally {
       await raw.quit();
     }
@@ -154,7 +188,7 @@ describe('RedisSessionStore (Redis specifics)', () => {
       expect(await store.save('hand', AgentState.empty(), 3)).toBe(4);
       // Moved to the journal by that save.
       expect(await raw.exists(`${prefix}session:hand`)).toBe(0);
-      expect(await raw.llen(`${prefix}journal:hand`)).toBe(1);
+      expect(await raw.llen(`${prefix}{hand}:journal`)).toBe(1);
       expect((await store.load('hand'))?.version).toBe(4);
 
       await raw.set(`${prefix}session:nover`, JSON.stringify({ savedAt: new Date().toISOString(), state }));
@@ -184,13 +218,13 @@ describe('RedisSessionStore (Redis specifics)', () => {
       );
       const raw = new Redis(server.connection);
       try {
-        if (position === null) await raw.del(`${prefix}journal-snapshot:run`);
-        else await raw.set(`${prefix}journal-snapshot:run`, position);
+        if (position === null) await raw.del(`${prefix}{run}:snapshot`);
+        else await raw.set(`${prefix}{run}:snapshot`, position);
         const error = await open(prefix)
           .load('run')
           .catch((e: unknown) => e);
         expect(error).toBeInstanceOf(CorruptSessionError);
-        expect(error).toMatchObject({ sessionId: 'run', location: `redis:${prefix}journal:run` });
+        expect(error).toMatchObject({ sessionId: 'run', location: `redis:${prefix}{run}:journal` });
         expect((error as CorruptSessionError).problem).toContain('snapshot position');
       } finally {
         await raw.quit();

@@ -4,6 +4,7 @@
  * start that follow it live and get every chunk once in order, an end that finishes them, stops
  * heard by the process that runs the chat, and a dead writer's stream given up after its lease.
  */
+import type { Cluster } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisStreamStore } from '../../src/distributed/index';
 import {
@@ -15,14 +16,20 @@ import {
   StreamWriter,
   type UIMessageChunk,
 } from '../../src/index';
+import { type RedisCluster, startRedisCluster } from '../distributed/support/redis-cluster';
 import { type RedisServer, startRedisServer } from '../distributed/support/redis-server';
 
 let server: RedisServer;
+// a 3-master Redis Cluster, given to the store as an ioredis Cluster
+let cluster: RedisCluster;
+let clusterClient: Cluster;
 beforeAll(async () => {
-  server = await startRedisServer();
-});
+  [server, cluster] = await Promise.all([startRedisServer(), startRedisCluster()]);
+  clusterClient = cluster.client();
+}, 60_000);
 afterAll(async () => {
-  await server?.stop();
+  await clusterClient?.quit();
+  await Promise.all([server?.stop(), cluster?.stop()]);
 });
 
 const delta = (n: number): UIMessageChunk => ({ type: 'text-delta', id: 't', delta: `${n} ` });
@@ -64,6 +71,18 @@ const kinds: [string, Fixture][] = [
         const prefix = `test-${Math.random().toString(36).slice(2)}:`;
         const make = () =>
           new RedisStreamStore({ connection: server.connection, prefix, blockMs: 50, ...options });
+        return { writer: make(), reader: make() };
+      },
+    },
+  ],
+  [
+    'RedisStreamStore on Redis Cluster',
+    {
+      pair: (options) => {
+        // a prefix of its own per test, without a hash tag: each chat in its own slot
+        const prefix = `test-${Math.random().toString(36).slice(2)}:`;
+        const make = () =>
+          new RedisStreamStore({ connection: clusterClient, prefix, blockMs: 50, ...options });
         return { writer: make(), reader: make() };
       },
     },

@@ -29,6 +29,11 @@ export interface LedgerAgentOptions {
   readonly toolDelayMs?: number;
   /** The `record` tool's effect (default: `defineTool`'s, 'idempotent'). */
   readonly effect?: ToolEffect;
+  /**
+   * Calls that kill their process (SIGKILL, after the ledger line), by call id: the first N times
+   * the ledger holds them (a worker that dies mid-step, N times).
+   */
+  readonly crashCalls?: Readonly<Record<string, number>>;
 }
 
 /**
@@ -46,6 +51,12 @@ export function ledgerAgent(options: LedgerAgentOptions): Agent {
         options.ledger,
         `${options.workerTag} ${String(state.metadata()[SESSION_TAG])} ${toolCallId}\n`,
       );
+      const crashes = options.crashCalls?.[toolCallId];
+      if (
+        crashes !== undefined &&
+        readLedger(options.ledger).filter((l) => l.callId === toolCallId).length <= crashes
+      )
+        process.kill(process.pid, 'SIGKILL');
       if (options.toolDelayMs) await abortableDelay(options.toolDelayMs, signal);
       return `recorded ${n}`;
     },

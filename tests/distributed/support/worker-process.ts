@@ -3,14 +3,18 @@
  * killed (SIGKILL) or told to stop (SIGTERM: graceful close). Prints `ready <tag>` once it takes jobs.
  * Usage: worker-process.ts '<WorkerProcessConfig as JSON>'
  */
+import { Cluster } from 'ioredis';
 import { createAgentWorker, RedisSessionStore } from '../../../src/distributed/index';
 import type { ToolEffect } from '../../../src/index';
 import { ledgerAgent } from './ledger-agent';
 
 export interface WorkerProcessConfig {
   readonly port: number;
+  /** The ports of a Redis Cluster's masters: the worker is given an ioredis Cluster (and `port` is not used). */
+  readonly clusterPorts?: readonly number[];
   readonly queueName: string;
-  readonly storePrefix: string;
+  /** The store's key prefix; left out, the store's default. */
+  readonly storePrefix?: string;
   readonly ledger: string;
   readonly tag: string;
   readonly concurrency: number;
@@ -23,10 +27,15 @@ export interface WorkerProcessConfig {
   readonly busyRetryDelayMs?: number;
   /** The ledger tool's effect (default 'idempotent'). */
   readonly effect?: ToolEffect;
+  /** Calls that kill the worker the first N times they run (ledgerAgent's `crashCalls`). */
+  readonly crashCalls?: Readonly<Record<string, number>>;
+  readonly maxSessionCrashes?: number;
 }
 
 const config = JSON.parse(process.argv[2] as string) as WorkerProcessConfig;
-const connection = { host: '127.0.0.1', port: config.port };
+const connection = config.clusterPorts
+  ? new Cluster(config.clusterPorts.map((port) => ({ host: '127.0.0.1', port })))
+  : { host: '127.0.0.1', port: config.port };
 const store = new RedisSessionStore({ connection, prefix: config.storePrefix });
 const worker = await createAgentWorker({
   agents: {
@@ -37,6 +46,7 @@ const worker = await createAgentWorker({
         modelDelayMs: config.modelDelayMs,
         toolDelayMs: config.toolDelayMs,
         effect: config.effect,
+        crashCalls: config.crashCalls,
       }),
   },
   store,
@@ -48,6 +58,7 @@ const worker = await createAgentWorker({
   stalledIntervalMs: config.stalledIntervalMs,
   sessionLockTtlMs: config.sessionLockTtlMs,
   busyRetryDelayMs: config.busyRetryDelayMs,
+  maxSessionCrashes: config.maxSessionCrashes,
 });
 
 const stop = async () => {

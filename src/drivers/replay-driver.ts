@@ -67,10 +67,22 @@ export function recordedState(recorded: Recording, what = 'replay(recorded)'): A
  */
 export function replayDriver(recorded: Recording, options: ReplayDriverOptions = {}): Driver {
   const session = options.session ?? new ReplaySession(recordedState(recorded, 'replayDriver(recorded)'));
+  return sessionReplayDriver(() => session, options);
+}
+
+/**
+ * @internal The replay driver of a replay agent kept for the next replay: `current` gives the
+ * replay each model call answers for (read as it starts).
+ */
+export function sessionReplayDriver(
+  current: () => ReplaySession,
+  options: Omit<ReplayDriverOptions, 'session'>,
+): Driver {
   const compile = options.compileMessages ?? conversationWithCurrentToolTrace;
   return {
     name: 'replay',
     async infer(state, context) {
+      const session = current();
       const track = session.trackOf(state);
       const stepNumber = state.stepCount() + 1;
       if (track.root) session.rootStep = stepNumber;

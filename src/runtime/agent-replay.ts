@@ -1,6 +1,6 @@
 import type { Driver } from '../drivers/driver';
 import { modelDriver } from '../drivers/model-driver';
-import { type Recording, recordedState, replayDriver, untilAborted } from '../drivers/replay-driver';
+import { type Recording, recordedState, sessionReplayDriver, untilAborted } from '../drivers/replay-driver';
 import { type RecordedSteering, ReplaySession } from '../drivers/replay-session';
 import { MessageStore } from '../state/agent-context';
 import { AgentState } from '../state/agent-state';
@@ -48,23 +48,68 @@ export async function replayRun(
     );
   const session = new ReplaySession(state, fromStep);
   refuseUnreplayable(state, session, Object.keys(definition.subagents?.agents ?? {}));
-  const agent = build(
-    replayDefinition(definition, session, mode, liveDriver(definition, undefined), new Map()),
-  );
+  const replayer = takeReplayer(definition, build, mode);
+  replayer.session = session;
   let done: AgentState;
   try {
     const signals = [session.endSignal, session.userStopSignal, ...(options.signal ? [options.signal] : [])];
     session.steering = recordedSteering(state);
     const start = startOf(state, execution.executionId(), definition, session.steering);
-    done = await runAsRecorded(agent, start, session, AbortSignal.any(signals), options.onEvent);
-  } finally {
-    await agent.close();
+    done = await runAsRecorded(replayer.agent, start, session, AbortSignal.any(signals), options.onEvent);
+  } catch (error) {
+    await replayer.agent.close();
+    throw error;
   }
+  // its run has settled (its actor stops and starts no more calls): the agent replays the next one
+  idleReplayers(definition)[mode].push(replayer);
   const upTo = session.unfinished ? state.stepCount() + 1 : fromStep;
   return {
     state: done,
     divergence: firstDivergence(state, done, (recorded) => session.requestDivergence(recorded), upTo),
   };
+}
+
+/**
+ * The replay agents of each definition that run no replay now, by tools mode. Building one
+ * provides its chart twice (its actors, then without the events no one hears): that cost more
+ * than replaying a 20-step recording (#47's bench: `verifyUpgrade` replays every session). Each
+ * runs one replay at a time: replays at the same time take one each.
+ */
+const idle = new WeakMap<AgentDefinition, Record<'recorded' | 'live', Replayer[]>>();
+
+function idleReplayers(definition: AgentDefinition): Record<'recorded' | 'live', Replayer[]> {
+  const kept = idle.get(definition);
+  if (kept) return kept;
+  const replayers = { recorded: [], live: [] };
+  idle.set(definition, replayers);
+  return replayers;
+}
+
+/** An idle replay agent of this definition, or a new one. */
+function takeReplayer(
+  definition: AgentDefinition,
+  build: (definition: AgentDefinition) => Agent,
+  mode: 'recorded' | 'live',
+): Replayer {
+  return idleReplayers(definition)[mode].pop() ?? new Replayer(definition, build, mode);
+}
+
+/** A replay agent, and the replay it answers for (the one it runs, or ran last). */
+class Replayer {
+  readonly agent: Agent;
+  session: ReplaySession | null = null;
+
+  constructor(
+    definition: AgentDefinition,
+    build: (definition: AgentDefinition) => Agent,
+    mode: 'recorded' | 'live',
+  ) {
+    // read by each model call, tool call and hook stage as it starts: the replay it runs in
+    const current = () => this.session as ReplaySession;
+    this.agent = build(
+      replayDefinition(definition, current, mode, liveDriver(definition, undefined), new Map()),
+    );
+  }
 }
 
 /** The recorded state as it was before its execution: the execution cleared, its messages left out. */
@@ -114,7 +159,7 @@ function liveDriver(definition: AgentDefinition, inherited: Driver | undefined):
  */
 function replayDefinition<D extends AgentDefinition>(
   definition: D,
-  session: ReplaySession,
+  session: () => ReplaySession,
   mode: 'recorded' | 'live',
   live: Driver | undefined,
   seen: Map<AgentDefinition, AgentDefinition>,
@@ -135,8 +180,7 @@ function replayDefinition<D extends AgentDefinition>(
   } = definition;
   const replayed: Record<string, unknown> = {
     ...rest,
-    driver: replayDriver(session.recorded, {
-      session,
+    driver: sessionReplayDriver(session, {
       live,
       compileMessages: definition.modelOptions?.compileMessages,
     }),
@@ -155,12 +199,13 @@ function replayDefinition<D extends AgentDefinition>(
 }
 
 /** The tools with each call answered from the recording (or run, in the live part of a fork). */
-function recordedTools(tools: ToolSet, session: ReplaySession): ToolSet {
+function recordedTools(tools: ToolSet, current: () => ReplaySession): ToolSet {
   const replayed: Record<string, Tool> = {};
   for (const [name, tool] of Object.entries(tools)) {
     replayed[name] = {
       ...tool,
       execute: (input, options) => {
+        const session = current();
         if (session.runsLive(options.state)) {
           if (!tool.execute) throw new InvalidArgumentError(`tools.${name}`, 'has no execute function');
           return tool.execute(input, options);

@@ -152,8 +152,9 @@ const STOPPABLE_STAGES = {
 /**
  * The hooks, each stage sending the person's stop again where the recording places it (the hook
  * is not called: the recorded run never had its answer; the stage's answer comes after the stop).
+ * `session` gives the replay a stage runs in (the one the agent runs at the time).
  */
-export function stoppableHooks(hooks: readonly Hook[], session: ReplaySession): Hook[] {
+export function stoppableHooks(hooks: readonly Hook[], session: () => ReplaySession): Hook[] {
   return hooks.map((hook) => {
     const replayed = Object.create(hook) as Record<string, unknown>;
     for (const [stage, place] of Object.entries(STOPPABLE_STAGES)) {
@@ -161,7 +162,7 @@ export function stoppableHooks(hooks: readonly Hook[], session: ReplaySession): 
       if (typeof run !== 'function') continue;
       // the stop is taken at once (the hook's answer, to a request the stop ended, is dropped)
       replayed[stage] = (state: AgentState, context: StageContext & ErrorContext) =>
-        session.stopsHere(state, place) ? undefined : run.call(hook, state, context);
+        session().stopsHere(state, place) ? undefined : run.call(hook, state, context);
     }
     return replayed as Hook;
   });

@@ -46,25 +46,36 @@ const DATA = new Set([
  * // { path: 'toolExecutions[0].value.total', recorded: 5, replayed: 6 }
  */
 export function firstDifference(recorded: unknown, replayed: unknown, path = ''): JsonDifference | null {
-  return walk(recorded, replayed, path, false);
+  const found = walk(recorded, replayed, false);
+  if (!found) return null;
+  const at = path + found.path;
+  return {
+    path: (path ? at : at.replace(/^\./, '')) || '(root)',
+    recorded: found.recorded,
+    replayed: found.replayed,
+  };
 }
 
-function walk(a: unknown, b: unknown, path: string, data: boolean): JsonDifference | null {
+/**
+ * The first difference, its path relative to `a` and `b` (`.total`, `[0].value`, `''` at them).
+ * The path is written only for the difference found, on the way back: an equal document (most of
+ * what a replay compares) writes none.
+ */
+function walk(a: unknown, b: unknown, data: boolean): JsonDifference | null {
   if (a === b) return null;
   if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) {
     if (typeof a === 'number' && typeof b === 'number' && Number.isNaN(a) && Number.isNaN(b)) return null;
-    return { path: path || '(root)', recorded: a, replayed: b };
+    return { path: '', recorded: a, replayed: b };
   }
-  if (Array.isArray(a) !== Array.isArray(b)) return { path: path || '(root)', recorded: a, replayed: b };
+  if (Array.isArray(a) !== Array.isArray(b)) return { path: '', recorded: a, replayed: b };
   if (Array.isArray(a)) {
     const other = b as unknown[];
     const shared = Math.min(a.length, other.length);
     for (let i = 0; i < shared; i++) {
-      const found = walk(a[i], other[i], `${path}[${i}]`, data);
-      if (found) return found;
+      const found = walk(a[i], other[i], data);
+      if (found) return within(`[${i}]`, found);
     }
-    if (a.length !== other.length)
-      return { path: `${path}.length`.replace(/^\./, ''), recorded: a.length, replayed: other.length };
+    if (a.length !== other.length) return { path: '.length', recorded: a.length, replayed: other.length };
     return null;
   }
   const left = a as Record<string, unknown>;
@@ -77,23 +88,26 @@ function walk(a: unknown, b: unknown, path: string, data: boolean): JsonDifferen
     const l = left[key];
     const r = right[key];
     if (l === undefined && r === undefined) continue;
-    const at = path ? `${path}${segment(key)}` : segment(key).replace(/^\./, '');
-    const found =
-      !data && key === 'metadata' ? walkMetadata(l, r, at) : walk(l, r, at, data || DATA.has(key));
-    if (found) return found;
+    const found = !data && key === 'metadata' ? walkMetadata(l, r) : walk(l, r, data || DATA.has(key));
+    if (found) return within(segment(key), found);
   }
   return null;
 }
 
-function walkMetadata(a: unknown, b: unknown, path: string): JsonDifference | null {
-  if (!isObject(a) || !isObject(b)) return walk(a, b, path, true);
+function walkMetadata(a: unknown, b: unknown): JsonDifference | null {
+  if (!isObject(a) || !isObject(b)) return walk(a, b, true);
   const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
   for (const key of keys) {
     if (FRESH_TAGS.has(key)) continue;
-    const found = walk(a[key], b[key], `${path}${segment(key)}`, true);
-    if (found) return found;
+    const found = walk(a[key], b[key], true);
+    if (found) return within(segment(key), found);
   }
   return null;
+}
+
+/** `found`, its path put under `segment`. */
+function within(segment: string, found: JsonDifference): JsonDifference {
+  return { path: segment + found.path, recorded: found.recorded, replayed: found.replayed };
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

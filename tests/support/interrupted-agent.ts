@@ -9,18 +9,19 @@ export const INTERRUPTED_SECRET = 'interrupted-secret';
 /**
  * The agent of the interrupted-call tests: an unsafe `pay` and a safe `lookup`, called by the root
  * (`nested: false`: calls r1, s1) or by its `payer` subagent (call j1, whose calls are pay-1,
- * look-1). With `approvalSecret`. `onPay` runs inside `pay` before its effect (the crash child
+ * look-1); with `asked`, `pay` needs approval too. With `approvalSecret`. `onPay` runs inside `pay` before its effect (the crash child
  * waits there to be killed).
  */
 export function interruptedAgent(
   store: SessionStore | undefined,
-  options: { readonly nested: boolean; readonly onPay?: () => Promise<void> },
+  options: { readonly nested: boolean; readonly asked?: boolean; readonly onPay?: () => Promise<void> },
 ) {
   const effects: string[] = [];
   const pay = defineTool({
     description: 'Pays',
     inputSchema: z.object({ amount: z.number() }),
     effect: 'unsafe',
+    needsApproval: options.asked ?? false,
     execute: async ({ amount }, { toolCallId }) => {
       await options.onPay?.();
       effects.push(toolCallId);

@@ -22,7 +22,7 @@ export async function crashInPay(
   kind: CrashStoreKind,
   path: string,
   sessionId: string,
-  where: 'root' | 'nested',
+  where: 'root' | 'nested' | 'asked',
 ): Promise<void> {
   const child = spawn(
     process.execPath,

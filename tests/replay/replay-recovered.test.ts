@@ -1,0 +1,98 @@
+/**
+ * A session that went through crash recovery replays equal: the call the crash interrupted waits
+ * in the replay as it waited after the load, and the person's decision on it (approve, reject,
+ * complete) is taken again. Real crashes: a child process SIGKILLed inside the unsafe call, over a
+ * file store and a SQLite store.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { type ApprovalDecision, type ApprovalInput, ExecutionStatus } from '../../src/index';
+import { interruptedAgent } from '../support/interrupted-agent';
+import { type CrashStoreKind, crashInPay, crashStore } from '../support/interrupted-crash';
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+type Decision = 'approve' | 'reject' | 'complete';
+
+const decision = (type: Decision): ApprovalDecision =>
+  type === 'reject'
+    ? { type, reason: 'paid by hand' }
+    : type === 'complete'
+      ? { type, result: { receipt: 'r-7' } }
+      : { type };
+
+/** A session crashed inside `pay`, decided by a person, run to its end; its stored state. */
+async function recovered(kind: CrashStoreKind, where: 'root' | 'nested' | 'asked', type: Decision) {
+  const dir = mkdtempSync(join(tmpdir(), 'replay-recovered-'));
+  dirs.push(dir);
+  const { path, open } = crashStore(kind, dir);
+  await crashInPay(kind, path, 's1', where);
+  const store = open();
+  try {
+    const { agent } = interruptedAgent(store, { nested: where === 'nested', asked: where === 'asked' });
+    const pending = (await store.load('s1'))?.state.pendingApprovals() ?? [];
+    expect(pending.map((p) => p.reason)).toEqual(['interrupted']);
+    const done = await agent.decide(
+      's1',
+      pending.map(
+        (p) =>
+          ({
+            ...decision(type),
+            toolCallId: p.toolCallId,
+            callPath: p.callPath,
+            signature: p.signature,
+          }) as ApprovalInput,
+      ),
+    );
+    expect(done.status()).toBe(ExecutionStatus.Completed);
+    const stored = await store.load('s1');
+    if (!stored) throw new Error('the session was not saved');
+    return stored.state;
+  } finally {
+    await store.close();
+  }
+}
+
+const resolutions = { approve: 'approved', reject: 'rejected', complete: 'completed' } as const;
+
+describe('replaying a session that went through crash recovery', () => {
+  it.each([
+    ['file', 'root', 'approve'],
+    ['file', 'root', 'reject'],
+    ['file', 'root', 'complete'],
+    ['sqlite', 'nested', 'approve'],
+    ['sqlite', 'nested', 'reject'],
+    ['sqlite', 'nested', 'complete'],
+    ['sqlite', 'root', 'reject'],
+    ['file', 'nested', 'complete'],
+    // asked for approval, approved, then interrupted: the replay asks once, as the recovery did
+    ['sqlite', 'asked', 'approve'],
+    ['file', 'asked', 'reject'],
+  ] as const)(
+    '%s store, call at the %s, decided %s: no divergence, the resolution replayed',
+    async (kind, where, type) => {
+      const recorded = await recovered(kind, where, type);
+      const { agent, effects } = interruptedAgent(undefined, {
+        nested: where === 'nested',
+        asked: where === 'asked',
+      });
+      const { state, divergence } = await agent.replay(recorded);
+      expect(divergence).toBeNull();
+      expect(effects).toEqual([]);
+      const interruptedCall = (s: typeof state) => {
+        const step = s.steps()[0];
+        const own = step?.toolExecutions()[0];
+        return where !== 'nested' ? own : own?.childState()?.steps()[0]?.toolExecutions()[0];
+      };
+      expect(interruptedCall(recorded)?.resolution()).toBe(resolutions[type]);
+      expect(interruptedCall(state)?.resolution()).toBe(resolutions[type]);
+      expect(state.finalResponse()).toBe('root done');
+    },
+    60_000,
+  );
+});

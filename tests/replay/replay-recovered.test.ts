@@ -4,9 +4,10 @@
  * complete) is taken again. Real crashes: a child process SIGKILLed inside the unsafe call, over a
  * file store and a SQLite store.
  */
+import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type ApprovalDecision, type ApprovalInput, ExecutionStatus } from '../../src/index';
 import { interruptedAgent } from '../support/interrupted-agent';
@@ -26,10 +27,19 @@ const decision = (type: Decision): ApprovalDecision =>
       ? { type, result: { receipt: 'r-7' } }
       : { type };
 
-/** A session crashed inside `pay`, decided by a person, run to its end; its stored state. */
+/** A session crashed inside `pay`, decided by a person, run to its end; its stored state (and the store's path). */
 async function recovered(kind: CrashStoreKind, where: 'root' | 'nested' | 'asked', type: Decision) {
   const dir = mkdtempSync(join(tmpdir(), 'replay-recovered-'));
   dirs.push(dir);
+  return recoveredIn(dir, kind, where, type);
+}
+
+async function recoveredIn(
+  dir: string,
+  kind: CrashStoreKind,
+  where: 'root' | 'nested' | 'asked',
+  type: Decision,
+) {
   const { path, open } = crashStore(kind, dir);
   await crashInPay(kind, path, 's1', where);
   const store = open();
@@ -94,5 +104,42 @@ describe('replaying a session that went through crash recovery', () => {
       expect(state.finalResponse()).toBe('root done');
     },
     60_000,
+  );
+});
+
+/** `agent-machine replay` from its sources (under tsx), as a CI step runs it. */
+function cli(...args: string[]): Promise<{ code: number; stdout: string }> {
+  return new Promise((done) => {
+    execFile(
+      'npx',
+      ['tsx', 'src/cli.ts', ...args],
+      { cwd: resolve(import.meta.dirname, '../..') },
+      (error, stdout) =>
+        done({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stdout }),
+    );
+  });
+}
+
+describe('agent-machine replay of crash-recovered sessions', () => {
+  it.each([
+    ['sqlite', 'nested', 'complete'],
+    ['file', 'root', 'reject'],
+  ] as const)(
+    '%s store, call at the %s, decided %s: ok, exit 0',
+    async (kind, where, type) => {
+      const dir = mkdtempSync(join(tmpdir(), 'replay-recovered-cli-'));
+      dirs.push(dir);
+      await recoveredIn(dir, kind, where, type);
+      const { code, stdout } = await cli(
+        'replay',
+        '--agent',
+        `tests/replay/fixtures/interrupted-agents.ts#${where}`,
+        crashStore(kind, dir).path,
+      );
+      expect(stdout).toContain('ok       s1 (2 steps, completed)');
+      expect(stdout).toContain('1 session replayed: 1 equal, 0 diverged');
+      expect(code).toBe(0);
+    },
+    120_000,
   );
 });

@@ -30,10 +30,21 @@ function withRecordedInterruptions(state: AgentState, session: ReplaySession): A
     if (recorded?.resolution() === undefined) continue;
     decided.push([call.id, recordedDecision(recorded, call.args)]);
   }
-  if (decided.length === 0) return state;
-  let interrupted = state.withToolsInterrupted(decided.map(([id]) => id));
+  const waiting = stillInterrupted(state, session);
+  if (decided.length === 0 && waiting.length === 0) return state;
+  let interrupted = state.withToolsInterrupted([...decided.map(([id]) => id), ...waiting]);
   for (const [id, decision] of decided) interrupted = interrupted.withApprovalDecision(id, decision);
   return interrupted;
+}
+
+/**
+ * The calls of this step that the recording ends waiting on as interrupted, undecided (a session
+ * saved after a crash, before a person decided): the replay waits on them there too.
+ */
+function stillInterrupted(state: AgentState, session: ReplaySession): string[] {
+  const recorded = session.trackOf(state).recorded;
+  const approval = recorded.stepCount() === state.stepCount() ? recorded.approval() : null;
+  return (approval?.interrupted ?? []).filter((id) => !Object.hasOwn(approval?.decisions ?? {}, id));
 }
 
 /** The decision a person took on a call the recording shows interrupted, from how it ended. */

@@ -107,6 +107,30 @@ describe('replaying a session that went through crash recovery', () => {
   );
 });
 
+describe('replaying a session still waiting on its interrupted call', () => {
+  it.each(['root', 'nested'] as const)(
+    'the call at the %s waits in the replay as it waits in the recording: no divergence',
+    async (where) => {
+      const dir = mkdtempSync(join(tmpdir(), 'replay-waiting-'));
+      dirs.push(dir);
+      const { path, open } = crashStore('sqlite', dir);
+      await crashInPay('sqlite', path, 's1', where);
+      const store = open();
+      const recorded = (await store.load('s1'))?.state;
+      await store.close();
+      if (!recorded) throw new Error('the session was not saved');
+      const { agent, effects } = interruptedAgent(undefined, { nested: where === 'nested' });
+      const { state, divergence } = await agent.replay(recorded);
+      expect(divergence).toBeNull();
+      expect(effects).toEqual([]);
+      expect(state.pendingApprovals().map((p) => [p.toolCallId, p.reason])).toEqual(
+        recorded.pendingApprovals().map((p) => [p.toolCallId, p.reason]),
+      );
+    },
+    60_000,
+  );
+});
+
 /** `agent-machine replay` from its sources (under tsx), as a CI step runs it. */
 function cli(...args: string[]): Promise<{ code: number; stdout: string }> {
   return new Promise((done) => {

@@ -3,7 +3,7 @@
  * The `agent-machine` command line.
  *
  *   agent-machine view <trace.json | state.json> [-o run.html] [--title <text>]
- *   agent-machine replay --agent <module>[#<export>] <store folder | sqlite file | trace folder>
+ *   agent-machine replay --agent <module>[#<export>] [--tools recorded|live] <store folder | sqlite file | trace folder>
  *   agent-machine verify-upgrade --agent <module>[#<export>] [--strict] <store folder | sqlite file>
  *
  * Exit codes: 0 done (replay: every session equal); 1 a replayed session diverged or failed, or
@@ -25,7 +25,7 @@ const HELP = `agent-machine: tools for agent-machine runs
 
 Usage:
   agent-machine view <file.json> [-o <out.html>] [--title <text>]
-  agent-machine replay --agent <module>[#<export>] [--html <folder>] <store folder | sqlite file | trace folder>
+  agent-machine replay --agent <module>[#<export>] [--tools recorded|live] [--html <folder>] <store folder | sqlite file | trace folder>
   agent-machine verify-upgrade --agent <module>[#<export>] [--strict] <store folder | sqlite file>
   agent-machine --help
 
@@ -34,7 +34,8 @@ Commands:
           a trace written by recordTrace() (recorder.write('trace.json')) or an AgentState
           saved as JSON (JSON.stringify(state)).
   replay  Replay every recorded session with an agent of yours, offline (the model answers
-          from the recording, tools are not run), and report where each first diverges.
+          from the recording, tools are not run unless --tools live), and report where each
+          first diverges. The store is opened read-only.
   verify-upgrade  Check that a new version of an agent can go on with every saved session
           (exit 1 on an orphaned one): a CI step before a deploy. See docs/upgrading.md.
 
@@ -62,20 +63,25 @@ Options:
   -h, --help         Show this help.
 `;
 
-const REPLAY_HELP = `Usage: agent-machine replay --agent <module>[#<export>] [--html <folder>] <path>
+const REPLAY_HELP = `Usage: agent-machine replay --agent <module>[#<export>] [--tools recorded|live] [--html <folder>] <path>
 
 Replays every session recorded at <path> with your agent, offline: the model answers from the
 recording and tools are not run (agent.replay(state)). Prints one line per session (ok, DIVERGED
 with the step, kind and path of the first difference, or ERROR) and a summary; exits 1 if any
-session diverged or failed, so it can be a CI step.
+session diverged or failed, or if <path> holds no session, so it can be a CI step.
 
 <path> is a FileSessionStore folder (*.journal), a SqliteSessionStore file, or a folder of
-traces (recordTrace) or states saved as JSON (*.json).
+traces (recordTrace) or states saved as JSON (*.json). Stores are opened read-only: nothing is
+written into <path>.
 
 Options:
   --agent <module>[#<export>]  The module (a path) and its export: an agent (createAgent) or a
                                function returning one. Default export when #<export> is left out.
-                               A .ts module needs a TypeScript loader (node --import tsx).
+                               A .ts module is loaded with tsx when tsx is installed
+                               (npm install --save-dev tsx).
+  --tools recorded|live        recorded (default): each tool call answers with its recorded
+                               result, no tool runs. live: your agent's tools run and their
+                               results are compared with the recorded ones.
   --html <folder>              Write each diverged session's recording there as a run viewer
                                page (<session>.html), the divergence beside its step.
   -h, --help                   Show this help.
@@ -204,6 +210,7 @@ async function replayCommand(args: readonly string[], io: Io): Promise<number> {
   let spec: string | undefined;
   let input: string | undefined;
   let html: string | undefined;
+  let tools: 'recorded' | 'live' | undefined;
   for (let i = 0; i < args.length; i++) {
     const arg = args[i] as string;
     if (arg === '-h' || arg === '--help') {
@@ -218,7 +225,12 @@ async function replayCommand(args: readonly string[], io: Io): Promise<number> {
       html = args[++i];
       if (html === undefined || html === '') throw new CliError('USAGE', '--html needs a folder', 2);
     } else if (arg.startsWith('--html=')) html = arg.slice('--html='.length);
-    else if (arg.startsWith('-')) throw new CliError('USAGE', `unknown option "${arg}"`, 2);
+    else if (arg === '--tools' || arg.startsWith('--tools=')) {
+      const value = arg === '--tools' ? args[++i] : arg.slice('--tools='.length);
+      if (value !== 'recorded' && value !== 'live')
+        throw new CliError('USAGE', `--tools takes recorded or live (got ${JSON.stringify(value ?? '')})`, 2);
+      tools = value;
+    } else if (arg.startsWith('-')) throw new CliError('USAGE', `unknown option "${arg}"`, 2);
     else if (input === undefined) input = arg;
     else throw new CliError('USAGE', `one path only (got "${input}" and "${arg}")`, 2);
   }
@@ -228,7 +240,10 @@ async function replayCommand(args: readonly string[], io: Io): Promise<number> {
   const agent = await loadAgent(spec);
   let summary: ReplaySummary;
   try {
-    summary = await replaySessions(agent, input, (line) => io.out(`${line}\n`), html ? { html } : {});
+    summary = await replaySessions(agent, input, (line) => io.out(`${line}\n`), {
+      ...(html && { html }),
+      ...(tools && { tools }),
+    });
   } catch (error) {
     throw new CliError('INVALID_INPUT', (error as Error).message, 1, { cause: error });
   } finally {
@@ -243,12 +258,15 @@ async function loadAgent(spec: string): Promise<Agent> {
   const file = hash > 0 ? spec.slice(0, hash) : spec;
   const name = hash > 0 ? spec.slice(hash + 1) : 'default';
   let module: Record<string, unknown>;
+  const url = pathToFileURL(resolve(file)).href;
   try {
-    module = await import(pathToFileURL(resolve(file)).href);
+    module = await import(url);
   } catch (error) {
-    throw new CliError('INVALID_INPUT', `cannot import ${file}: ${(error as Error).message}`, 1, {
-      cause: error,
-    });
+    if ((error as NodeJS.ErrnoException).code !== 'ERR_UNKNOWN_FILE_EXTENSION' || !TYPESCRIPT.test(file))
+      throw new CliError('INVALID_INPUT', `cannot import ${file}: ${(error as Error).message}`, 1, {
+        cause: error,
+      });
+    module = await importTypeScript(url, file);
   }
   if (!Object.hasOwn(module, name))
     throw new CliError(
@@ -265,6 +283,38 @@ async function loadAgent(spec: string): Promise<Agent> {
       1,
     );
   return agent as Agent;
+}
+
+const TYPESCRIPT = /\.[mc]?tsx?$/;
+/** Not a literal: the build leaves it to be resolved where the CLI runs (tsx is the user's, optional). */
+const TSX_API = 'tsx/esm/api';
+
+/** A TypeScript module Node cannot load by itself, loaded through tsx (when the project has it). */
+async function importTypeScript(url: string, file: string): Promise<Record<string, unknown>> {
+  let tsx: { register(): unknown };
+  try {
+    tsx = await import(TSX_API);
+  } catch (error) {
+    throw new CliError(
+      'INVALID_INPUT',
+      `cannot import ${file}: Node does not load TypeScript by itself here, and tsx is not installed. ` +
+        'Install it (npm install --save-dev tsx) and run again, run the CLI under a loader ' +
+        '(node --import tsx node_modules/.bin/agent-machine ...), or point --agent at the compiled .js module.',
+      1,
+      { cause: error },
+    );
+  }
+  try {
+    // registered for the process (not a scoped tsImport): the module then shares this CLI's
+    // instance of the library, so the states it loads are the agent's own classes
+    tsx.register();
+    // another URL than the failed import's, which the module map keeps as failed
+    return await import(`${url}?tsx`);
+  } catch (error) {
+    throw new CliError('INVALID_INPUT', `cannot import ${file} (with tsx): ${(error as Error).message}`, 1, {
+      cause: error,
+    });
+  }
 }
 
 async function readInput(path: string): Promise<string> {

@@ -260,11 +260,11 @@ function track(recorded: AgentState, root: boolean, live: boolean): ReplayTrack 
 function unclaimedChild(parent: ReplayTrack | undefined, state: AgentState): AgentState | undefined {
   if (!parent) return undefined;
   const task = state.messages()[0]?.content;
-  for (const step of parent.steps)
-    for (const execution of step.toolExecutions()) {
-      const child = execution.childState();
-      if (child && !parent.claimed.has(child) && child.messages()[0]?.content === task) return child;
-    }
+  const children = parent.steps.flatMap((step) => step.toolExecutions().map((e) => e.childState()));
+  // a recording that ends waiting keeps its waiting (or crash-interrupted) children in its approval
+  children.push(...Object.values(parent.recorded.approval()?.children ?? {}));
+  for (const child of children)
+    if (child && !parent.claimed.has(child) && child.messages()[0]?.content === task) return child;
   return undefined;
 }
 

@@ -1,10 +1,11 @@
 import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { basename, extname, join } from 'node:path';
 import type { ReplayDivergence } from '../drivers/replay-session';
-import { FileSessionStore } from '../persistence/file-session-store';
+import { NotASessionStoreError } from '../persistence/errors';
+import { openStoreReadOnly } from '../persistence/read-only-store';
 import type { SessionStore } from '../persistence/session-store';
-import { SqliteSessionStore } from '../persistence/sqlite-session-store';
 import type { Agent } from '../runtime/agent-actor';
+import type { ReplayOptions } from '../runtime/replay-options';
 import { AgentState } from '../state/agent-state';
 import { AgentMachineError } from '../state/errors';
 import { buildRunView } from './run-model';
@@ -45,7 +46,9 @@ export class NotARecordingError extends AgentMachineError {
  * summary: a FileSessionStore folder (`*.journal`), a folder of traces or saved states (`*.json`),
  * or a SQLite file of a SqliteSessionStore. Sessions are replayed one at a time, in name order.
  * With `html`, each diverged session's recording is written there as a run viewer page, the
- * divergence beside its step.
+ * divergence beside its step; `tools: 'live'` runs the agent's tools instead of answering from the
+ * recorded results. Stores are opened read-only: nothing is written into `path`. A path with no
+ * session raises NotARecordingError (a CI step aimed at the wrong path fails).
  *
  * @example
  * const summary = await replaySessions(agent, 'sessions.db', (line) => console.log(line));
@@ -55,9 +58,16 @@ export async function replaySessions(
   agent: Agent,
   path: string,
   write: (line: string) => void,
-  options: { readonly html?: string } = {},
+  options: { readonly html?: string; readonly tools?: ReplayOptions['tools'] } = {},
 ): Promise<ReplaySummary> {
   const { sessions, close } = await recordedSessions(path);
+  if (sessions.length === 0) {
+    await close();
+    throw new NotARecordingError(
+      path,
+      'holds no sessions to replay (a CI step aimed here would pass on nothing)',
+    );
+  }
   let equal = 0;
   let diverged = 0;
   let failed = 0;
@@ -66,7 +76,7 @@ export async function replaySessions(
       try {
         const state = await session.load();
         if (!state) throw new NotARecordingError(session.name, 'the session is gone');
-        const { divergence } = await agent.replay(state);
+        const { divergence } = await agent.replay(state, options.tools ? { tools: options.tools } : {});
         if (divergence) {
           diverged++;
           const page = options.html && (await writePage(options.html, session.name, state, divergence));
@@ -111,6 +121,7 @@ function describe(d: ReplayDivergence): string {
   return `step ${d.stepNumber} (${d.kind}) at ${d.path}: recorded ${shown(d.recorded)}, replayed ${shown(d.replayed)}`;
 }
 
+/** The sessions at `path`, stores opened read-only (a replay writes nothing into its input). */
 async function recordedSessions(
   path: string,
 ): Promise<{ sessions: RecordedSession[]; close: () => Promise<void> }> {
@@ -118,10 +129,10 @@ async function recordedSessions(
   if (!info) throw new NotARecordingError(path, 'no such file or folder');
   if (info.isFile()) {
     if (extname(path) === '.json') return { sessions: [jsonSession(path)], close: async () => {} };
-    return fromStore(new SqliteSessionStore(path));
+    return fromStore(await readOnlyStore(path));
   }
   const names = (await readdir(path)).sort();
-  if (names.some((name) => name.endsWith('.journal'))) return fromStore(new FileSessionStore(path));
+  if (names.some((name) => name.endsWith('.journal'))) return fromStore(await readOnlyStore(path));
   const files = names.filter((name) => name.endsWith('.json'));
   if (files.length === 0)
     throw new NotARecordingError(
@@ -131,8 +142,22 @@ async function recordedSessions(
   return { sessions: files.map((name) => jsonSession(join(path, name))), close: async () => {} };
 }
 
+/** The store at `path`, read-only; not one: NotARecordingError, saying why. */
+async function readOnlyStore(path: string): Promise<SessionStore> {
+  try {
+    return await openStoreReadOnly(path);
+  } catch (error) {
+    if (error instanceof NotASessionStoreError)
+      throw new NotARecordingError(path, `not a session store: ${error.detail}`);
+    throw error;
+  }
+}
+
 async function fromStore(store: SessionStore) {
-  const ids = await store.list();
+  const ids = await store.list().catch(async (error: unknown) => {
+    await store.close();
+    throw error;
+  });
   return {
     sessions: ids.map((id) => ({ name: id, load: async () => (await store.load(id))?.state ?? null })),
     close: () => store.close(),

@@ -306,3 +306,35 @@ export class CheckpointNotFoundError extends AgentMachineError {
     );
   }
 }
+
+/** A write to a store opened to be read only (`openStoreReadOnly`, `SqliteSessionStore` with `readOnly`). */
+export class ReadOnlyStoreError extends AgentMachineError {
+  static override get name(): string {
+    return 'ReadOnlyStoreError';
+  }
+
+  constructor(
+    readonly store: string,
+    readonly operation: string,
+  ) {
+    super(
+      'STORE_READ_ONLY',
+      `${store} is open read-only: ${operation} was refused and nothing was written. Open the store without readOnly to write to it.`,
+    );
+  }
+}
+
+/** A path that holds no session store of this library (`openStoreReadOnly`): `detail` says why. */
+export class NotASessionStoreError extends AgentMachineError {
+  static override get name(): string {
+    return 'NotASessionStoreError';
+  }
+
+  constructor(
+    readonly path: string,
+    readonly detail: string,
+    options?: { cause?: unknown },
+  ) {
+    super('NOT_A_SESSION_STORE', `${path} is not a session store: ${detail}`, options);
+  }
+}

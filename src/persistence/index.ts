@@ -8,6 +8,8 @@ export {
   ExecutionNotFoundError,
   InvalidSessionIdError,
   NoSessionStoreError,
+  NotASessionStoreError,
+  ReadOnlyStoreError,
   SessionConflictError,
   SessionFileLockedError,
   SessionNotFoundError,
@@ -28,6 +30,7 @@ export { InMemoryExecutionStore } from './in-memory-execution-store';
 export { InMemorySessionStore, type StoredSession } from './in-memory-session-store';
 export type { Checkpoint, JournaledSessionStore } from './journal/checkpoint';
 export { JOURNAL_FORMAT_VERSION } from './journal/journal-record';
+export { openStoreReadOnly } from './read-only-store';
 export { assertSessionId, isValidSessionId, MAX_SESSION_ID_LENGTH } from './session-id';
 export type { LoadedSession, SessionStore } from './session-store';
 export { SqliteExecutionStore } from './sqlite-execution-store';

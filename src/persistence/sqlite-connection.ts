@@ -16,6 +16,8 @@ export class LazySqliteConnection<T> {
     private readonly storeName: string,
     private readonly prepare: (db: SqliteDatabase) => T,
     private readonly durability: Durability = 'full',
+    /** Opened read-only: the file must exist and is not changed (`prepare` must create nothing). */
+    private readonly readOnly = false,
   ) {
     assertStorePath(
       `${storeName}(file)`,
@@ -62,7 +64,7 @@ export class LazySqliteConnection<T> {
   }
 
   private async open(): Promise<{ db: SqliteDatabase; prepared: T }> {
-    const db = await openSqliteDatabase(this.file, undefined, this.durability);
+    const db = await openSqliteDatabase(this.file, undefined, this.durability, this.readOnly);
     try {
       return { db, prepared: this.prepare(db) };
     } catch (error) {

@@ -1,7 +1,13 @@
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import type { Durability } from './durability';
-import { SqliteDriverLoadError, SqliteDriverMissingError, SqliteSchemaError } from './errors';
+import {
+  NotASessionStoreError,
+  SqliteDriverLoadError,
+  SqliteDriverMissingError,
+  SqliteSchemaError,
+} from './errors';
 
 /**
  * The part of better-sqlite3's API the stores use, declared here so that the package's types are
@@ -22,7 +28,10 @@ export interface SqliteDatabase {
   ): { immediate(...args: A): R; deferred(...args: A): R };
   close(): unknown;
 }
-type SqliteConstructor = new (file: string, options?: { timeout?: number }) => SqliteDatabase;
+type SqliteConstructor = new (
+  file: string | Buffer,
+  options?: { timeout?: number; readonly?: boolean; fileMustExist?: boolean },
+) => SqliteDatabase;
 
 const SQLITE_MODULE = 'better-sqlite3';
 
@@ -82,8 +91,10 @@ export async function openSqliteDatabase(
   file: string,
   moduleName?: string,
   durability: Durability = 'full',
+  readOnly = false,
 ): Promise<SqliteDatabase> {
   const Database = await loadSqliteDriver(moduleName);
+  if (readOnly) return openReadOnly(Database, file);
   // Its folder is created as FileSessionStore creates its directory (SQLite itself does not);
   // synchronously, as the database is then opened.
   if (file !== ':memory:') mkdirSync(dirname(resolve(file)), { recursive: true });
@@ -98,15 +109,40 @@ export async function openSqliteDatabase(
   }
 }
 
-/** Creates `table` if missing, then checks that its columns are the expected ones. */
+/**
+ * A database file opened to be read only, leaving nothing beside it: read from a copy in memory,
+ * unless a WAL file is there (a writer's commits not yet in the file: read through it, read-only;
+ * its -wal and -shm files are the writer's). A WAL database opened read-only in place would leave
+ * -wal and -shm files behind.
+ */
+async function openReadOnly(Database: SqliteConstructor, file: string): Promise<SqliteDatabase> {
+  if (existsSync(`${file}-wal`))
+    return new Database(file, { readonly: true, fileMustExist: true, timeout: 5_000 });
+  const copy = await readFile(file);
+  // a copy in memory has no WAL: its header's read and write versions (bytes 18, 19; 2 for WAL)
+  // say rollback journal (1), as the file's would after `journal_mode = DELETE`
+  if (copy.length >= 20 && copy[18] === 2 && copy[19] === 2) copy.fill(1, 18, 20);
+  return new Database(copy, { readonly: true });
+}
+
+/**
+ * Creates `table` if missing (unless `create` is false: a database opened read-only, where a missing
+ * table is NotASessionStoreError), then checks that its columns are the expected ones.
+ */
 export function ensureTable(
   db: SqliteDatabase,
   table: string,
   columns: readonly string[],
   ddl: string,
+  create = true,
 ): void {
-  db.exec(ddl);
+  if (create) db.exec(ddl);
   const actual = (db.pragma(`table_info(${table})`) as { name: string }[]).map((c) => c.name);
+  if (actual.length === 0 && !create)
+    throw new NotASessionStoreError(
+      db.name,
+      `it has no table "${table}" (not a file of this library's SQLite stores)`,
+    );
   const missing = columns.filter((c) => !actual.includes(c));
   if (missing.length > 0)
     throw new SqliteSchemaError(

@@ -5,6 +5,7 @@ import { type Durability, durabilityOption } from './durability';
 import {
   CheckpointNotFoundError,
   CorruptSessionError,
+  ReadOnlyStoreError,
   SessionConflictError,
   SessionNotFoundError,
 } from './errors';
@@ -67,13 +68,14 @@ interface StoredRecord {
   readonly body: string | Uint8Array;
 }
 
-function prepare(db: SqliteDatabase) {
-  ensureTable(db, 'sessions', ['id', 'version', 'saved_at', 'state_json'], SESSIONS_DDL);
+function prepare(db: SqliteDatabase, create = true) {
+  ensureTable(db, 'sessions', ['id', 'version', 'saved_at', 'state_json'], SESSIONS_DDL, create);
   ensureTable(
     db,
     'session_journal',
     ['session_id', 'version', 'gen', 'kind', 'step', 'saved_at', 'body'],
     JOURNAL_DDL,
+    create,
   );
   const lastRecord = lazyStatement(
     db,
@@ -202,13 +204,32 @@ export class SqliteSessionStore implements JournaledSessionStore {
    * @param options.durability `'full'` (default: `synchronous = FULL`, each commit is flushed to
    *   disk before it is acknowledged) or `'process'` (`synchronous = NORMAL`: an acknowledged save
    *   survives a crash of the process, not a power loss or OS crash).
+   * @param options.readOnly open the file only to read it (a replay, a check): it must exist and
+   *   hold the store's tables (else NotASessionStoreError); nothing is created or switched (WAL);
+   *   saves, deletes and forks raise ReadOnlyStoreError.
    */
   constructor(
     readonly file: string,
-    options: { durability?: Durability } = {},
+    options: { durability?: Durability; readOnly?: boolean } = {},
   ) {
     this.durability = durabilityOption(options.durability);
-    this.connection = new LazySqliteConnection(file, 'SqliteSessionStore', prepare, this.durability);
+    this.readOnly = options.readOnly === true;
+    this.connection = this.readOnly
+      ? new LazySqliteConnection(
+          file,
+          'SqliteSessionStore',
+          (db) => prepare(db, false),
+          this.durability,
+          true,
+        )
+      : new LazySqliteConnection(file, 'SqliteSessionStore', prepare, this.durability);
+  }
+
+  /** Opened with `readOnly`: nothing is written. */
+  readonly readOnly: boolean;
+
+  private writable(operation: string): void {
+    if (this.readOnly) throw new ReadOnlyStoreError(`SqliteSessionStore(${this.file})`, operation);
   }
 
   async load(sessionId: string): Promise<LoadedSession | null> {
@@ -217,6 +238,7 @@ export class SqliteSessionStore implements JournaledSessionStore {
   }
 
   async save(sessionId: string, state: AgentState, expectedVersion: number | null): Promise<number> {
+    this.writable('save');
     const id = assertSessionId(sessionId);
     assertState(state);
     assertExpectedVersion(expectedVersion);
@@ -254,6 +276,7 @@ export class SqliteSessionStore implements JournaledSessionStore {
   }
 
   async fork(sessionId: string, version: number, newSessionId: string): Promise<LoadedSession> {
+    this.writable('fork');
     const id = assertSessionId(sessionId);
     const target = assertSessionId(newSessionId);
     assertVersion(version);
@@ -275,6 +298,7 @@ export class SqliteSessionStore implements JournaledSessionStore {
   }
 
   async delete(sessionId: string): Promise<void> {
+    this.writable('delete');
     const id = assertSessionId(sessionId);
     this.tips.delete(id);
     await this.connection.run((db) => db.remove.immediate(id));

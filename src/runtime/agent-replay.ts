@@ -5,13 +5,16 @@ import { type RecordedSteering, ReplaySession } from '../drivers/replay-session'
 import { MessageStore } from '../state/agent-context';
 import { AgentState } from '../state/agent-state';
 import { AgentMachineError, InvalidArgumentError } from '../state/errors';
+import { ExecutionState } from '../state/execution-state';
 import type { Message } from '../state/message';
 import type { Tool, ToolSet } from '../tools/define-tool';
 import type { Agent } from './agent-actor';
 import type { AgentDefinition, SubagentDefinition } from './agent-definition';
 import { upgradeState } from './agent-migrations';
 import { firstDivergence } from './replay-comparison';
+import { recordedToolExecutionIds } from './replay-ids';
 import { recordedSteering, runAsRecorded, stoppableHooks } from './replay-inputs';
+import { interruptedAsRecorded } from './replay-interrupted';
 import type { ReplayOptions, ReplayResult } from './replay-options';
 import { refuseUnreplayable } from './unreplayable-run';
 
@@ -112,7 +115,10 @@ class Replayer {
   }
 }
 
-/** The recorded state as it was before its execution: the execution cleared, its messages left out. */
+/**
+ * The recorded state as it was when its execution began: its messages left out, the execution
+ * begun under its recorded id.
+ */
 function startOf(
   state: AgentState,
   executionId: string,
@@ -129,15 +135,16 @@ function startOf(
       .filter((m) => m.metadata.execution_id !== executionId && !steered.has(m));
   let context = state.context().withStore(MessageStore.of(sections));
   if (definition.systemPrompt) context = context.withSystemPrompt('');
+  // begun as a run with a store begins it, before its first step; its time budget counts from now
   return AgentState.restore({
     agentId: state.agentId(),
     parentAgentId: state.parentAgentId(),
     createdAt: state.createdAt().getTime(),
     updatedAt: state.updatedAt().getTime(),
-    executionCount: Math.max(0, state.executionCount() - 1),
+    executionCount: state.executionCount(),
     llmConfig: state.llmConfig(),
     context,
-    execution: null,
+    execution: ExecutionState.fresh(executionId, Date.now()),
   });
 }
 
@@ -180,13 +187,16 @@ function replayDefinition<D extends AgentDefinition>(
   } = definition;
   const replayed: Record<string, unknown> = {
     ...rest,
-    driver: sessionReplayDriver(session, {
-      live,
-      compileMessages: definition.modelOptions?.compileMessages,
-    }),
+    driver: interruptedAsRecorded(
+      sessionReplayDriver(session, {
+        live,
+        compileMessages: definition.modelOptions?.compileMessages,
+      }),
+      session,
+    ),
   };
   seen.set(definition, replayed as D);
-  if (definition.hooks) replayed.hooks = stoppableHooks(definition.hooks, session);
+  replayed.hooks = [recordedToolExecutionIds(session), ...stoppableHooks(definition.hooks ?? [], session)];
   if (definition.tools && mode === 'recorded') replayed.tools = recordedTools(definition.tools, session);
   const subagents = definition.subagents;
   if (subagents?.agents) {

@@ -44,18 +44,52 @@ function stepsTo(state: AgentState, callPath: readonly string[]): (string | null
   return steps;
 }
 
-/** The state with every pending call (its own and those inside waiting subagents) signed. */
+/**
+ * The state with every call a person may be asked about signed: each pending call (its own and
+ * those inside waiting subagents), and, in a saved intent, each unsafe call about to start (a
+ * load after a crash lists it as interrupted, with the signature saved here).
+ */
 export function withSignedApprovals(state: AgentState, secret: string, sessionId: string | null): AgentState {
-  const pending = state.pendingApprovals();
-  if (pending.length === 0) return state;
+  const listed = [...state.pendingApprovals(), ...startingCalls(state, [], [])];
+  if (listed.length === 0) return state;
   return state.withApprovalSignatures(
     Object.fromEntries(
-      pending.map((p) => [
+      listed.map((p) => [
         approvalKey(p.callPath, p.toolCallId),
         approvalSignature(secret, sessionId, state, p),
       ]),
     ),
   );
+}
+
+/**
+ * The unsafe calls a saved intent names as starting (`approval.started`) that have no result yet,
+ * at every depth: a load after a crash lists them as interrupted, as this lists them.
+ */
+function startingCalls(
+  state: AgentState,
+  path: readonly string[],
+  callPath: readonly string[],
+): PendingApproval[] {
+  const approval = state.approval();
+  const step = state.currentStep();
+  if (!approval || !step) return [];
+  const started = new Set(approval.started ?? []);
+  const finished = new Set(step.toolExecutions().map((e) => e.toolCallId()));
+  const out: PendingApproval[] = [];
+  for (const call of step.requestedToolCalls()) {
+    if (started.has(call.id) && !finished.has(call.id))
+      out.push({
+        toolCallId: call.id,
+        toolName: call.name,
+        args: call.args,
+        reason: 'interrupted',
+        ...(callPath.length > 0 && { path, callPath }),
+      });
+    const child = Object.hasOwn(approval.children, call.id) ? approval.children[call.id] : undefined;
+    if (child) out.push(...startingCalls(child, [...path, call.name], [...callPath, call.id]));
+  }
+  return out;
 }
 
 /**

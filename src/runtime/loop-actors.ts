@@ -112,15 +112,24 @@ export function provideLoop(
   // the unsafe calls of a step that start now: its intent names them before any starts
   const unsafeStarting = async (state: AgentState, signal: AbortSignal) =>
     unsafeCallsToStart(state, mcp ? await mcp.callableToolSet(tools, signal) : tools);
-  const nested = new NestedIntents(store, (state) => unsafeStarting(state, noSignal));
+  /**
+   * What the root saves: with an `approvalSecret`, every call a load may list (pending, or about to
+   * start and so interrupted by a crash) signed, so the stored session lists them signed.
+   */
+  const sealed = (state: AgentState, sessionId: string) =>
+    approvalSecret && state.approval() !== null
+      ? withSignedApprovals(state, approvalSecret, sessionId)
+      : state;
+  const nested = new NestedIntents(store, (state) => unsafeStarting(state, noSignal), sealed);
   /** Saves `state` in the session, over the version last saved (or a child's intent saved meanwhile). */
   const saveState = (session: LoopSession, state: AgentState): Promise<number> => {
     if (!store) throw new NoSessionStoreError('Checkpointing');
     const { id } = session;
+    const saved = sealed(state, id);
     const version = nested.versionFor(id, session.version);
     return isPromise(version)
-      ? version.then((v) => store.save(id, state, v))
-      : store.save(id, state, version);
+      ? version.then((v) => store.save(id, saved, v))
+      : store.save(id, saved, version);
   };
   /**
    * The step with the unsafe calls it starts now, saved before any starts (null: it starts none,

@@ -46,6 +46,8 @@ export class NestedIntents {
     private readonly store: SessionStore | undefined,
     /** The agent's own unsafe calls of `state`'s step that start with it (named in its intent). */
     private readonly ownUnsafe: (state: AgentState) => Promise<readonly string[]>,
+    /** The root's state as it is saved in session `sessionId` (its calls signed with an `approvalSecret`). */
+    private readonly sealed: (state: AgentState, sessionId: string) => AgentState = (state) => state,
   ) {}
 
   /** The save a child spawned by `agent` for the subagent call `toolCallId` is given. */
@@ -93,7 +95,7 @@ export class NestedIntents {
     const saving = (async () => {
       await previous?.catch(() => undefined);
       // composed now, so that it holds every child's intent taken so far
-      const state = await this.intentOf(intents);
+      const state = this.sealed(await this.intentOf(intents), id);
       checkCurrent(agent, intents, toolCallId);
       const version = await store.save(id, state, contextOf(agent).session?.version ?? null);
       agent.send({ type: 'session.saved', version });

@@ -183,9 +183,29 @@ export class AgentState extends AgentStateView {
   withCurrentStep(step: AgentStep): AgentState {
     return this.withExecution(this.ensureExecution().withCurrentStep(step));
   }
-  /** The step in flight waits for a person's decision on these tool calls (in the model's order). */
+  /**
+   * The step in flight waits for a person's decision on these tool calls (in the model's order);
+   * an approval the step has already (calls a crash interrupted, in a replay) keeps its calls.
+   */
   withApprovalRequested(toolCallIds: readonly string[], at = Date.now()): AgentState {
-    return this.withExecution(this.ensureExecution().withApproval(ApprovalRequest.of(toolCallIds, at)));
+    return this.withExecution(
+      this.ensureExecution().withApproval(ApprovalRequest.withRequested(this.approval(), toolCallIds, at)),
+    );
+  }
+  /**
+   * The step in flight as a load after a crash finds it when its unsafe calls `toolCallIds` had
+   * started: those without a result wait for a person as interrupted (a replay of a recovered run).
+   */
+  withToolsInterrupted(toolCallIds: readonly string[], at = Date.now()): AgentState {
+    const finished = new Set(
+      this.currentStep()
+        ?.toolExecutions()
+        .map((e) => e.toolCallId()),
+    );
+    const started = ApprovalRequest.withStarted(this.approval(), toolCallIds, at);
+    return this.withExecution(
+      this.ensureExecution().withApproval(ApprovalRequest.interrupting(started, (id) => finished.has(id))),
+    );
   }
   /**
    * The step in flight waits for the children of its subagent calls, which wait for decisions

@@ -73,6 +73,17 @@ export const ApprovalRequest = {
       signatures: Object.freeze({}),
     });
   },
+  /** `request` (or a new one) asking also for the calls `toolCallIds` it does not ask for yet. */
+  withRequested(
+    request: ApprovalRequest | null,
+    toolCallIds: readonly string[],
+    at = Date.now(),
+  ): ApprovalRequest {
+    if (!request) return ApprovalRequest.of(toolCallIds, at);
+    const added = toolCallIds.filter((id) => !request.toolCallIds.includes(id));
+    if (added.length === 0) return request;
+    return Object.freeze({ ...request, toolCallIds: Object.freeze([...request.toolCallIds, ...added]) });
+  },
   /** A step that waits for the children of its subagent calls (`children`: by the call's id). */
   ofChildren(children: Readonly<Record<string, AgentState>>, requestedAt = Date.now()): ApprovalRequest {
     return Object.freeze({

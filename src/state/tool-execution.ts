@@ -201,6 +201,10 @@ export class ToolExecution {
   withEndedChild(child: AgentState): ToolExecution {
     return new ToolExecution({ ...this.props, childState: child });
   }
+  /** The same execution under `id` (a replay keeps the recorded execution's id). */
+  withId(id: string): ToolExecution {
+    return new ToolExecution({ ...this.props, id });
+  }
   /** This call as one a crash interrupted and a person resolved (`resolution`). */
   withResolution(resolution: ToolResolution): ToolExecution {
     return new ToolExecution({ ...this.props, resolution });

@@ -71,6 +71,12 @@ async function recordThroughHttp() {
   return { recorded: loaded.state, baseURL };
 }
 
+/** A state's JSON with its timestamps (the only fields a replay draws fresh) set aside. */
+function withoutClocks(json: unknown): unknown {
+  return JSON.parse(JSON.stringify(json), (key, value) => (CLOCKS.has(key) ? undefined : value));
+}
+const CLOCKS = new Set(['createdAt', 'updatedAt', 'startedAt', 'completedAt', 'requestedAt']);
+
 describe('replaying a run recorded over HTTP into SQLite', () => {
   it('replays with the server stopped: 0 requests, no divergence, the same final state', async () => {
     const { recorded, baseURL } = await recordThroughHttp();
@@ -88,6 +94,16 @@ describe('replaying a run recorded over HTTP into SQLite', () => {
     ).toBeNull();
     expect(state.usage()).toEqual(recorded.usage());
     expect(state.finalResponse()).toBe('The answer is 5.');
+  });
+
+  it('replays JSON-equal, ids included: the execution id, the tool execution ids and their message tags', async () => {
+    const { recorded, baseURL } = await recordThroughHttp();
+    const { state } = await createAgent(defined(countedModel(baseURL).model)).replay(recorded);
+    // the clocks alone differ: every timestamp is set aside, nothing else
+    expect(withoutClocks(state.toJSON())).toEqual(withoutClocks(recorded.toJSON()));
+    expect(state.executionId()).toBe(recorded.executionId());
+    const ids = (s: AgentState) => s.toolExecutions().map((e) => e.id());
+    expect(ids(state)).toEqual(ids(recorded));
   });
 
   it('a changed tool description, a changed setting from a hook, each diverge in the request at their step', async () => {

@@ -1,6 +1,7 @@
 import type { InspectionEvent } from 'xstate';
 import type { AgentState } from '../state/agent-state';
 import type { Message } from '../state/message';
+import { STEER_ID } from './chat-pool-handler';
 import type { UIMessageChunk } from './ui-message';
 
 /** What the chat handler sends the run's agent actor. */
@@ -33,8 +34,11 @@ export function runningActor(): RunningActor {
       else waiting.push(message);
     },
     unapplied: (final) => {
-      const held = new Set([...final.messages(), ...final.steeredMessages()]);
-      return sent.filter((message) => !held.has(message));
+      // the run keeps a steered message as a copy (marked `steered`): told apart by its steer id
+      const held = new Set<unknown>();
+      for (const message of [...final.messages(), ...final.steeredMessages()])
+        held.add(message.metadata[STEER_ID] ?? message);
+      return sent.filter((message) => !held.has(message.metadata[STEER_ID] ?? message));
     },
   };
 }

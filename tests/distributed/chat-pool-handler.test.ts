@@ -190,6 +190,14 @@ describe('createChatHandler({ client })', () => {
     expect(stored?.finalResponse()).toBe('Answered: And in Celsius?');
     const assistant = chat.messages.filter((m) => m.role === 'assistant');
     expect(assistant.map(textOf)).toEqual(['Answered: And in Celsius?']);
+    // the steered message entered the conversation once: the next execution does not ask it again
+    await chat.sendMessage({ text: 'Thanks' });
+    expect(errors).toEqual([]);
+    expect(prompts.at(-1)?.filter((line) => line === 'user: And in Celsius?')).toHaveLength(1);
+    expect(prompts.at(-1)?.at(-1)).toBe('user: Thanks');
+    const next = (await store.load('steer'))?.state;
+    expect(next?.steeredMessages()).toEqual([]);
+    expect(next?.messages().filter((m) => m.content === 'And in Celsius?')).toHaveLength(1);
   }, 30_000);
 
   it("whileRunning 'queue': the second message is answered by the next execution on the worker, on the same stream", async () => {

@@ -14,6 +14,7 @@ import type { UIMessage } from 'ai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisSessionStore } from '../../src/distributed/index';
 import { chatClient } from '../support/ai-chat';
+import { textOf } from '../support/chat-fixtures';
 import { answerText } from '../support/typing-agent';
 import { readLedger } from './support/ledger-agent';
 import { type RedisServer, startRedisServer } from './support/redis-server';
@@ -181,6 +182,18 @@ describe('a chat served by the worker pool', () => {
     const state = await storedState(chatId);
     expect(state?.status()).toBe('stopped');
     expect(state?.stopReason()).toBe('user_requested');
+    // what the page saw of the answer is the stopped assistant message, as a reload finds it
+    const live = textOf(chat.messages.at(-1));
+    expect(words(chat.messages.at(-1))).toBeGreaterThanOrEqual(3);
+    expect(state?.messages().at(-1)).toMatchObject({
+      role: 'assistant',
+      content: live,
+      metadata: { stopped_answer: true },
+    });
+    const reloaded = (await (await fetch(`${second}/${chatId}/messages`)).json()) as {
+      messages: UIMessage[];
+    };
+    expect(textOf(reloaded.messages.at(-1))).toBe(live);
     const again = await fetch(`${first}/${chatId}/stop`, { method: 'POST', headers: json, body: '{}' });
     expect(await again.json()).toEqual({ id: chatId, stopping: false });
   }, 60_000);

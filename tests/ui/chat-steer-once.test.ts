@@ -7,6 +7,7 @@
 import type { LanguageModelV4GenerateResult } from '@ai-sdk/provider';
 import { MockLanguageModelV4 } from 'ai/test';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { InspectionEvent } from 'xstate';
 import { z } from 'zod';
 import { RedisStreamStore } from '../../src/distributed/index';
 import {
@@ -83,7 +84,8 @@ function slowChat() {
       base.stream(state, {
         ...options,
         inspect: (event) => {
-          options?.inspect?.(event);
+          // the chat handler's inspector is a function
+          (options?.inspect as ((event: InspectionEvent) => void) | undefined)?.(event);
           if (event.type === '@xstate.event' && event.event.type === 'steer') steered.open();
         },
       }),

@@ -329,6 +329,14 @@ describe('createChatHandler({ client })', () => {
     expect(() => createChatHandler({ client, agent: 'support', store, streams, whileRunning: drop })).toThrow(
       /Invalid whileRunning: "drop" is not 'reject', 'steer' or 'queue'/,
     );
+    for (const aiSdkVersion of [6, 7] as const)
+      expect(() =>
+        createChatHandler({ client, agent: 'support', store, streams, aiSdkVersion }),
+      ).not.toThrow();
+    const five = 5 as unknown as 6;
+    expect(() => createChatHandler({ client, agent: 'support', store, streams, aiSdkVersion: five })).toThrow(
+      /Invalid aiSdkVersion: 5 is not 6 or 7/,
+    );
     // @ts-expect-error: the store is required with a client
     expect(() => createChatHandler({ client, agent: 'support', streams })).toThrow(
       /Invalid store: with `client`, the workers' SessionStore/,

@@ -9,7 +9,7 @@ import { StopReason } from './stop-reason';
  * when a person stopped the run mid-answer: the step it was giving is not recorded (its call was
  * aborted), but the text the person saw stays in the conversation, for a reload and the next turn.
  */
-export const STOPPED_ANSWER = 'stopped_answer';
+const STOPPED_ANSWER = 'stopped_answer';
 
 /**
  * The text the root agent streamed (`text.delta`) in the step a person's stop cut off, from the

@@ -17,6 +17,7 @@ import {
   whileRunningOption,
 } from './chat-routes';
 import { type AiSdkVersion, aiSdkVersionOption, clientAiSdkVersion } from './client-version';
+import { STEER_ID } from './running-actor';
 import { mendRestartedSteps } from './step-restart';
 import { StreamNotOpenError, type StreamStore } from './stream-store';
 import type { UIMessageChunk } from './ui-message';
@@ -188,13 +189,8 @@ export function createPoolChatHandler(options: PoolChatHandlerOptions): ChatHand
   });
 }
 
-/**
- * The metadata key of a message steered (or queued) into a chat's run: its id, by which a worker
- * that takes the run over tells the messages the session holds already from those still to apply,
- * and by which the stream store's hand-off list (`handOffId`) is settled. The in-process handler
- * uses the same key.
- */
-export const STEER_ID = 'steerId';
+// STEER_ID: declared beside runningActor (which tells steered messages apart by it), below this file
+export { STEER_ID };
 
 /** The chunks up to the `data-queued` chunk that starts the answer to queued messages. */
 async function* untilQueued(chunks: AsyncIterable<UIMessageChunk>): AsyncIterable<UIMessageChunk> {

@@ -1,8 +1,15 @@
 import type { InspectionEvent } from 'xstate';
 import type { AgentState } from '../state/agent-state';
 import type { Message } from '../state/message';
-import { STEER_ID } from './chat-pool-handler';
 import type { UIMessageChunk } from './ui-message';
+
+/**
+ * The metadata key of a message steered (or queued) into a chat's run: its id, by which a worker
+ * that takes the run over tells the messages the session holds already from those still to apply,
+ * and by which the stream store's hand-off list (`handOffId`) is settled. The in-process handler
+ * uses the same key.
+ */
+export const STEER_ID = 'steerId';
 
 /** What the chat handler sends the run's agent actor. */
 interface SteerTarget {

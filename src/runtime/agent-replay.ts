@@ -6,6 +6,8 @@ import { MessageStore } from '../state/agent-context';
 import { AgentState } from '../state/agent-state';
 import { AgentMachineError, InvalidArgumentError } from '../state/errors';
 import type { Message } from '../state/message';
+import { StopReason } from '../state/stop-reason';
+import { stoppedAnswerOf, withStoppedAnswer } from '../state/stopped-answer';
 import type { Tool, ToolSet } from '../tools/define-tool';
 import type { Agent } from './agent-actor';
 import type { AgentDefinition, SubagentDefinition } from './agent-definition';
@@ -58,6 +60,10 @@ export async function replayRun(
   } finally {
     await agent.close();
   }
+  // what the model had streamed when a person stopped the recorded run (kept by a chat), kept again
+  const stopped = stoppedAnswerOf(state);
+  if (stopped && done.stopReason() === StopReason.UserRequested)
+    done = withStoppedAnswer(done, stopped.content);
   const upTo = session.unfinished ? state.stepCount() + 1 : fromStep;
   return {
     state: done,

@@ -103,7 +103,14 @@ function toolView(chat: PageChat, part: ToolPart): HTMLElement {
     const deny = element('button', { type: 'button', class: 'deny' }, 'Deny');
     approve.addEventListener('click', answer(true));
     deny.addEventListener('click', answer(false));
-    view.append(element('span', { class: 'approval' }, 'needs your approval ', approve, deny));
+    // a call a crash cut off (reason 'interrupted') may have run already: say so before Approve
+    const interrupted = part.approval.descriptor?.reason === 'interrupted';
+    const ask = interrupted
+      ? 'interrupted: this may already have happened: check before running it again '
+      : 'needs your approval ';
+    view.append(
+      element('span', { class: interrupted ? 'approval interrupted' : 'approval' }, ask, approve, deny),
+    );
   }
   if (part.state === 'input-available' || part.state === 'approval-responded') {
     view.append(element('span', { class: 'running' }, 'running…'));

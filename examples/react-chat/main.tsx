@@ -27,6 +27,7 @@ type ToolPart = any;
 
 function ToolView({ part, decide }: { part: ToolPart; decide: (approved: boolean) => void }) {
   const name = part.type === 'dynamic-tool' ? part.toolName : part.type.slice('tool-'.length);
+  const interrupted = part.approval?.descriptor?.reason === 'interrupted';
   return (
     <div className="tool" data-tool={name} data-state={part.state}>
       <code>{`${name}(${JSON.stringify(part.input ?? {})})`}</code>
@@ -34,8 +35,11 @@ function ToolView({ part, decide }: { part: ToolPart; decide: (approved: boolean
       {part.state === 'output-error' && <pre className="output error">{part.errorText}</pre>}
       {part.state === 'output-denied' && <span className="denied">denied</span>}
       {part.state === 'approval-requested' && (
-        <span className="approval">
-          needs your approval{' '}
+        // a call a crash cut off (reason 'interrupted') may have run already: say so before Approve
+        <span className={interrupted ? 'approval interrupted' : 'approval'}>
+          {interrupted
+            ? 'interrupted: this may already have happened: check before running it again'
+            : 'needs your approval'}{' '}
           <button type="button" className="approve" onClick={() => decide(true)}>
             Approve
           </button>

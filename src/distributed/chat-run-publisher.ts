@@ -12,12 +12,14 @@ import type { AgentError } from '../state/agent-error';
 import type { AgentState } from '../state/agent-state';
 import type { RunListener } from '../state/event-source';
 import { ExecutionStatus } from '../state/execution-status';
+import type { AgentEvent } from '../state/loop-events';
 import type { Message } from '../state/message';
 import { AgentStream, type UIStreamReadOptions } from '../ui/agent-stream';
 import { streamContinuation } from '../ui/chat-approvals';
 import { keepLateSteering, settleHandedOff } from '../ui/chat-handoff';
 import { type ChatJobStream, STEER_ID } from '../ui/chat-pool-handler';
 import { queuedMarker, withQueued } from '../ui/chat-queue';
+import { keepStoppedAnswer } from '../ui/chat-stopped';
 import { runningActor } from '../ui/running-actor';
 import { stepRestartedChunk } from '../ui/step-restart';
 import type { StreamStore } from '../ui/stream-store';
@@ -48,8 +50,8 @@ export interface ChatRunPublisher {
   /** The run's inspector: it finds the run's actor, for the messages steered to the chat. */
   readonly inspect: (event: InspectionEvent) => void;
   /**
-   * The run ended: the stream ends with it, then the messages steered too late for it are saved
-   * to the session's steering section (the next execution applies them first); resolves with the
+   * The run ended: what the model had streamed of an answer a person stopped is saved, the stream
+   * ends, then the messages steered too late for it are saved to the session's steering section (the next execution applies them first); resolves with the
    * session so saved, or null when none came.
    */
   conclude(final: AgentState, store: SessionStore): Promise<{ state: AgentState; version: number } | null>;
@@ -94,6 +96,8 @@ export async function publishChatRun(options: ChatRunPublisherOptions): Promise<
     options.renewMs ?? 10_000,
   );
   renew.unref?.();
+  // what the model streamed: a stop mid-answer keeps the part the page saw
+  const deltas: AgentEvent[] = [];
   let detached = false;
   /** Stops renewing and listening; false when it was done already (the job ends one way only). */
   const detach = () => {
@@ -104,7 +108,10 @@ export async function publishChatRun(options: ChatRunPublisherOptions): Promise<
     return true;
   };
   const publisher: ChatRunPublisher = {
-    onEvent: (event, source) => current.listener(event, source),
+    onEvent: (event, source) => {
+      if (event.type === 'text.delta') deltas.push(event);
+      current.listener(event, source);
+    },
     inspect: (event) => current.actor.inspect(event),
     async nextExecution(final, aborted) {
       if (queued.length === 0 || aborted || final.status() !== ExecutionStatus.Completed) return null;
@@ -117,15 +124,22 @@ export async function publishChatRun(options: ChatRunPublisherOptions): Promise<
       return withQueued(final, messages);
     },
     async conclude(final, store) {
+      // stopped mid-answer: what the page saw is saved before its stream ends (a reload finds it)
+      const stopped = await keepStoppedAnswer(store, chatId, final, deltas.splice(0)).catch(
+        (error: unknown) => {
+          onError(error);
+          return null;
+        },
+      );
       await publisher.finish({ state: final });
       const applied = steerIds(final);
       const late = received.filter((message) => !applied.has(steerIdOf(message)));
       const kept =
         late.length === 0
-          ? null
+          ? stopped
           : await keepLateSteering(store, chatId, late).catch((error: unknown) => {
               onError(error);
-              return null;
+              return stopped;
             });
       // what the session holds now is no longer the stream store's to keep
       await settleHandedOff(store, streams, chatId).catch(onError);

@@ -7,7 +7,7 @@
 import type { AgentState } from '../state/agent-state';
 import type { ApprovalDecision, ApprovalRequest } from '../state/approval';
 import type { ToolCall } from '../state/message';
-import { approvalKey } from '../state/pending-approval';
+import { type ApprovalReason, approvalKey } from '../state/pending-approval';
 import type { UIToolPart } from './ui-parts';
 
 /**
@@ -39,6 +39,7 @@ function collect(
           { type: `tool-${call.name}`, toolCallId: [...callPath, call.id].join('/'), input: call.args },
           approval.decisions[call.id],
           signature,
+          approval.interrupted?.includes(call.id) ? 'interrupted' : 'approval',
         ),
       );
     }
@@ -47,17 +48,20 @@ function collect(
   }
 }
 
-/** A call's part awaiting approval, or answered when a decision on it was taken. */
+/** A call's part awaiting approval (`waits` says why), or answered when a decision on it was taken. */
 export function approvalPart(
   tool: { type: `tool-${string}`; toolCallId: string; input: unknown },
   decision: ApprovalDecision | undefined,
   signature: string | undefined,
+  waits: ApprovalReason = 'approval',
 ): UIToolPart {
   const signed = signature === undefined ? {} : { signature };
   if (!decision) {
+    // the reason as AI SDK 6's and 7's clients keep it from the stream's tool-approval-request
+    const why = { descriptor: { reason: waits } };
     return Object.assign(tool, {
       state: 'approval-requested' as const,
-      approval: Object.assign({ id: tool.toolCallId }, signed),
+      approval: Object.assign({ id: tool.toolCallId }, why, signed),
     });
   }
   const reason = decision.type === 'reject' ? decision.reason : undefined;

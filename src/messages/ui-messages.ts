@@ -77,7 +77,8 @@ export function toUIMessages(source: AgentState | readonly Message[]): UIMessage
         );
         if (approval?.toolCallIds.includes(call.id)) {
           const signature = approval.signatures[approvalKey(undefined, call.id)];
-          parts.push(approvalPart(tool, approval.decisions[call.id], signature));
+          const reason = approval.interrupted?.includes(call.id) ? 'interrupted' : 'approval';
+          parts.push(approvalPart(tool, approval.decisions[call.id], signature, reason));
         } else parts.push(Object.assign(tool, { state: 'input-available' as const }));
         // the calls waiting inside this subagent call, as parts of their own (`p1/t1`)
         if (state && approval?.children[call.id]) parts.push(...nestedApprovalParts(state, call));

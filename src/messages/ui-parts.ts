@@ -1,4 +1,5 @@
 import type { ContentPart, ProviderMetadata } from '../state/message';
+import type { ApprovalReason } from '../state/pending-approval';
 import type { ProviderOptions } from './shapes';
 
 type PartMetadata = { readonly providerMetadata?: ProviderOptions };
@@ -18,7 +19,15 @@ export type UIToolPart = UIToolCall &
     | { readonly state: 'input-available' }
     | {
         readonly state: 'approval-requested';
-        readonly approval: { readonly id: string; readonly signature?: string };
+        readonly approval: {
+          readonly id: string;
+          readonly signature?: string;
+          /**
+           * Why the call waits: `'approval'`, or `'interrupted'` (a crash cut it off: it may already
+           * have run). Where the stream's `tool-approval-request` puts it (`approvalDescriptor`).
+           */
+          readonly descriptor?: { readonly reason: ApprovalReason };
+        };
       }
     | {
         readonly state: 'approval-responded';

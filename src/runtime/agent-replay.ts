@@ -7,6 +7,8 @@ import { AgentState } from '../state/agent-state';
 import { AgentMachineError, InvalidArgumentError } from '../state/errors';
 import { ExecutionState } from '../state/execution-state';
 import type { Message } from '../state/message';
+import { StopReason } from '../state/stop-reason';
+import { stoppedAnswerOf, withStoppedAnswer } from '../state/stopped-answer';
 import type { Tool, ToolSet } from '../tools/define-tool';
 import type { Agent } from './agent-actor';
 import type { AgentDefinition, SubagentDefinition } from './agent-definition';
@@ -65,6 +67,10 @@ export async function replayRun(
   }
   // its run has settled (its actor stops and starts no more calls): the agent replays the next one
   idleReplayers(definition)[mode].push(replayer);
+  // what the model had streamed when a person stopped the recorded run (kept by a chat), kept again
+  const stopped = stoppedAnswerOf(state);
+  if (stopped && done.stopReason() === StopReason.UserRequested)
+    done = withStoppedAnswer(done, stopped.content);
   const upTo = session.unfinished ? state.stepCount() + 1 : fromStep;
   return {
     state: done,

@@ -170,20 +170,31 @@ export function stoppableHooks(hooks: readonly Hook[], session: () => ReplaySess
 
 /**
  * The messages steered into the recorded execution (marked `steered`), each one that joined the
- * conversation by the step it joined at: the step after the last one whose input lacks it (one
- * that joined at the first step stays in the state the replay starts from, as if steered before), and those
- * left unjoined in the steering section.
+ * conversation by the step it joined at: the first step whose input holds it (one that joined at
+ * the first step, or was steered into an earlier execution of the session, stays in the state the
+ * replay starts from, as if steered before), and those left unjoined in the steering section.
  */
 export function recordedSteering(state: AgentState): RecordedSteering {
   const joined = new Map<number, Message[]>();
-  const inputs = state.steps().map((step) => step.inputMessageList().size);
-  for (const [index, message] of state.messages().entries()) {
-    if (message.metadata[STEERED] !== true) continue;
-    // the step after the last one whose input is known without it (a failed model call's is empty)
-    const before = inputs.findLastIndex((size) => size > 0 && size <= index);
-    const stepNumber = before + 2;
+  const inputs = state.steps().map((step) => step.inputMessageList());
+  const messages = state.messages();
+  // the execution's own messages start with its first step's answer: a message steered before
+  // (into an earlier execution of the session, or as this one started) is part of where it starts
+  const executionId = state.executionId();
+  const own = messages.findIndex((m) => m.metadata.execution_id === executionId);
+  for (const [index, message] of messages.entries()) {
+    if (message.metadata[STEERED] !== true || own === -1 || index < own) continue;
+    // the first step sent it; else the step after the last whose input is known (a failed model call's is empty)
+    const sentBy = inputs.findIndex((input) => holds(input, message));
+    const stepNumber = sentBy >= 0 ? sentBy + 1 : inputs.findLastIndex((input) => input.size > 0) + 2;
     if (stepNumber > 1) joined.set(stepNumber, [...(joined.get(stepNumber) ?? []), message]);
   }
   const leftover = state.steeredMessages().filter((m) => m.metadata[STEERED] === true);
   return { joined, leftover };
+}
+
+/** Whether a step's input holds this message (the same, or an equal copy). */
+function holds(input: Iterable<Message>, message: Message): boolean {
+  for (const sent of input) if (sent === message || firstDifference(sent, message) === null) return true;
+  return false;
 }

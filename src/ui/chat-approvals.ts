@@ -26,6 +26,7 @@ export function approvalRequestChunks(pending: PendingApproval): UIMessageChunk[
     approvalId: toolCallId,
     toolCallId,
     ...(pending.signature !== undefined && { signature: pending.signature }),
+    approvalDescriptor: { reason: pending.reason },
   };
   if (!pending.callPath?.length) return [request];
   const input: UIMessageChunk = {

@@ -23,6 +23,7 @@ import {
   type WhileRunning,
   whileRunningOption,
 } from './chat-routes';
+import { eventsOf, keepStoppedAnswer } from './chat-stopped';
 import { type RunningActor, runningActor } from './running-actor';
 import { InMemoryStreamStore, type StreamStore } from './stream-store';
 import { StreamWriter } from './stream-writer';
@@ -212,11 +213,17 @@ function createAgentChatHandler(options: ChatHandlerOptions): ChatHandler {
       unlistenSteer();
       // a run that threw has been given to onError above (its read or its state)
       if (!final) final = await running.state.catch(() => undefined);
-      // queued as the run concluded, or not answered (it stopped or failed): kept for the next one
-      if (final)
-        await keepLateSteering(store, chatId, [...actor.unapplied(final), ...queued.splice(0)]).catch(
+      const ended = final;
+      if (ended) {
+        // stopped mid-answer: what the page saw of the answer stays in the chat
+        await eventsOf(running)
+          .then((events) => keepStoppedAnswer(store, chatId, ended, events))
+          .catch((error: unknown) => onError(error));
+        // queued as the run concluded, or not answered (it stopped or failed): kept for the next one
+        await keepLateSteering(store, chatId, [...actor.unapplied(ended), ...queued.splice(0)]).catch(
           (error: unknown) => onError(error),
         );
+      }
       // what the session holds now leaves the stream store; the rest waits for the next run
       await settleHandedOff(store, streams, chatId).catch((error: unknown) => onError(error));
       await writer.end().catch((error: unknown) => onError(error));

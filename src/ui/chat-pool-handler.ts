@@ -16,6 +16,8 @@ import {
   type WhileRunning,
   whileRunningOption,
 } from './chat-routes';
+import { type AiSdkVersion, aiSdkVersionOption, clientAiSdkVersion } from './client-version';
+import { STEER_ID } from './running-actor';
 import { mendRestartedSteps } from './step-restart';
 import { StreamNotOpenError, type StreamStore } from './stream-store';
 import type { UIMessageChunk } from './ui-message';
@@ -77,6 +79,15 @@ export interface PoolChatHandlerOptions {
    * execution as soon as the running one ends, on the same stream (the POST answers from there).
    */
   readonly whileRunning?: WhileRunning;
+  /**
+   * The AI SDK major of the page's chat client (`useChat`), 6 or 7: where another worker takes a
+   * run over mid-step, AI SDK 7's client is sent `reset-step` (the step's parts so far leave the
+   * message before it runs again); AI SDK 6's rejects that chunk, so it is sent none (its message
+   * keeps the interrupted step's parts before the step as it ran again, until a reload reads the
+   * stored chat). A request's `x-ai-sdk-version` header (set on the transport's `headers`) decides
+   * for that request. Default: the major of the `ai` package installed beside this library.
+   */
+  readonly aiSdkVersion?: AiSdkVersion;
 }
 
 /**
@@ -103,9 +114,16 @@ export function createPoolChatHandler(options: PoolChatHandlerOptions): ChatHand
   const whileRunning = whileRunningOption(options.whileRunning);
   const onError = options.onError ?? ((error: unknown) => console.error(error));
   const renewMs = options.streamRenewMs ?? 10_000;
+  const aiSdkVersion = aiSdkVersionOption(options.aiSdkVersion);
+  /** The run's stream mended for the chat client that sent `request` (`reset-step` for AI SDK 7's alone). */
+  const mendFor =
+    (request: Request) =>
+    (chunks: AsyncIterable<UIMessageChunk>): AsyncIterable<UIMessageChunk> =>
+      mendRestartedSteps(chunks, { resetStep: clientAiSdkVersion(request, aiSdkVersion) >= 7 });
 
-  async function post(chat: ChatRequest): Promise<Response> {
+  async function post(chat: ChatRequest, request: Request): Promise<Response> {
     const { chatId } = chat;
+    const mend = mendFor(request);
     const streamId = newId();
     while (!(await streams.begin(chatId, streamId))) {
       // a run goes on: steered into it, or queued for the next execution, on its worker (if it
@@ -114,8 +132,7 @@ export function createPoolChatHandler(options: PoolChatHandlerOptions): ChatHand
       const queueId = whileRunning === 'queue' ? newId() : undefined;
       const metadata = { [STEER_ID]: newId(), ...(queueId && { queueId }) };
       const message = Message.of({ role: 'user', content: chat.text, metadata });
-      if (await streams.steer(chatId, message))
-        return relayRunning(streams, chatId, queueId, mendRestartedSteps);
+      if (await streams.steer(chatId, message)) return relayRunning(streams, chatId, queueId, mend);
     }
     const read = new AbortController();
     let chunks: AsyncIterable<UIMessageChunk>;
@@ -124,7 +141,7 @@ export function createPoolChatHandler(options: PoolChatHandlerOptions): ChatHand
       // read from the stream's first chunk, before any can be written
       const opened = await streams.read(chatId, { signal: read.signal });
       if (!opened) throw new StreamNotOpenError(chatId, streamId);
-      chunks = mendRestartedSteps(opened);
+      chunks = mend(opened);
       if (chat.kind === 'message') {
         if (stored?.state.approval()) throw ApprovalError.pending(stored.state);
         await client.execute({ agent, sessionId: chatId, message: chat.text, chatStream: { streamId } });
@@ -168,17 +185,12 @@ export function createPoolChatHandler(options: PoolChatHandlerOptions): ChatHand
     maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024,
     onError,
     post,
-    readBack: mendRestartedSteps,
+    readBack: (chunks, request) => mendFor(request)(chunks),
   });
 }
 
-/**
- * The metadata key of a message steered (or queued) into a chat's run: its id, by which a worker
- * that takes the run over tells the messages the session holds already from those still to apply,
- * and by which the stream store's hand-off list (`handOffId`) is settled. The in-process handler
- * uses the same key.
- */
-export const STEER_ID = 'steerId';
+// STEER_ID: declared beside runningActor (which tells steered messages apart by it), below this file
+export { STEER_ID };
 
 /** The chunks up to the `data-queued` chunk that starts the answer to queued messages. */
 async function* untilQueued(chunks: AsyncIterable<UIMessageChunk>): AsyncIterable<UIMessageChunk> {

@@ -29,9 +29,12 @@ export interface ChatRoutes {
   readonly maxBodyBytes: number;
   readonly onError: (error: unknown) => void;
   /** Answers a chat request that was read, checked and authorized (`chatId` is a valid session id). */
-  readonly post: (chat: ChatRequest) => Promise<Response>;
-  /** How a run's stream is read back from `streams` (default: as written). */
-  readonly readBack?: (chunks: AsyncIterable<UIMessageChunk>) => AsyncIterable<UIMessageChunk>;
+  readonly post: (chat: ChatRequest, request: Request) => Promise<Response>;
+  /** How a run's stream is read back from `streams` for the client that sent `request` (default: as written). */
+  readonly readBack?: (
+    chunks: AsyncIterable<UIMessageChunk>,
+    request: Request,
+  ) => AsyncIterable<UIMessageChunk>;
 }
 
 /**
@@ -53,7 +56,7 @@ export function chatRoutes(routes: ChatRoutes): ChatHandler {
     const chat = parseChatRequest(await readText(request, routes.maxBodyBytes));
     const chatId = assertSessionId(chat.chatId);
     await allow(request, chatId, chat.kind === 'message' ? 'write' : 'decide');
-    return routes.post({ ...chat, chatId });
+    return routes.post({ ...chat, chatId }, request);
   }
 
   async function stopRun(request: Request, chatId: string): Promise<Response> {
@@ -81,7 +84,7 @@ export function chatRoutes(routes: ChatRoutes): ChatHandler {
     const read = new AbortController();
     const chunks = await streams.read(chatId, { signal: read.signal });
     if (!chunks) return new Response(null, { status: 204 });
-    return streamResponse(readBack(chunks), () => read.abort());
+    return streamResponse(readBack(chunks, request), () => read.abort());
   }
 
   return async (request) => {

@@ -11,6 +11,7 @@ export {
 } from './chat-pool-handler';
 export { type ChatDecision, type ChatRequest, ChatRequestError, parseChatRequest } from './chat-request';
 export type { ChatAccess, ChatAction, ChatHandler, WhileRunning } from './chat-routes';
+export { AI_SDK_VERSION_HEADER, type AiSdkVersion } from './client-version';
 export { toNodeHandler } from './node-handler';
 export { mendRestartedSteps, type StepRestartedData, stepRestartedChunk } from './step-restart';
 export {

@@ -3,6 +3,14 @@ import type { AgentState } from '../state/agent-state';
 import type { Message } from '../state/message';
 import type { UIMessageChunk } from './ui-message';
 
+/**
+ * The metadata key of a message steered (or queued) into a chat's run: its id, by which a worker
+ * that takes the run over tells the messages the session holds already from those still to apply,
+ * and by which the stream store's hand-off list (`handOffId`) is settled. The in-process handler
+ * uses the same key.
+ */
+export const STEER_ID = 'steerId';
+
 /** What the chat handler sends the run's agent actor. */
 interface SteerTarget {
   send(event: { type: 'steer'; message: Message }): void;
@@ -33,8 +41,11 @@ export function runningActor(): RunningActor {
       else waiting.push(message);
     },
     unapplied: (final) => {
-      const held = new Set([...final.messages(), ...final.steeredMessages()]);
-      return sent.filter((message) => !held.has(message));
+      // the run keeps a steered message as a copy (marked `steered`): told apart by its steer id
+      const held = new Set<unknown>();
+      for (const message of [...final.messages(), ...final.steeredMessages()])
+        held.add(message.metadata[STEER_ID] ?? message);
+      return sent.filter((message) => !held.has(message.metadata[STEER_ID] ?? message));
     },
   };
 }

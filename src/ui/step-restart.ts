@@ -20,11 +20,15 @@ export function stepRestartedChunk(data: StepRestartedData): UIMessageChunk {
  * (`data-step-restarted`), the parts of the step it runs again are taken out of the message
  * (`reset-step`, AI SDK 7) when the stream had started that step, the step's `start-step` is not
  * sent twice, and the new worker's `start` of the same message is left out (the message goes on). So the message holds
- * each completed step once, and the restarted step as it finally ran.
+ * each completed step once, and the restarted step as it finally ran. With `resetStep: false`
+ * (AI SDK 6's client, which rejects `reset-step`), no `reset-step` is sent: the message keeps the
+ * interrupted step's parts, then the step as it ran again, in a step of its own.
  */
 export async function* mendRestartedSteps(
   chunks: AsyncIterable<UIMessageChunk>,
+  options: { readonly resetStep?: boolean } = {},
 ): AsyncIterable<UIMessageChunk> {
+  const resetStep = options.resetStep ?? true;
   let started: string | null | undefined;
   let steps = 0;
   let restarting = false;
@@ -32,11 +36,11 @@ export async function* mendRestartedSteps(
     if (chunk.type === 'data-step-restarted') {
       const { stepNumber } = chunk.data as StepRestartedData;
       yield chunk;
-      if (stepNumber <= steps) {
+      if (stepNumber <= steps && resetStep) {
         yield { type: 'reset-step' };
         steps = stepNumber;
         restarting = true;
-      }
+      } else if (stepNumber <= steps) steps = stepNumber - 1;
       continue;
     }
     if (chunk.type === 'start') {

@@ -33,10 +33,13 @@ export function toUIMessageChunks(message: UIMessage): UIMessageChunk[] {
       // (`tool-approval-response` is AI SDK 7's), and the call's output or denial follows.
       if (approval) {
         const signed = approval.signature === undefined ? {} : { signature: approval.signature };
+        const reason = 'descriptor' in approval ? approval.descriptor?.reason : undefined;
+        const why = reason ? { approvalDescriptor: { reason } } : {};
         chunks.push(
           Object.assign(
             { type: 'tool-approval-request' as const, approvalId: approval.id, toolCallId },
             signed,
+            why,
           ),
         );
       }

@@ -1,3 +1,4 @@
+import type { ApprovalReason } from '../state/pending-approval';
 /**
  * The AI SDK's UI message stream protocol (v1), as far as an agent run speaks it: the chunks
  * `useChat` / `AbstractChat` read (the SDK's `uiMessageChunkSchema`) and the messages they hold.
@@ -30,6 +31,12 @@ export type UIMessageChunk =
       readonly toolCallId: string;
       /** With an `approvalSecret`: the call's signature; the client sends it back with its answer. */
       readonly signature?: string;
+      /**
+       * Why the call waits: `'approval'` (its tool needs approval) or `'interrupted'` (a crash cut
+       * it off: it may already have run). AI SDK 6's and 7's clients keep it as the tool part's
+       * `approval.descriptor`, as the stored messages have it.
+       */
+      readonly approvalDescriptor?: { readonly reason: ApprovalReason };
     }
   | {
       readonly type: 'tool-approval-response';

@@ -190,6 +190,14 @@ describe('createChatHandler({ client })', () => {
     expect(stored?.finalResponse()).toBe('Answered: And in Celsius?');
     const assistant = chat.messages.filter((m) => m.role === 'assistant');
     expect(assistant.map(textOf)).toEqual(['Answered: And in Celsius?']);
+    // the steered message entered the conversation once: the next execution does not ask it again
+    await chat.sendMessage({ text: 'Thanks' });
+    expect(errors).toEqual([]);
+    expect(prompts.at(-1)?.filter((line) => line === 'user: And in Celsius?')).toHaveLength(1);
+    expect(prompts.at(-1)?.at(-1)).toBe('user: Thanks');
+    const next = (await store.load('steer'))?.state;
+    expect(next?.steeredMessages()).toEqual([]);
+    expect(next?.messages().filter((m) => m.content === 'And in Celsius?')).toHaveLength(1);
   }, 30_000);
 
   it("whileRunning 'queue': the second message is answered by the next execution on the worker, on the same stream", async () => {
@@ -320,6 +328,14 @@ describe('createChatHandler({ client })', () => {
     const drop = 'drop' as unknown as 'reject';
     expect(() => createChatHandler({ client, agent: 'support', store, streams, whileRunning: drop })).toThrow(
       /Invalid whileRunning: "drop" is not 'reject', 'steer' or 'queue'/,
+    );
+    for (const aiSdkVersion of [6, 7] as const)
+      expect(() =>
+        createChatHandler({ client, agent: 'support', store, streams, aiSdkVersion }),
+      ).not.toThrow();
+    const five = 5 as unknown as 6;
+    expect(() => createChatHandler({ client, agent: 'support', store, streams, aiSdkVersion: five })).toThrow(
+      /Invalid aiSdkVersion: 5 is not 6 or 7/,
     );
     // @ts-expect-error: the store is required with a client
     expect(() => createChatHandler({ client, agent: 'support', streams })).toThrow(

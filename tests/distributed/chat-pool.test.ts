@@ -11,9 +11,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { UIMessage } from 'ai';
+import { DefaultChatTransport as Ai6Transport } from 'ai6';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisSessionStore } from '../../src/distributed/index';
+import { AI_SDK_VERSION_HEADER } from '../../src/index';
 import { chatClient } from '../support/ai-chat';
+import { ai6ChatClient } from '../support/ai6-chat';
+import { textOf } from '../support/chat-fixtures';
 import { answerText } from '../support/typing-agent';
 import { readLedger } from './support/ledger-agent';
 import { type RedisServer, startRedisServer } from './support/redis-server';
@@ -181,6 +185,18 @@ describe('a chat served by the worker pool', () => {
     const state = await storedState(chatId);
     expect(state?.status()).toBe('stopped');
     expect(state?.stopReason()).toBe('user_requested');
+    // what the page saw of the answer is the stopped assistant message, as a reload finds it
+    const live = textOf(chat.messages.at(-1));
+    expect(words(chat.messages.at(-1))).toBeGreaterThanOrEqual(3);
+    expect(state?.messages().at(-1)).toMatchObject({
+      role: 'assistant',
+      content: live,
+      metadata: { stopped_answer: true },
+    });
+    const reloaded = (await (await fetch(`${second}/${chatId}/messages`)).json()) as {
+      messages: UIMessage[];
+    };
+    expect(textOf(reloaded.messages.at(-1))).toBe(live);
     const again = await fetch(`${first}/${chatId}/stop`, { method: 'POST', headers: json, body: '{}' });
     expect(await again.json()).toEqual({ id: chatId, stopping: false });
   }, 60_000);
@@ -252,5 +268,31 @@ describe('a chat served by the worker pool', () => {
     expect(state?.stepCount()).toBe(2);
     // the search ran once: its step was saved before the kill
     expect(readLedger(ledger).slice(before)).toHaveLength(1);
+  }, 90_000);
+
+  it("a worker killed mid-run with AI SDK 6's chat client (x-ai-sdk-version: 6): no reset-step, the answer completes", async () => {
+    const ledger = env.LEDGER as string;
+    const before = readLedger(ledger).length;
+    const chatId = `worker-kill-ai6-${randomUUID()}`;
+    const data: unknown[] = [];
+    const transport = new Ai6Transport({ api: first, headers: { [AI_SDK_VERSION_HEADER]: '6' } });
+    const { chat, errors } = ai6ChatClient(first, chatId, { transport, onData: (part) => data.push(part) });
+    const sent = chat.sendMessage({ text: 'Lisbon?' });
+    await until(() => readLedger(ledger).length > before && words(chat.messages.at(-1) as UIMessage) >= 10);
+    const runner = readLedger(ledger)[before]?.worker;
+    const victim = pool.find((w) => w.line.ready === runner) as Started;
+    await victim.kill();
+    pool = [...pool.filter((w) => w !== victim), await worker(`${runner}-again`)];
+    await sent;
+    expect(errors).toEqual([]);
+    expect(data).toEqual([expect.objectContaining({ type: 'data-step-restarted' })]);
+    const answer = chat.messages.at(-1) as UIMessage;
+    expect(answer?.metadata).toMatchObject({ status: 'completed', stopReason: 'completed' });
+    // the interrupted step's words stay before the step as it ran again, which ends the message
+    const texts = answer.parts.filter((p) => p.type === 'text').map((p) => (p as { text: string }).text);
+    expect(texts.at(-1)).toBe(answerText(WORDS));
+    // a reload reads the stored chat: each step once
+    const stored = (await (await fetch(`${second}/${chatId}/messages`)).json()) as { messages: UIMessage[] };
+    expect(seen(stored.messages.at(-1))).toEqual(EXPECTED);
   }, 90_000);
 });

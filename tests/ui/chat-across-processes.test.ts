@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SqliteSessionStore } from '../../src/index';
 import { type RedisServer, startRedisServer } from '../distributed/support/redis-server';
 import { chatClient } from '../support/ai-chat';
+import { textOf } from '../support/chat-fixtures';
 import { chatProcesses, until } from '../support/chat-processes';
 
 const WORDS = 40;
@@ -140,6 +141,18 @@ describe('a chat served by two processes over Redis', () => {
     await store.close();
     expect(saved?.state.status()).toBe('stopped');
     expect(saved?.state.stopReason()).toBe('user_requested');
+    // what the page saw of the answer is the stopped assistant message, as a reload finds it
+    const live = textOf(chat.messages.at(-1));
+    expect(words(chat.messages.at(-1))).toBeGreaterThanOrEqual(3);
+    expect(saved?.state.messages().at(-1)).toMatchObject({
+      role: 'assistant',
+      content: live,
+      metadata: { stopped_answer: true },
+    });
+    const reloaded = (await (await fetch(`${second}/${chatId}/messages`)).json()) as {
+      messages: UIMessage[];
+    };
+    expect(textOf(reloaded.messages.at(-1))).toBe(live);
     // Nothing runs now: another stop finds no run.
     const again = await fetch(`${first}/${chatId}/stop`, {
       method: 'POST',

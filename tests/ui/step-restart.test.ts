@@ -1,4 +1,5 @@
 import { readUIMessageStream, type UIMessageChunk as SdkChunk, type UIMessage } from 'ai';
+import { readUIMessageStream as readUIMessageStream6 } from 'ai6';
 import { describe, expect, it } from 'vitest';
 import { mendRestartedSteps, stepRestartedChunk, type UIMessageChunk } from '../../src/index';
 
@@ -101,6 +102,46 @@ describe('mendRestartedSteps', () => {
       transient: true,
     });
     expect(parts.some((p) => p.type === 'data-step-restarted')).toBe(false);
+  });
+
+  it("resetStep: false (AI SDK 6's client rejects reset-step): its reader ends the message with the step as it ran again", async () => {
+    const cut = [
+      start,
+      ...search,
+      { type: 'start-step' },
+      ...text('e1:2:text', 'word0 wo'),
+      restarted(2),
+      start,
+      ...answer('word0 word1 word2'),
+      finish,
+    ] as UIMessageChunk[];
+    async function read6(options: { resetStep: boolean }) {
+      async function* source() {
+        yield* cut;
+      }
+      const mended: UIMessageChunk[] = [];
+      for await (const chunk of mendRestartedSteps(source(), options)) mended.push(chunk);
+      const stream = new ReadableStream({
+        start(controller) {
+          for (const chunk of mended) controller.enqueue(chunk);
+          controller.close();
+        },
+      });
+      let last: { parts: { type: string; text?: string }[] } | undefined;
+      for await (const message of readUIMessageStream6({ stream: stream as never, terminateOnError: true }))
+        last = message as never;
+      return { mended, parts: last?.parts ?? [] };
+    }
+    const { mended, parts } = await read6({ resetStep: false });
+    expect(mended.some((c) => c.type === 'reset-step')).toBe(false);
+    expect(parts.map((p) => [p.type, p.text])).toEqual([
+      ['step-start', undefined],
+      ['tool-search', undefined],
+      ['step-start', undefined],
+      ['text', 'word0 wo'],
+      ['step-start', undefined],
+      ['text', 'word0 word1 word2'],
+    ]);
   });
 
   it("drops only a repeated start of the same message (a new execution's start goes through)", async () => {

@@ -64,14 +64,14 @@ describe('toChatUIMessages', () => {
         toolCallId: 't1',
         state: 'approval-requested',
         input: { to: 'bob' },
-        approval: { id: 't1' },
+        approval: { id: 't1', descriptor: { reason: 'approval' } },
       },
       {
         type: 'tool-transfer',
         toolCallId: 't2',
         state: 'approval-requested',
         input: { to: 'eve' },
-        approval: { id: 't2' },
+        approval: { id: 't2', descriptor: { reason: 'approval' } },
       },
     ]);
 

@@ -204,8 +204,13 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
         sessionId: typeof target === 'string' ? target : null,
         toolsAt: agent.toolsAt,
       });
+      // The decided state is saved first, as `execute` saves the started execution: of two decides
+      // racing on one waiting session, the second's save is refused (SessionConflictError, thrown)
+      // before anything of its run starts.
       const session =
-        typeof target === 'string' ? { id: target, version: stored?.version ?? null } : undefined;
+        typeof target === 'string' && store && stored
+          ? { id: target, version: await store.save(target, state, stored.version) }
+          : undefined;
       return runToOutcome(
         agent.createActor(state, listened(actorOptions, onEvent, session)),
         signal,

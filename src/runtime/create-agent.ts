@@ -55,11 +55,14 @@ export function createAgent(definition: AgentDefinition): Agent {
 function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
   const budget = definition.budget ?? ExecutionBudget.default();
   const store = definition.store;
+  // a subagent without a pricing table of its own prices its model's calls by its caller's
+  const pricing = definition.modelOptions?.pricing ?? scope.pricing;
   const driver: Driver =
     definition.driver ??
     (definition.model
       ? modelDriver(definition.model, {
           ...definition.modelOptions,
+          ...(pricing && { pricing }),
           ...contextOf(definition),
           fallbackModels: definition.fallbackModels ?? definition.modelOptions?.fallbackModels,
         })
@@ -73,7 +76,12 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
   const models = tracing && tracedModels(definition, scope);
   const inference = tracing ? tracing.traceDriver(driver, models ?? []) : driver;
   const agentName = definition.name ?? 'agent';
-  const subagents = subagentCalls(definition, scope, { driver, tools, tracing, models, mcp }, buildAgent);
+  const subagents = subagentCalls(
+    definition,
+    scope,
+    { driver, tools, tracing, models, mcp, pricing },
+    buildAgent,
+  );
   const approvalSecret = scope.depth === 0 ? definition.approvalSecret : undefined;
   const { machine, hookStages, checkStep } = provideLoop(definition, {
     driver: inference,

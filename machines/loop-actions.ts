@@ -9,7 +9,7 @@ import { AgentStopError } from '../src/state/agent-stop-error';
 import { BUDGET_GUARD, budgetSignal } from '../src/state/budget-signal';
 import { Message, STEERED } from '../src/state/message';
 import { StopReason } from '../src/state/stop-reason';
-import { StopSignal } from '../src/state/stop-signal';
+import { personStop, StopSignal } from '../src/state/stop-signal';
 import {
   type LoopContext,
   outputState,
@@ -139,9 +139,7 @@ const contextActions = loopSetup.extend({
         const aborted = AgentError.of('AbortError', reason, 'ABORTED');
         const during = stopPlace(self.getSnapshot()?.value);
         const at = { during, stepCount: context.state.stepCount() };
-        return context.state
-          .withPendingToolCallsFailed(aborted)
-          .withStopSignal(StopSignal.of(StopReason.UserRequested, reason, at, 'user'));
+        return context.state.withPendingToolCallsFailed(aborted).withStopSignal(personStop(reason, at));
       },
     }),
     /** Sets the outcome; a message steered too late for a step is kept for the next execution. */

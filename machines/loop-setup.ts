@@ -10,7 +10,7 @@ import { budgetSignal } from '../src/state/budget-signal';
 import { ExecutionStatus, isTerminalStatus } from '../src/state/execution-status';
 import type { LoopEmitted } from '../src/state/loop-events';
 import { pendingMatches } from '../src/state/pending-approval';
-import { StopReason } from '../src/state/stop-reason';
+import { isPersonStop } from '../src/state/stop-signal';
 import {
   type LoopContext,
   type LoopEvent,
@@ -86,12 +86,9 @@ export const loopSetup = setup({
       'token' in event && event.token !== undefined && event.token !== context.state,
     hasToolCalls: ({ event }) => outputState(event).currentStep()?.hasToolCalls() ?? false,
     isStopRequest: ({ event }) => AgentStopError.is((event as { error?: unknown }).error),
-    /** A `user_requested` signal (a `stop` event, an aborted signal) stands. */
+    /** A person's stop (a `stop` event, an aborted signal) stands: not a hook's `user_requested` signal. */
     userStopped: ({ context }) =>
-      context.state
-        .execution()
-        ?.continuation()
-        .stopSignals.some((s) => s.reason === StopReason.UserRequested) ?? false,
+      context.state.execution()?.continuation().stopSignals.some(isPersonStop) ?? false,
     hasSession: ({ context }) => context.session !== null,
     /** The step's intent can be saved: to the session, or (a subagent) through its caller, up to the root's. */
     savesIntent: ({ context }) => savesIntent(context),

@@ -5,6 +5,7 @@ export {
   McpServerError,
   McpToolError,
   McpToolNameConflictError,
+  McpToolNotListedError,
 } from './mcp-errors';
 export type {
   McpHttpServerConfig,

@@ -88,3 +88,27 @@ export class McpToolNameConflictError extends AgentMachineError {
     );
   }
 }
+
+/**
+ * A server's `tools` setting names a tool the server does not list (a typo, or a tool it dropped):
+ * refused rather than ignored, so that a setting such as `needsApproval` is never silently lost.
+ * `server` and `tool` name it; `listed` is what the server offers.
+ */
+export class McpToolNotListedError extends AgentMachineError {
+  static override get name(): string {
+    return 'McpToolNotListedError';
+  }
+
+  constructor(
+    readonly server: string,
+    readonly tool: string,
+    readonly listed: readonly string[],
+  ) {
+    super(
+      'MCP_TOOL_NOT_LISTED',
+      `mcpServers.${server}.tools names '${tool}', a tool MCP server '${server}' does not list ` +
+        `(it lists ${listed.length > 0 ? listed.map((name) => `'${name}'`).join(', ') : 'none'}): ` +
+        'correct the name or remove the entry.',
+    );
+  }
+}

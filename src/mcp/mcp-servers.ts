@@ -1,6 +1,6 @@
 import { type Tool, type ToolSet, toolEffect } from '../tools/define-tool';
 import type { McpCallResult, McpToolInfo } from './mcp-connection';
-import { McpToolError, McpToolNameConflictError } from './mcp-errors';
+import { McpToolError, McpToolNameConflictError, McpToolNotListedError } from './mcp-errors';
 import type { McpServersConfig, McpToolChoice, McpToolSetting } from './mcp-server-config';
 import { SupervisedMcpServer } from './supervised-mcp-server';
 
@@ -44,6 +44,10 @@ export class McpServers {
     const set: Record<string, Tool> = { ...base };
     this.servers.forEach((server, i) => {
       const choice = this.choices[i];
+      const listed = (lists[i] ?? []).map((info) => info.name);
+      // an entry naming a tool the server lacks (a typo) is refused, not ignored with its setting
+      for (const name of Object.keys(choice ?? {}))
+        if (!listed.includes(name)) throw new McpToolNotListedError(server.name, name, listed);
       for (const info of lists[i] ?? []) {
         const setting = choice ? (Object.hasOwn(choice, info.name) ? choice[info.name] : undefined) : true;
         if (setting === undefined) continue;

@@ -1,5 +1,3 @@
-import { constants } from 'node:buffer';
-import { inflateRawSync } from 'node:zlib';
 import type { AgentState } from '../state/agent-state';
 import { type Durability, durabilityOption } from './durability';
 import {
@@ -15,6 +13,7 @@ import { decodeRecord, withGeneration } from './journal/journal-record';
 import { replay } from './journal/journal-replay';
 import { type NextRecord, newGen, nextRecord } from './journal/journal-writer';
 import { TipCache } from './journal/tip-cache';
+import { bodyText } from './legacy-body';
 import { decodeStoredState, parseJson, type StoredAt } from './session-document';
 import { assertSessionId } from './session-id';
 import type { LoadedSession } from './session-store';
@@ -375,30 +374,5 @@ export class SqliteSessionStore implements JournaledSessionStore {
 
   private at(sessionId: string): StoredAt {
     return { sessionId, location: `${this.file}#session_journal/${sessionId}` };
-  }
-}
-
-/**
- * The record's text in a row's body: its UTF-8 JSON, or (written by agent-machine 0.1) that JSON
- * compressed with raw DEFLATE. A record starts with `{"`, which no DEFLATE stream of a record
- * starts with: `{` would open a block of fixed codes whose first code, with the bits of `"`, is the
- * literal 0xE4, where a record's first literal is `{` (JOURNAL_FORMAT.md). Inflating every row
- * cost a load more than parsing the records' JSON (`npm run bench persistence-loads`).
- */
-function bodyText(body: Uint8Array, at: StoredAt): string {
-  if (body[0] === 0x7b && body[1] === 0x22)
-    return Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8');
-  try {
-    // a record's text is a string, at most 3 UTF-8 bytes a UTF-16 unit: a row inflating past that
-    // (a crafted one) is refused before the buffer is made, not after gigabytes of it
-    return inflateRawSync(body, { maxOutputLength: 3 * constants.MAX_STRING_LENGTH }).toString('utf8');
-  } catch (error) {
-    throw new CorruptSessionError(
-      at.sessionId,
-      `a journal record cannot be decompressed: ${(error as Error).message}`,
-      at.location,
-      null,
-      { cause: error },
-    );
   }
 }

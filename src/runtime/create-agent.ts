@@ -66,11 +66,14 @@ export function createAgent(definition: AgentDefinition): Agent {
 function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
   const budget = definition.budget ?? ExecutionBudget.default();
   const store = definition.store;
+  // a subagent without a pricing table of its own prices its model's calls by its caller's
+  const pricing = definition.modelOptions?.pricing ?? scope.pricing;
   const driver: Driver =
     definition.driver ??
     (definition.model
       ? modelDriver(definition.model, {
           ...definition.modelOptions,
+          ...(pricing && { pricing }),
           ...contextOf(definition),
           fallbackModels: definition.fallbackModels ?? definition.modelOptions?.fallbackModels,
         })
@@ -84,7 +87,12 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
   const models = tracing && tracedModels(definition, scope);
   const inference = tracing ? tracing.traceDriver(driver, models ?? []) : driver;
   const agentName = definition.name ?? 'agent';
-  const subagents = subagentCalls(definition, scope, { driver, tools, tracing, models, mcp }, buildAgent);
+  const subagents = subagentCalls(
+    definition,
+    scope,
+    { driver, tools, tracing, models, mcp, pricing },
+    buildAgent,
+  );
   const approvalSecret = scope.depth === 0 ? definition.approvalSecret : undefined;
   const { machine, hookStages, checkStep } = provideLoop(definition, {
     driver: inference,
@@ -223,8 +231,13 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
         sessionId: typeof target === 'string' ? target : null,
         toolsAt: agent.toolsAt,
       });
+      // The decided state is saved first, as `execute` saves the started execution: of two decides
+      // racing on one waiting session, the second's save is refused (SessionConflictError, thrown)
+      // before anything of its run starts.
       const session =
-        typeof target === 'string' ? { id: target, version: stored?.version ?? null } : undefined;
+        typeof target === 'string' && store && stored
+          ? { id: target, version: await store.save(target, state, stored.version) }
+          : undefined;
       return runToOutcome(
         agent.createActor(state, listened(actorOptions, onEvent, session)),
         signal,

@@ -6,6 +6,7 @@
 import type { AnyActorRef } from 'xstate';
 import type { LoopContext } from '../../machines/agentLoop';
 import type { Driver } from '../drivers/driver';
+import type { PricingTable } from '../drivers/model-call';
 import type { McpServers } from '../mcp/mcp-servers';
 import { ExecutionBudget } from '../state/execution-budget';
 import { subagentTool } from '../subagents/subagent-tool';
@@ -28,6 +29,8 @@ export interface Scope {
   readonly tracing?: AgentTracing;
   readonly models?: readonly TracedModel[];
   readonly mcp?: McpServers;
+  /** The caller's pricing table: a child with a model and no table of its own prices its calls by it. */
+  readonly pricing?: PricingTable;
 }
 
 export interface SubagentCalls {
@@ -48,13 +51,13 @@ export type BuildAgent = (definition: AgentDefinition, scope: Scope) => Agent;
 export function subagentCalls(
   definition: AgentDefinition,
   scope: Scope,
-  inherited: Pick<Scope, 'tracing' | 'models' | 'mcp'> & {
+  inherited: Pick<Scope, 'tracing' | 'models' | 'mcp' | 'pricing'> & {
     readonly driver: Driver;
     readonly tools: ToolSet;
   },
   build: BuildAgent,
 ): SubagentCalls {
-  const { driver, tools, tracing, models, mcp } = inherited;
+  const { driver, tools, tracing, models, mcp, pricing } = inherited;
   const subagents = definition.subagents?.agents ?? scope.subagents ?? {};
   const subagentNames = new Set(Object.keys(subagents));
   const children = new Map<string, Agent>();
@@ -70,6 +73,7 @@ export function subagentCalls(
         tracing,
         models,
         mcp,
+        pricing,
       });
       children.set(name, child);
     }

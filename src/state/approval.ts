@@ -202,9 +202,12 @@ function completedResult(toolCallId: string, result: unknown): unknown {
       toolCallId,
     );
   try {
-    const kept = toJsonValue(result, `The result given for '${toolCallId}'`);
-    if (kept === undefined) throw new Error(`The result given for '${toolCallId}' is not a JSON value`);
-    return kept;
+    // a function or a symbol has no JSON form (JSON.stringify gives nothing, not `null`): refused
+    // as a BigInt is, not recorded as `null`
+    const kind = typeof result;
+    if (kind === 'function' || kind === 'symbol')
+      throw new Error(`The result given for '${toolCallId}' is a ${kind}, which has no JSON form`);
+    return toJsonValue(result, `The result given for '${toolCallId}'`);
   } catch (error) {
     throw new ApprovalError(
       'APPROVAL_INVALID_RESULT',

@@ -24,3 +24,28 @@ export const StopSignal = {
     return best;
   },
 };
+
+/** Where a person's `stop` came: the place of the run it interrupted and the steps recorded by then. */
+export interface StopPlace {
+  readonly during: string;
+  readonly stepCount: number;
+}
+
+/**
+ * The signal a person's `stop` records (the `stop` event, an aborted `signal`): `user_requested`
+ * from the source `'user'`, placed where it came. It is the one stop signal a continuation request
+ * never overrides (a hook's own `user_requested` signal is one like any other, seed 000).
+ */
+export function personStop(message: string, at: StopPlace): StopSignal {
+  return StopSignal.of('user_requested', message, { ...at }, 'user');
+}
+
+/** Whether `signal` is a person's stop (`personStop`), not a hook's `user_requested` signal. */
+export function isPersonStop(signal: StopSignal): boolean {
+  return (
+    signal.reason === 'user_requested' &&
+    signal.source === 'user' &&
+    typeof signal.context.during === 'string' &&
+    typeof signal.context.stepCount === 'number'
+  );
+}

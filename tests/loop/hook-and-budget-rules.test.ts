@@ -135,6 +135,41 @@ describe('a budget is a hard limit (DESIGN: "a run never starts a step it has no
     expect(final.stepCount()).toBe(3);
     expect(final.stopReason()).toBe(StopReason.StopRequested);
   });
+
+  it.each([
+    [
+      'a hook of its own',
+      (s: AgentState) => s.withStopSignal(StopSignal.of(StopReason.UserRequested, 'done', {}, 'critic')),
+    ],
+    ['StopSignal.userRequested()', (s: AgentState) => s.withStopSignal(StopSignal.userRequested('done'))],
+  ])(
+    "a hook's user_requested signal (%s) is overridden by its continuation request; the budget then stops the run (seed 000, #44 item 10)",
+    async (_, signal) => {
+      const hook: Hook = { afterStep: (s) => signal(s).withContinuationRequested() };
+      const options = () => ({
+        driver: scriptedDriver([{ text: 'draft' }, { error: new Error('a second model call') }]),
+        hooks: [hook],
+        budget: new ExecutionBudget({ maxSteps: 1 }),
+      });
+      // quiet (the shortcuts of a run no one listens to) and listened to: the same outcome
+      const quiet = await createAgent(options()).execute(question());
+      const { final: listened, types } = await run(options());
+      for (const final of [quiet, listened]) {
+        expect(final.stepCount()).toBe(1);
+        expect(final.status()).toBe(ExecutionStatus.Stopped);
+        expect(final.stopReason()).toBe(StopReason.StepsLimitReached);
+        expect(
+          final
+            .execution()
+            ?.continuation()
+            .stopSignals.map((s) => s.reason),
+        ).toEqual([StopReason.UserRequested, StopReason.StepsLimitReached]);
+      }
+      // the second step was started by its budget guard alone: no model call (the driver's second answer fails)
+      expect(types.filter((t) => t === 'step.started')).toHaveLength(2);
+      expect(listened.errors()).toEqual([]);
+    },
+  );
 });
 
 describe('a hook that throws fails the run, whichever hook it is (DESIGN: "a hook that throws, ends the run Failed with ErrorForbade")', () => {

@@ -6,6 +6,7 @@ import {
   ExecutionStatus,
   type McpServerConfig,
   McpServers,
+  McpToolNotListedError,
   toolEffect,
 } from '../../src/index';
 import { ask, model, offered } from './support/mock-model';
@@ -143,5 +144,34 @@ describe("choosing a server's tools (mcpServers.<name>.tools)", () => {
       /tools\.read_file\.needsAproval is not a setting: use needsApproval or effect/,
     );
     expect(refused(['read_file'])).toThrow(/tools must be an object keyed by the server's tool names/);
+  });
+
+  it('refuses a `tools` entry naming a tool the server does not list (a typo): the run fails with McpToolNotListedError naming both', async () => {
+    const m = model([{ text: 'never asked' }]);
+    const seen: unknown[] = [];
+    const agent = track(
+      createAgent({
+        model: m,
+        // `delete_fil`: a typo of delete_file, whose needsApproval would otherwise be silently lost
+        mcpServers: { files: files({ read_file: true, delete_fil: { needsApproval: true } }) },
+        hooks: [
+          {
+            onError: (state, { error }) => {
+              seen.push(error);
+              return state;
+            },
+          },
+        ],
+      }),
+    );
+    const state = await agent.execute(ask());
+    expect(state.status()).toBe(ExecutionStatus.Failed);
+    expect(m.doGenerateCalls).toHaveLength(0);
+    expect(seen).toEqual([
+      expect.objectContaining({ name: McpToolNotListedError.name, code: 'MCP_TOOL_NOT_LISTED' }),
+    ]);
+    expect((seen[0] as Error).message).toMatch(/'delete_fil'.*'files'.*delete_file/);
+    const thrown = new McpToolNotListedError('files', 'delete_fil', ['read_file']);
+    expect([thrown.server, thrown.tool]).toEqual(['files', 'delete_fil']);
   });
 });

@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
   AgentState,
+  ApprovalError,
   buildRunView,
   createAgent,
   type Driver,
@@ -217,14 +218,25 @@ describe('at most once: after a crash', () => {
     expect(pay?.value()).toEqual({ receipt: 'r-9' });
   });
 
-  it('refuses a complete decision whose result is not JSON, and changes nothing', async () => {
-    const { store } = await crashedInPay();
-    const again = paymentAgent(store);
-    await expect(
-      again.agent.decide('s1', [{ toolCallId: 'pay-1', type: 'complete', result: { amount: 10n } }]),
-    ).rejects.toMatchObject({ code: 'APPROVAL_INVALID_RESULT' });
-    expect((await store.load('s1'))?.state.pendingApprovals()).toHaveLength(1);
-  });
+  it.each([
+    ['a BigInt inside it', { amount: 10n }, /BigInt/],
+    // JSON.stringify gives no JSON for these (not `null`): refused like a BigInt (#44 item 9a)
+    ['a function', () => 'paid', /a function/],
+    ['a symbol', Symbol('paid'), /a symbol/],
+  ])(
+    'refuses a complete decision whose result is not JSON (%s), and changes nothing',
+    async (_, result, detail) => {
+      const { store } = await crashedInPay();
+      const again = paymentAgent(store);
+      const refusal = again.agent.decide('s1', [{ toolCallId: 'pay-1', type: 'complete', result }]);
+      await expect(refusal).rejects.toBeInstanceOf(ApprovalError);
+      await expect(refusal).rejects.toMatchObject({
+        code: 'APPROVAL_INVALID_RESULT',
+        message: expect.stringMatching(detail),
+      });
+      expect((await store.load('s1'))?.state.pendingApprovals()).toHaveLength(1);
+    },
+  );
 });
 
 describe('at most once: approvals survive a crash', () => {

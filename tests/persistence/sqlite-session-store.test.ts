@@ -1,6 +1,7 @@
+import { once } from 'node:events';
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { deflateRawSync } from 'node:zlib';
+import { createDeflateRaw, deflateRawSync } from 'node:zlib';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AgentState, CorruptSessionError } from '../../src/index';
@@ -10,6 +11,7 @@ import {
   SqliteSchemaError,
   SqliteSessionStore,
 } from '../../src/persistence/index';
+import { legacyInflateLimit } from '../../src/persistence/legacy-body';
 import { loadSqliteDriver, openSqliteDatabase } from '../../src/persistence/sqlite-driver';
 import { appendStep, finishedState, tempDir } from './fixtures';
 
@@ -108,6 +110,42 @@ describe('SqliteSessionStore', () => {
     await reader.save('chat-42', more, 2);
     const again = await open(new SqliteSessionStore(file)).load('chat-42');
     expect(again?.state.toJSON()).toEqual(more.toJSON());
+  });
+
+  it('refuses a crafted DEFLATE row that inflates far past its size, inflating no more than a small multiple of it (#44 item 9c)', async () => {
+    const store = open(new SqliteSessionStore(file));
+    await store.save('chat-42', await finishedState(), null);
+    // 64 MiB of spaces deflated (about 64 KB): a DEFLATE bomb, made without holding its output
+    const deflate = createDeflateRaw({ level: 9 });
+    const parts: Buffer[] = [];
+    deflate.on('data', (part: Buffer) => parts.push(part));
+    const mib = Buffer.alloc(1 << 20, 0x20);
+    for (let i = 0; i < 64; i++) if (!deflate.write(mib)) await once(deflate, 'drain');
+    deflate.end();
+    await once(deflate, 'end');
+    const bomb = Buffer.concat(parts);
+    expect(bomb.length).toBeLessThan(1 << 17);
+    const db = new Database(file);
+    db.prepare('UPDATE session_journal SET body = ?').run(bomb);
+    db.close();
+    const error = await open(new SqliteSessionStore(file))
+      .load('chat-42')
+      .then(
+        () => null,
+        (e: unknown) => e,
+      );
+    expect(error).toBeInstanceOf(CorruptSessionError);
+    // refused by the inflate's output limit (not by the JSON of 64 MiB inflated in full), and that
+    // limit is a small multiple of the row's size: a few MiB, not the gigabytes of the longest string
+    expect((error as CorruptSessionError).cause).toMatchObject({ code: 'ERR_BUFFER_TOO_LARGE' });
+    const limit = Number((error as CorruptSessionError).problem.match(/more than (\d+) bytes/)?.[1]);
+    expect(limit).toBe(legacyInflateLimit(bomb.length));
+    expect(limit).toBeLessThanOrEqual(Math.max(1 << 20, 128 * bomb.length));
+  });
+
+  it('inflates a legacy row up to 128 times its size (1 MiB at least)', () => {
+    expect(legacyInflateLimit(100)).toBe(1 << 20);
+    expect(legacyInflateLimit(400_000)).toBe(128 * 400_000);
   });
 
   it('does not create the database until it is used', async () => {

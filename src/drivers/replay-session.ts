@@ -4,7 +4,7 @@ import { AgentStopError } from '../state/agent-stop-error';
 import type { AppendOnlyList } from '../state/append-only-list';
 import { AgentMachineError } from '../state/errors';
 import type { Message } from '../state/message';
-import type { StopSignal } from '../state/stop-signal';
+import { isPersonStop, type StopSignal } from '../state/stop-signal';
 import type { ToolExecution } from '../state/tool-execution';
 
 /** Where a replayed run first acts differently from its recording. */
@@ -154,7 +154,7 @@ export class ReplaySession {
   /** The recorded root run's stops by a person, in order. */
   userStops(): readonly StopSignal[] {
     const signals = this.recorded.execution()?.continuation().stopSignals ?? [];
-    return signals.filter((s) => s.reason === 'user_requested');
+    return signals.filter(isPersonStop);
   }
 
   /**

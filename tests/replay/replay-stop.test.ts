@@ -14,6 +14,7 @@ import {
   type Hook,
   Message,
   scriptedDriver,
+  StopSignal,
   UnreplayableRunError,
 } from '../../src/index';
 
@@ -110,6 +111,25 @@ describe('replaying a stopped run', () => {
     expect(divergence).toBeNull();
     expect(called).toBe(1);
     expect(state.stopReason()).toBe('user_requested');
+  });
+
+  it("does not send a stop for a hook's own user_requested signal that its continuation overrode", async () => {
+    // the hook adds a user_requested signal and asks to go on (#44 item 10): no person stopped the
+    // run, so the replay must not stop it where the recording went on
+    const asksToGoOn: Hook = {
+      name: 'goOn',
+      afterStep: (state) =>
+        state.stepCount() === 1
+          ? state.withStopSignal(StopSignal.userRequested('the hook asked')).withContinuationRequested()
+          : undefined,
+    };
+    const recorded = await record({ hooks: [asksToGoOn] }, new AbortController().signal);
+    // the run went on past the hook's signal
+    expect(recorded.stepCount()).toBeGreaterThan(1);
+    const { state, divergence } = await createAgent(definition({ hooks: [asksToGoOn] })).replay(recorded);
+    expect(divergence).toBeNull();
+    expect(state.stepCount()).toBe(recorded.stepCount());
+    expect(state.stopReason()).toBe(recorded.stopReason());
   });
 
   it('refuses with UnreplayableRunError a message steered in after a final answer ended the run', async () => {

@@ -7,10 +7,14 @@
  * `loop-setup.ts`, `loop-actions.ts` and `loop-emits.ts`; recurring pieces of chart in
  * `loop-transitions.ts`; state ids in `state-ids.ts`.
  *
- * pending -> inProgress [ beforeExecution -> step [ beforeStep -> checkpoint -> inference
- *   -> (awaitingApproval) -> (intent) -> tools
- *   -> afterStep -> record -> persist -> decide ] -> (failing) -> afterExecution
- *   -> (failingAfterExecution) -> finalizing -> concluding ] -> completed | stopped | failed
+ * The map: every state of the chart, of `inProgress` and of `step`, in parentheses those a run
+ * may go around (tests/loop/chart-header.test.ts compares it with the chart).
+ *
+ * pending -> inProgress [
+ *   (beforeExecution) -> step [ beforeStep -> (checkSignals) -> inference -> (awaitingApproval)
+ *     -> (intent) -> tools -> (afterStep) -> record -> (persist) -> continueOrStop ]
+ *   -> (failing) -> (afterExecution) -> (failingAfterExecution) -> finalizing -> concluding
+ * ] -> completed | stopped | failed
  */
 
 import { and } from 'xstate';
@@ -216,7 +220,7 @@ export const agentLoop = loopImplementations.createMachine({
             ),
             record: {
               entry: ['recordStep', 'emitStepFinished', 'emitContinuationEvaluated'],
-              // with a session the step is saved first; without one, `record` decides what `decide` would
+              // with a session the step is saved first; without one, `record` chooses as `continueOrStop` would
               always: [{ guard: 'hasSession', target: 'persist' }, ...DECIDE_WITHOUT_SESSION],
             },
             persist: checkpointStage(StateId.continueOrStop, FAILING),

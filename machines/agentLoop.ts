@@ -27,9 +27,9 @@ import {
   acceptsWork,
   acceptsWorkOrDecisions,
   CONCLUDE,
+  CONTINUE_OR_STOP,
+  CONTINUE_OR_STOP_WITHOUT_SESSION,
   checkpointStage,
-  DECIDE,
-  DECIDE_WITHOUT_SESSION,
   DROP_STALE,
   decisionTransitions,
   FAILING,
@@ -121,7 +121,7 @@ export const agentLoop = loopImplementations.createMachine({
                   { guard: 'asksApproval', target: 'awaitingApproval', actions: 'assignState' },
                   // with a session (a subagent: its caller's), through `intent` (saved first if it starts unsafe calls)
                   {
-                    guard: and(['hasToolCalls', 'savesIntent']),
+                    guard: and(['hasToolCalls', 'hasSaveTarget']),
                     target: 'intent',
                     actions: 'assignStateForTools',
                   },
@@ -154,7 +154,7 @@ export const agentLoop = loopImplementations.createMachine({
                       actions: 'recordApprovalTimeout',
                     },
                     {
-                      guard: and(['allDecided', 'savesIntent']),
+                      guard: and(['allDecided', 'hasSaveTarget']),
                       target: StateId.intent,
                       actions: 'startToolExecutor',
                     },
@@ -221,10 +221,10 @@ export const agentLoop = loopImplementations.createMachine({
             record: {
               entry: ['recordStep', 'emitStepFinished', 'emitContinuationEvaluated'],
               // with a session the step is saved first; without one, `record` chooses as `continueOrStop` would
-              always: [{ guard: 'hasSession', target: 'persist' }, ...DECIDE_WITHOUT_SESSION],
+              always: [{ guard: 'hasSession', target: 'persist' }, ...CONTINUE_OR_STOP_WITHOUT_SESSION],
             },
             persist: checkpointStage(StateId.continueOrStop, FAILING),
-            continueOrStop: { always: DECIDE },
+            continueOrStop: { always: CONTINUE_OR_STOP },
           },
         },
         failing: {

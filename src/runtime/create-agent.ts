@@ -1,5 +1,6 @@
 import { createActor } from 'xstate';
 import { z } from 'zod';
+import type { LoopSession } from '../../machines/agentLoop';
 import type { Driver } from '../drivers/driver';
 import { modelDriver } from '../drivers/model-driver';
 import type { ResponseSchema } from '../hooks/structured-output-guard';
@@ -163,19 +164,14 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
       // an execution in progress (resumed from a save) starts where `pending` decides: a new actor
       if (idle && signalOnly(options) && state.status() !== ExecutionStatus.InProgress)
         return idle.run(state, options.signal);
-      const { signal, sessionId, onEvent, ...actorOptions } = options;
-      if (sessionId === undefined)
-        return runToOutcome(agent.createActor(state, listened(actorOptions, onEvent)), signal, onEvent);
+      const { sessionId, ...runOptions } = options;
+      if (sessionId === undefined) return start(state, runOptions);
       if (!store) throw new NoSessionStoreError('execute(state, { sessionId })');
       const stored = await store.load(sessionId);
       // The started execution is saved first, so a crash in the first step can be resumed.
       const started = prepare(state).withExecutionStarted();
       const version = await store.save(sessionId, started, stored?.version ?? null);
-      return runToOutcome(
-        agent.createActor(started, listened(actorOptions, onEvent, { id: sessionId, version })),
-        signal,
-        onEvent,
-      );
+      return start(started, runOptions, { id: sessionId, version });
     },
     replay: (recorded, options) => replayRun(definition, createAgent, recorded, options),
     stream: (state, options = {}) =>
@@ -191,7 +187,6 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
         return agent.execute(state, Object.assign({}, options, { onEvent: both }));
       }),
     async decide(target, decisions, options = {}) {
-      const { signal, onEvent, ...actorOptions } = options;
       await tracing?.ready;
       let stored: { state: AgentState; version: number } | null = null;
       if (typeof target === 'string') {
@@ -206,11 +201,7 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
       });
       const session =
         typeof target === 'string' ? { id: target, version: stored?.version ?? null } : undefined;
-      return runToOutcome(
-        agent.createActor(state, listened(actorOptions, onEvent, session)),
-        signal,
-        onEvent,
-      );
+      return start(state, options, session);
     },
     async chat(sessionId, text, options = {}) {
       if (!store) throw new NoSessionStoreError('chat(sessionId, text)');
@@ -233,21 +224,31 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
       if (!stored) throw new SessionNotFoundError(sessionId);
       const status = stored.state.status();
       if (status !== 'in_progress' && status !== 'pending') return stored.state;
-      const { signal, onEvent, ...actorOptions } = options;
       const session = { id: sessionId, version: stored.version };
       // calls a crash interrupted were saved unsigned: signed now, as they would have been when asked
       const state =
         approvalSecret && stored.state.approval()
           ? withSignedApprovals(stored.state, approvalSecret, sessionId)
           : stored.state;
-      return runToOutcome(
-        agent.createActor(state, listened(actorOptions, onEvent, session)),
-        signal,
-        onEvent,
-      );
+      return start(state, options, session);
     },
   };
+  /**
+   * Runs `state` on a new actor to its outcome, in `session` when given: how `execute`, `decide`
+   * and `resume` start a run (an idle actor aside).
+   */
+  const start = (state: AgentState, options: RunStartOptions, session?: LoopSession) => {
+    const { signal, onEvent, ...actorOptions } = options;
+    return runToOutcome(agent.createActor(state, listened(actorOptions, onEvent, session)), signal, onEvent);
+  };
   return agent;
+}
+
+/** What a run's start reads of a call's options; the rest are the actor's. */
+interface RunStartOptions {
+  readonly signal?: AbortSignal;
+  readonly onEvent?: RunListener;
+  readonly inspect?: unknown;
 }
 
 /** The options of a run no one can listen to. */

@@ -11,7 +11,9 @@
  * holds the sample to every state and transition. AM_TEST_TIER=all (`npm run test:all`, CI) runs every path.
  */
 import { describe, expect, it } from 'vitest';
-import { createAgentTestModel, ExecutionBudget, type Hook } from '../../src/index';
+import type { Hook } from '../../src/hooks/hook';
+import { ExecutionBudget } from '../../src/state/execution-budget';
+import { createAgentTestModel } from '../../src/testing/agent-test-model';
 import { EVERY_PATH, PATHS } from '../support/test-tier';
 
 const withHooks = createAgentTestModel({ probeHooks: true });

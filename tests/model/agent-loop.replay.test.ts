@@ -18,13 +18,10 @@
  * AM_TEST_TIER=all replays every path.
  */
 import { describe, expect, it } from 'vitest';
-import {
-  type AgentState,
-  createAgentTestModel,
-  ExecutionBudget,
-  type UnreplayableReason,
-  UnreplayableRunError,
-} from '../../src/index';
+import { type UnreplayableReason, UnreplayableRunError } from '../../src/runtime/unreplayable-run';
+import type { AgentState } from '../../src/state/agent-state';
+import { ExecutionBudget } from '../../src/state/execution-budget';
+import { createAgentTestModel } from '../../src/testing/agent-test-model';
 import { EVERY_PATH, PATHS } from '../support/test-tier';
 
 /**

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { deflateRawSync } from 'node:zlib';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { AgentState, CorruptSessionError } from '../../src/index';
+import { CorruptSessionError } from '../../src/persistence/errors';
 import {
   SqliteDriverMissingError,
   SqliteExecutionStore,
@@ -11,6 +11,7 @@ import {
   SqliteSessionStore,
 } from '../../src/persistence/index';
 import { loadSqliteDriver, openSqliteDatabase } from '../../src/persistence/sqlite-driver';
+import { AgentState } from '../../src/state/agent-state';
 import { appendStep, finishedState, tempDir } from './fixtures';
 
 describe('SqliteSessionStore', () => {

@@ -1,6 +1,7 @@
 import { readUIMessageStream, type UIMessageChunk as SdkChunk, type UIMessage } from 'ai';
 import { describe, expect, it } from 'vitest';
-import { mendRestartedSteps, stepRestartedChunk, type UIMessageChunk } from '../../src/index';
+import { mendRestartedSteps, stepRestartedChunk } from '../../src/ui/step-restart';
+import type { UIMessageChunk } from '../../src/ui/ui-message';
 
 const search: UIMessageChunk[] = [
   { type: 'start-step' },

@@ -4,7 +4,7 @@
  * Usage: worker-process.ts '<WorkerProcessConfig as JSON>'
  */
 import { createAgentWorker, RedisSessionStore } from '../../../src/distributed/index';
-import type { ToolEffect } from '../../../src/index';
+import type { ToolEffect } from '../../../src/tools/define-tool';
 import { ledgerAgent } from './ledger-agent';
 
 export interface WorkerProcessConfig {

@@ -7,7 +7,8 @@ import { configDefaults, defineConfig } from 'vitest/config';
  * Naming files runs them whatever their tier (`npx vitest run tests/distributed`).
  *
  * What the fast tier leaves out: real-part tests that take seconds each (a browser, a worker pool
- * on redis-server, processes killed mid-run, the packed package installed into fresh projects).
+ * on redis-server, processes killed mid-run, the docs' examples run, the packed package installed
+ * into fresh projects), and the example's own model-based test.
  */
 const SLOW_FILES = [
   // headless Chromium
@@ -40,8 +41,13 @@ const SLOW_FILES = [
   'tests/persistence/durability.test.ts',
   'tests/persistence/file-session-store-processes.test.ts',
   'tests/replay/replay-cli.test.ts',
+  'tests/mcp/mcp-server-close.test.ts',
+  // the docs' and README's examples, run (and their links); run it when you touch docs
+  'tests/docs/docs.test.ts',
   // the packed package, installed into fresh projects
   'tests/package/packed-package.test.ts',
+  // every transition with the example's audit hook (about 1,000 paths; tests/model samples the chart)
+  'examples/model-based.test.ts',
 ];
 
 export default defineConfig({

@@ -7,10 +7,14 @@
  * `loop-setup.ts`, `loop-actions.ts` and `loop-emits.ts`; recurring pieces of chart in
  * `loop-transitions.ts`; state ids in `state-ids.ts`.
  *
- * pending -> inProgress [ beforeExecution -> step [ beforeStep -> checkpoint -> inference
- *   -> (awaitingApproval) -> (intent) -> tools
- *   -> afterStep -> record -> persist -> decide ] -> (failing) -> afterExecution
- *   -> (failingAfterExecution) -> finalizing -> concluding ] -> completed | stopped | failed
+ * The map: every state of the chart, of `inProgress` and of `step`, in parentheses those a run
+ * may go around (tests/loop/chart-header.test.ts compares it with the chart).
+ *
+ * pending -> inProgress [
+ *   (beforeExecution) -> step [ beforeStep -> (checkSignals) -> inference -> (awaitingApproval)
+ *     -> (intent) -> tools -> (afterStep) -> record -> (persist) -> continueOrStop ]
+ *   -> (failing) -> (afterExecution) -> (failingAfterExecution) -> finalizing -> concluding
+ * ] -> completed | stopped | failed
  */
 
 import { and } from 'xstate';
@@ -23,9 +27,9 @@ import {
   acceptsWork,
   acceptsWorkOrDecisions,
   CONCLUDE,
+  CONTINUE_OR_STOP,
+  CONTINUE_OR_STOP_WITHOUT_SESSION,
   checkpointStage,
-  DECIDE,
-  DECIDE_WITHOUT_SESSION,
   DROP_STALE,
   decisionTransitions,
   FAILING,
@@ -117,7 +121,7 @@ export const agentLoop = loopImplementations.createMachine({
                   { guard: 'asksApproval', target: 'awaitingApproval', actions: 'assignState' },
                   // with a session (a subagent: its caller's), through `intent` (saved first if it starts unsafe calls)
                   {
-                    guard: and(['hasToolCalls', 'savesIntent']),
+                    guard: and(['hasToolCalls', 'hasSaveTarget']),
                     target: 'intent',
                     actions: 'assignStateForTools',
                   },
@@ -150,7 +154,7 @@ export const agentLoop = loopImplementations.createMachine({
                       actions: 'recordApprovalTimeout',
                     },
                     {
-                      guard: and(['allDecided', 'savesIntent']),
+                      guard: and(['allDecided', 'hasSaveTarget']),
                       target: StateId.intent,
                       actions: 'startToolExecutor',
                     },
@@ -216,11 +220,11 @@ export const agentLoop = loopImplementations.createMachine({
             ),
             record: {
               entry: ['recordStep', 'emitStepFinished', 'emitContinuationEvaluated'],
-              // with a session the step is saved first; without one, `record` decides what `decide` would
-              always: [{ guard: 'hasSession', target: 'persist' }, ...DECIDE_WITHOUT_SESSION],
+              // with a session the step is saved first; without one, `record` chooses as `continueOrStop` would
+              always: [{ guard: 'hasSession', target: 'persist' }, ...CONTINUE_OR_STOP_WITHOUT_SESSION],
             },
             persist: checkpointStage(StateId.continueOrStop, FAILING),
-            continueOrStop: { always: DECIDE },
+            continueOrStop: { always: CONTINUE_OR_STOP },
           },
         },
         failing: {

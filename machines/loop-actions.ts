@@ -11,9 +11,9 @@ import { Message, STEERED } from '../src/state/message';
 import { StopReason } from '../src/state/stop-reason';
 import { personStop, StopSignal } from '../src/state/stop-signal';
 import {
+  hasSaveTarget,
   type LoopContext,
   outputState,
-  savesIntent,
   stateToRun,
   steeredMessage,
   toDecision,
@@ -230,7 +230,7 @@ const contextActions = loopSetup.extend({
 });
 
 /**
- * The checkpoint worker lives as long as the execution, for a run that saves (`savesIntent`: a
+ * The checkpoint worker lives as long as the execution, for a run that saves (`hasSaveTarget`: a
  * session, or a subagent's caller). Not an `assign`, as the hooks worker's start is: a run that
  * saves nothing makes no snapshot for it. (An extension of its own: `enqueueActions` among the
  * actions it may enqueue would not type-check.)
@@ -238,11 +238,11 @@ const contextActions = loopSetup.extend({
 export const loopActions = contextActions.extend({
   actions: {
     startCheckpointWorker: enqueueActions(({ context, enqueue, self }) => {
-      if (savesIntent(context))
+      if (hasSaveTarget(context))
         enqueue.spawnChild('checkpoint', { id: 'checkpoint', input: workerInput({ self }) });
     }),
     stopCheckpointWorker: enqueueActions(({ context, enqueue }) => {
-      if (savesIntent(context)) enqueue.stopChild('checkpoint');
+      if (hasSaveTarget(context)) enqueue.stopChild('checkpoint');
     }),
   },
 });

@@ -188,6 +188,9 @@ export function timeLimitOf(context: LoopContext, now = Date.now()): number | nu
 /** The new state a worker's `.done` answer carries. */
 export const outputState = (event: unknown) => (event as { output?: unknown }).output as AgentState;
 
-/** Whether the run saves: to its session, or (a subagent) its steps' intents through its caller, up to the root's. */
-export const savesIntent = (context: LoopContext): boolean =>
+/**
+ * Whether the run has somewhere to save: its session, or (a subagent) its caller, which saves its
+ * steps' intents up to the root's session. Every save of the chart is gated by it.
+ */
+export const hasSaveTarget = (context: LoopContext): boolean =>
   context.session !== null || context.intentSave !== null;

@@ -12,13 +12,13 @@ import type { LoopEmitted } from '../src/state/loop-events';
 import { pendingMatches } from '../src/state/pending-approval';
 import { isPersonStop } from '../src/state/stop-signal';
 import {
+  hasSaveTarget,
   type LoopContext,
   type LoopEvent,
   type LoopInput,
   outputState,
   pendingSteering,
   routeOf,
-  savesIntent,
   stateToRun,
   steeredMessage,
   timeLimitOf,
@@ -90,8 +90,8 @@ export const loopSetup = setup({
     userStopped: ({ context }) =>
       context.state.execution()?.continuation().stopSignals.some(isPersonStop) ?? false,
     hasSession: ({ context }) => context.session !== null,
-    /** The step's intent can be saved: to the session, or (a subagent) through its caller, up to the root's. */
-    savesIntent: ({ context }) => savesIntent(context),
+    /** The run has somewhere to save (`hasSaveTarget` in loop-context.ts): its session, or its caller's. */
+    hasSaveTarget: ({ context }) => hasSaveTarget(context),
     /**
      * The step's tools about to run include an unsafe call (its intent is saved first). The runtime
      * provides it (it knows the tools); the chart alone has none.

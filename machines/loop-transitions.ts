@@ -52,14 +52,22 @@ function routeTo<const R extends Route>(target: string, route: R) {
   return target === AFTER_EXECUTION ? toAfterExecution(route) : ([{ ...route, target }] as const);
 }
 
-export const DECIDE = [
-  { guard: 'isFailed', target: FAILING },
-  // a `stop` (the user's) is never overridden by a continuation request
-  ...toAfterExecution({ guard: 'userStopped' }),
-  // a message steered in while the model gave its final answer: one more step, which sees it
-  { guard: 'steeredAfterAnswer', target: StateId.beforeStep },
-  ...toAfterExecution({ guard: 'shouldStop' }),
-  { target: StateId.beforeStep },
+// The pieces of `continueOrStop`'s choice, in the order it checks them.
+const TO_FAILING = { guard: 'isFailed', target: FAILING } as const;
+// a `stop` (the user's) is never overridden by a continuation request
+const USER_STOP = toAfterExecution({ guard: 'userStopped' });
+// a message steered in while the model gave its final answer: one more step, which sees it
+const STEERED_AFTER_ANSWER = { guard: 'steeredAfterAnswer', target: StateId.beforeStep } as const;
+const SHOULD_STOP = toAfterExecution({ guard: 'shouldStop' });
+const NEXT_STEP = { target: StateId.beforeStep } as const;
+
+/** After a step is recorded (and saved): fail, stop or take the next step. */
+export const CONTINUE_OR_STOP = [
+  TO_FAILING,
+  ...USER_STOP,
+  STEERED_AFTER_ANSWER,
+  ...SHOULD_STOP,
+  NEXT_STEP,
 ] as const;
 /**
  * A step a run no one observes starts at the model call (`startsStepAtOnce`), as `beforeStep`
@@ -80,29 +88,23 @@ const concludeAtOnce = (status: 'failed' | 'stopped' | 'completed') =>
     actions: 'completeExecution',
   }) as const;
 /**
- * DECIDE in `record`, without a session. A run no one observes (no inspector, no tracer, no actor
+ * CONTINUE_OR_STOP in `record`, without a session. A run no one observes (no inspector, no tracer, no actor
  * held by its caller: `LoopContext.observed`) skips the states where nothing would happen: it ends
  * in its outcome at once (`finalizing` only saves, with a session) unless afterExecution hooks run,
  * and starts its next step at the model call (`beforeStep` runs beforeStep hooks) with the budget
  * checked here (`startsStepAtOnce`), emitting what those states would (`onEvent` hears the same
  * events). An observed run takes every state, as the inspector shows it (#38).
  */
-export const DECIDE_WITHOUT_SESSION = [
-  DECIDE[0],
-  DECIDE[1],
-  DECIDE[2],
-  DECIDE[3],
+export const CONTINUE_OR_STOP_WITHOUT_SESSION = [
+  TO_FAILING,
+  ...USER_STOP,
+  STEERED_AFTER_ANSWER,
   concludeAtOnce('failed'),
   concludeAtOnce('stopped'),
   concludeAtOnce('completed'),
-  DECIDE[4],
-  DECIDE[5],
-  {
-    guard: 'startsStepAtOnce',
-    target: StateId.inference,
-    actions: START_STEP_AT_ONCE,
-  },
-  DECIDE[6],
+  ...SHOULD_STOP,
+  { guard: 'startsStepAtOnce', target: StateId.inference, actions: START_STEP_AT_ONCE },
+  NEXT_STEP,
 ] as const;
 /**
  * The step's model call and tools are done: its state is kept, and the afterStep hooks run if the

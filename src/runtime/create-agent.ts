@@ -1,5 +1,6 @@
 import { createActor } from 'xstate';
 import { z } from 'zod';
+import type { LoopSession } from '../../machines/agentLoop';
 import type { Driver } from '../drivers/driver';
 import { modelDriver } from '../drivers/model-driver';
 import type { ResponseSchema } from '../hooks/structured-output-guard';
@@ -184,19 +185,14 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
       // an execution in progress (resumed from a save) starts where `pending` decides: a new actor
       if (idle && signalOnly(options) && state.status() !== ExecutionStatus.InProgress)
         return idle.run(state, options.signal);
-      const { signal, sessionId, onEvent, ...actorOptions } = options;
-      if (sessionId === undefined)
-        return runToOutcome(agent.createActor(state, listened(actorOptions, onEvent)), signal, onEvent);
+      const { sessionId, ...runOptions } = options;
+      if (sessionId === undefined) return start(state, runOptions);
       if (!store) throw new NoSessionStoreError('execute(state, { sessionId })');
       const stored = await store.load(sessionId);
       // The started execution is saved first, so a crash in the first step can be resumed.
       const started = prepare(state).withExecutionStarted();
       const version = await store.save(sessionId, started, stored?.version ?? null);
-      return runToOutcome(
-        agent.createActor(started, listened(actorOptions, onEvent, { id: sessionId, version })),
-        signal,
-        onEvent,
-      );
+      return start(started, runOptions, { id: sessionId, version });
     },
     replay: (recorded, options) => replayRun(definition, createAgent, recorded, options),
     verifyUpgrade: (from, options) => verifyUpgrade(agent, from, options),
@@ -218,7 +214,6 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
         return agent.execute(state, Object.assign({}, options, { onEvent: both }));
       }),
     async decide(target, decisions, options = {}) {
-      const { signal, onEvent, ...actorOptions } = options;
       await tracing?.ready;
       let stored: { state: AgentState; version: number } | null = null;
       if (typeof target === 'string') {
@@ -238,11 +233,7 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
         typeof target === 'string' && store && stored
           ? { id: target, version: await store.save(target, state, stored.version) }
           : undefined;
-      return runToOutcome(
-        agent.createActor(state, listened(actorOptions, onEvent, session)),
-        signal,
-        onEvent,
-      );
+      return start(state, options, session);
     },
     async chat(sessionId, text, options = {}) {
       if (!store) throw new NoSessionStoreError('chat(sessionId, text)');
@@ -265,7 +256,6 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
       if (!stored) throw new SessionNotFoundError(sessionId);
       const status = stored.state.status();
       if (status !== 'in_progress' && status !== 'pending') return stored.state;
-      const { signal, onEvent, ...actorOptions } = options;
       const session = { id: sessionId, version: stored.version };
       // calls a crash interrupted were saved unsigned: signed now, as they would have been when asked
       const upgraded = upgrade(stored.state);
@@ -273,14 +263,25 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
         approvalSecret && upgraded.approval()
           ? withSignedApprovals(upgraded, approvalSecret, sessionId)
           : upgraded;
-      return runToOutcome(
-        agent.createActor(state, listened(actorOptions, onEvent, session)),
-        signal,
-        onEvent,
-      );
+      return start(state, options, session);
     },
   };
+  /**
+   * Runs `state` on a new actor to its outcome, in `session` when given: how `execute`, `decide`
+   * and `resume` start a run (an idle actor aside).
+   */
+  const start = (state: AgentState, options: RunStartOptions, session?: LoopSession) => {
+    const { signal, onEvent, ...actorOptions } = options;
+    return runToOutcome(agent.createActor(state, listened(actorOptions, onEvent, session)), signal, onEvent);
+  };
   return agent;
+}
+
+/** What a run's start reads of a call's options; the rest are the actor's. */
+interface RunStartOptions {
+  readonly signal?: AbortSignal;
+  readonly onEvent?: RunListener;
+  readonly inspect?: unknown;
 }
 
 /** The options of a run no one can listen to. */

@@ -27,9 +27,10 @@ export class IdleActors {
   /** Runs `state` on an idle actor, or a new one, and resolves with its state at rest. */
   run(state: AgentState, signal: AbortSignal | undefined): Promise<AgentState> {
     const idle = this.#idle.pop();
-    if (idle !== undefined) return awaitOutcome(idle, signal, undefined, this.release, this.prepare(state));
+    if (idle !== undefined)
+      return awaitOutcome(idle, { signal, release: this.release, state: this.prepare(state) });
     const actor = this.create(state);
-    const outcome = awaitOutcome(actor, signal, undefined, this.release);
+    const outcome = awaitOutcome(actor, { signal, release: this.release });
     actor.start();
     return outcome;
   }

@@ -55,24 +55,29 @@ export function runToOutcome(
   waitsOn?: WaitsOn,
 ): Promise<AgentState> {
   if (onEvent) listenToRun(actor, onEvent);
-  const outcome = awaitOutcome(actor, signal, waitsOn, stopWhenSettled);
+  const outcome = awaitOutcome(actor, { signal, waitsOn, release: stopWhenSettled });
   actor.start();
   return outcome;
 }
 
+/** How `awaitOutcome` waits for a run. */
+export interface OutcomeOptions {
+  /** Aborting it sends `stop`. */
+  readonly signal?: AbortSignal | undefined;
+  /** A run waiting for decisions that goes on (the caller sends it something) instead of resolving. */
+  readonly waitsOn?: WaitsOn;
+  /** Told when the run settles (with the snapshot it rests in; null on an error). */
+  readonly release?: Release;
+  /** The state `execute` carries: an idle actor run again. */
+  readonly state?: AgentState;
+}
+
 /**
- * Sends `execute` (carrying `state` when given: an idle actor run again) to an agent actor, started
- * or about to start, and resolves with its state once it rests: at an outcome, or waiting for
- * decisions. Aborting `signal` sends `stop`. An actor error rejects with AgentRuntimeError.
- * `release` is told when the run settles (with the snapshot it rests in; null on an error).
+ * Sends `execute` to an agent actor, started or about to start, and resolves with its state once
+ * it rests: at an outcome, or waiting for decisions. An actor error rejects with AgentRuntimeError.
  */
-export function awaitOutcome(
-  actor: AgentActor,
-  signal: AbortSignal | undefined,
-  waitsOn?: WaitsOn,
-  release?: Release,
-  state?: AgentState,
-): Promise<AgentState> {
+export function awaitOutcome(actor: AgentActor, options: OutcomeOptions = {}): Promise<AgentState> {
+  const { signal, waitsOn, release, state } = options;
   return new Promise<AgentState>((resolve, reject) => {
     const wait = new OutcomeWait(actor, signal, resolve, reject, waitsOn, release);
     // listened to before `execute`: a started actor may rest before `send` returns

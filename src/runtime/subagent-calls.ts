@@ -102,7 +102,7 @@ export function subagentCalls(
             throw new Error(`Subagent '${name}' could not be spawned: its caller is not running tools`);
           tracing?.follow(child, { name: definitionOf.name ?? name, caller: { actor: self, toolCallId } });
           forwardSubagentEvents(self, child, { name, toolCallId });
-          return awaitOutcome(child, signal).finally(() => self.send({ type: 'subagent.release', id }));
+          return awaitOutcome(child, { signal }).finally(() => self.send({ type: 'subagent.release', id }));
         },
       });
     }

@@ -2,6 +2,7 @@ import type { AgentDefinition } from '../runtime/agent-definition';
 import { createAgent } from '../runtime/create-agent';
 import { ExecutionBudget } from '../state/execution-budget';
 import { Coverage } from './coverage';
+import { coveringPaths } from './covering-paths';
 import { type GraphPath, loadGraph } from './graph';
 import {
   AnsweringPuppet,
@@ -21,6 +22,7 @@ import {
   type AgentTestModelOptions,
   type AgentTestPath,
   type ModelEvent,
+  type PathChoice,
   PROBE_APPROVER,
   PROBE_GATE,
   PROBE_SUBAGENT,
@@ -102,42 +104,45 @@ export function createAgentTestModel(options: AgentTestModelOptions = {}) {
     serializeState: (snapshot: Snapshot) => abstractState(snapshot),
     serializeEvent: (event: ModelEvent) => `${event.type}:${event.behaviour ?? ''}:${event.toolCallId ?? ''}`,
   };
-  const toPaths = (paths: GraphPath<Snapshot, ModelEvent>[]): AgentTestPath[] =>
-    paths
-      .filter((path) => !restless(path.state))
-      .map((path) => {
-        const events = path.steps.map((s) => s.event).filter((e) => e.type !== 'xstate.init');
-        const start = lastExecutionStart(path);
-        return {
-          description: describe(path),
-          events,
-          run: (check) => runPath(path, definition, coverage, { budget, session, initial, quiet }, check),
-          replay: (recorded, replayOptions) =>
-            createAgent(definition(new AnsweringPuppet(lastExecutionAnswers(events, start)))).replay(
-              recorded,
-              replayOptions,
-            ),
-        };
-      });
+  const toPaths = (paths: GraphPath<Snapshot, ModelEvent>[], choice: PathChoice = {}): AgentTestPath[] => {
+    const observable = paths.filter((path) => !restless(path.state));
+    return (choice.covering ? coveringPaths(observable) : observable).map((path) => {
+      const events = path.steps.map((s) => s.event).filter((e) => e.type !== 'xstate.init');
+      const start = lastExecutionStart(path);
+      return {
+        description: describe(path),
+        events,
+        run: (check) => runPath(path, definition, coverage, { budget, session, initial, quiet }, check),
+        replay: (recorded, replayOptions) =>
+          createAgent(definition(new AnsweringPuppet(lastExecutionAnswers(events, start)))).replay(
+            recorded,
+            replayOptions,
+          ),
+      };
+    });
+  };
+
+  // Shortest paths are the heads of transition paths too: computed once, at first use.
+  let shortest: GraphPath<Snapshot, ModelEvent>[] | undefined;
+  const shortestGraphPaths = () =>
+    (shortest ??= loadGraph().getShortestPaths(graphAgent.machine, traversal as never) as GraphPath<
+      Snapshot,
+      ModelEvent
+    >[]);
 
   return {
     machine: graphAgent.machine,
     /** The agent with no puppets: it replays a path's final state (`agent.replay(state)`), its model and tools answering from it. */
     agent: graphAgent,
     /** One shortest path to every distinct situation of the loop. */
-    shortestPaths: () =>
-      toPaths(loadGraph().getShortestPaths(graphAgent.machine, traversal as never) as never),
+    shortestPaths: (choice?: PathChoice) => toPaths(shortestGraphPaths(), choice),
     /**
      * One path per transition of the situation graph: the shortest path to the transition's
      * source, then the transition. Together they take every transition of the chart that this
      * configuration can take.
      */
-    transitionPaths: () => {
-      const shortest = loadGraph().getShortestPaths(
-        graphAgent.machine,
-        traversal as never,
-      ) as unknown as GraphPath<Snapshot, ModelEvent>[];
-      const bySituation = new Map(shortest.map((p) => [abstractState(p.state), p]));
+    transitionPaths: (choice?: PathChoice) => {
+      const bySituation = new Map(shortestGraphPaths().map((p) => [abstractState(p.state), p]));
       const adjacency = loadGraph().getAdjacencyMap(
         graphAgent.machine as never,
         traversal as never,
@@ -150,10 +155,11 @@ export function createAgentTestModel(options: AgentTestModelOptions = {}) {
           paths.push({ state, weight: head.weight + 1, steps: [...head.steps, { event, state }] });
         }
       }
-      return toPaths(paths);
+      return toPaths(paths, choice);
     },
     /** Every simple path (no situation twice); grows fast: keep budgets small. */
-    simplePaths: () => toPaths(loadGraph().getSimplePaths(graphAgent.machine, traversal as never) as never),
+    simplePaths: (choice?: PathChoice) =>
+      toPaths(loadGraph().getSimplePaths(graphAgent.machine, traversal as never) as never, choice),
     /** States and transitions of the chart taken by the runs so far, and those never taken. */
     coverage: () => coverage.report(graphAgent.machine),
   };

@@ -9,6 +9,7 @@ export {
   type AgentTestPath,
   type AgentTestStep,
   type ModelEvent,
+  type PathChoice,
   PROBE_SUBAGENT,
   PROBE_TOOL,
 } from './test-model-vocabulary';

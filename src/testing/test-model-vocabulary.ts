@@ -95,6 +95,16 @@ export interface AgentTestPath {
   replay(recorded: AgentState, options?: ReplayOptions): Promise<ReplayResult>;
 }
 
+/** Which of a kind of paths to list. */
+export interface PathChoice {
+  /**
+   * Only a few that together take every step of the chart (state, event type, next state) the
+   * whole list takes, chosen deterministically: a fast tier of a model-based suite, where every
+   * path is CI's. Default false (every path).
+   */
+  readonly covering?: boolean;
+}
+
 /** A run left its path, or broke an invariant; the message names the step and what differed. */
 export class AgentTestModelError extends AgentMachineError {
   static override get name(): string {

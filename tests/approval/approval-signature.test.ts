@@ -1,14 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import {
-  AgentState,
-  createAgent,
-  defineTool,
-  ExecutionStatus,
-  InMemorySessionStore,
-  InvalidDefinitionError,
-  scriptedDriver,
-} from '../../src/index';
+import { scriptedDriver } from '../../src/drivers/scripted-driver';
+import { InMemorySessionStore } from '../../src/persistence/in-memory-session-store';
+import { InvalidDefinitionError } from '../../src/runtime/agent-definition';
+import { createAgent } from '../../src/runtime/create-agent';
+import { AgentState } from '../../src/state/agent-state';
+import { ExecutionStatus } from '../../src/state/execution-status';
+import { defineTool } from '../../src/tools/define-tool';
 
 const SECRET = 'a secret only the server knows';
 

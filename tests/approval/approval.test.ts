@@ -4,18 +4,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
-import {
-  type AgentEvent,
-  AgentState,
-  ApprovalError,
-  createAgent,
-  defineTool,
-  ExecutionBudget,
-  ExecutionStatus,
-  SqliteSessionStore,
-  StopReason,
-  scriptedDriver,
-} from '../../src/index';
+import { scriptedDriver } from '../../src/drivers/scripted-driver';
+import { SqliteSessionStore } from '../../src/persistence/sqlite-session-store';
+import { createAgent } from '../../src/runtime/create-agent';
+import { AgentState } from '../../src/state/agent-state';
+import { ApprovalError } from '../../src/state/approval-error';
+import { ExecutionBudget } from '../../src/state/execution-budget';
+import { ExecutionStatus } from '../../src/state/execution-status';
+import type { AgentEvent } from '../../src/state/loop-events';
+import { StopReason } from '../../src/state/stop-reason';
+import { defineTool } from '../../src/tools/define-tool';
 import { recordEvents, waitForState } from '../support/agents';
 import { approvalAgent, TRANSFER_LEDGER_ENV } from '../support/approval-agent';
 

@@ -7,18 +7,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import {
-  AgentState,
-  createAgent,
-  defineTool,
-  ExecutionStatus,
-  FileSessionStore,
-  InMemorySessionStore,
-  SessionConflictError,
-  type SessionStore,
-  SqliteSessionStore,
-  scriptedDriver,
-} from '../../src/index';
+import { scriptedDriver } from '../../src/drivers/scripted-driver';
+import { SessionConflictError } from '../../src/persistence/errors';
+import { FileSessionStore } from '../../src/persistence/file-session-store';
+import { InMemorySessionStore } from '../../src/persistence/in-memory-session-store';
+import type { SessionStore } from '../../src/persistence/session-store';
+import { SqliteSessionStore } from '../../src/persistence/sqlite-session-store';
+import { createAgent } from '../../src/runtime/create-agent';
+import { AgentState } from '../../src/state/agent-state';
+import { ExecutionStatus } from '../../src/state/execution-status';
+import { defineTool } from '../../src/tools/define-tool';
 
 const dirs: string[] = [];
 afterEach(() => {

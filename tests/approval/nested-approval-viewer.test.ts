@@ -4,15 +4,13 @@ import { pathToFileURL } from 'node:url';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import {
-  AgentState,
-  buildRunView,
-  createAgent,
-  defineTool,
-  renderRunViewer,
-  scriptedDriver,
-  summarizeAgentState,
-} from '../../src/index';
+import { scriptedDriver } from '../../src/drivers/scripted-driver';
+import { buildRunView } from '../../src/inspect/run-model';
+import { renderRunViewer } from '../../src/inspect/run-viewer';
+import { summarizeAgentState } from '../../src/inspect/stately';
+import { createAgent } from '../../src/runtime/create-agent';
+import { AgentState } from '../../src/state/agent-state';
+import { defineTool } from '../../src/tools/define-tool';
 import { launchChromium } from '../support/chromium';
 
 const OUT = resolve('test-output');

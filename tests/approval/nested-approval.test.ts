@@ -1,20 +1,17 @@
 import { describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
-import {
-  type AgentEvent,
-  AgentState,
-  ApprovalError,
-  type ApprovalInput,
-  createAgent,
-  type Driver,
-  defineTool,
-  ExecutionBudget,
-  ExecutionStatus,
-  type ScriptEntry,
-  StopReason,
-  type SubagentDefinition,
-  scriptedDriver,
-} from '../../src/index';
+import type { Driver } from '../../src/drivers/driver';
+import { type ScriptEntry, scriptedDriver } from '../../src/drivers/scripted-driver';
+import type { SubagentDefinition } from '../../src/runtime/agent-definition';
+import { createAgent } from '../../src/runtime/create-agent';
+import { AgentState } from '../../src/state/agent-state';
+import type { ApprovalInput } from '../../src/state/approval';
+import { ApprovalError } from '../../src/state/approval-error';
+import { ExecutionBudget } from '../../src/state/execution-budget';
+import { ExecutionStatus } from '../../src/state/execution-status';
+import type { AgentEvent } from '../../src/state/loop-events';
+import { StopReason } from '../../src/state/stop-reason';
+import { defineTool } from '../../src/tools/define-tool';
 
 /** A scripted driver that counts its model calls. */
 function counted(script: readonly ScriptEntry[]) {

@@ -3,17 +3,13 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import {
-  AgentJobFailedError,
-  AgentState,
-  type AgentStepProgress,
-  createAgentClient,
-  createAgentWorker,
-  ExecutionStatus,
-  InvalidJobPayloadError,
-  JOB_METADATA_KEY,
-  RedisSessionStore,
-} from '../../src/index';
+import { createAgentClient } from '../../src/distributed/agent-client';
+import { type AgentStepProgress, JOB_METADATA_KEY } from '../../src/distributed/agent-job';
+import { createAgentWorker } from '../../src/distributed/agent-worker';
+import { AgentJobFailedError, InvalidJobPayloadError } from '../../src/distributed/errors';
+import { RedisSessionStore } from '../../src/distributed/redis-session-store';
+import { AgentState } from '../../src/state/agent-state';
+import { ExecutionStatus } from '../../src/state/execution-status';
 import { type RedisServer, startRedisServer } from '../distributed/support/redis-server';
 import { nestedApprovalAgent } from '../support/nested-approval-agent';
 

@@ -8,7 +8,8 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { agentLoop, StateId } from '../../src/index';
+import { agentLoop } from '../../machines/agentLoop';
+import { StateId } from '../../machines/state-ids';
 
 const root = resolve(__dirname, '../..');
 

@@ -3,8 +3,11 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { AgentState, createAgent, defineTool, ExecutionBudget } from '../../src/index';
 import { buildRunView, recordTrace, renderRunViewer } from '../../src/inspect/index';
+import { createAgent } from '../../src/runtime/create-agent';
+import { AgentState } from '../../src/state/agent-state';
+import { ExecutionBudget } from '../../src/state/execution-budget';
+import { defineTool } from '../../src/tools/define-tool';
 import { launchChromium } from '../support/chromium';
 import { windowedModel } from '../support/windowed-model';
 

@@ -1,15 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import {
-  type AgentEvent,
-  AgentState,
-  type ContextCompactedEvent,
-  createAgent,
-  defineTool,
-  ExecutionBudget,
-  ExecutionStatus,
-  StopReason,
-} from '../../src/index';
+import { createAgent } from '../../src/runtime/create-agent';
+import { AgentState } from '../../src/state/agent-state';
+import { ExecutionBudget } from '../../src/state/execution-budget';
+import { ExecutionStatus } from '../../src/state/execution-status';
+import type { AgentEvent, ContextCompactedEvent } from '../../src/state/loop-events';
+import { StopReason } from '../../src/state/stop-reason';
+import { defineTool } from '../../src/tools/define-tool';
 import {
   localModel,
   type RecordedRequest,

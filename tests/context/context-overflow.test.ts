@@ -1,15 +1,12 @@
 import { APICallError } from '@ai-sdk/provider';
 import { MockLanguageModelV4 } from 'ai/test';
 import { describe, expect, it } from 'vitest';
-import {
-  contextOverflowOf,
-  createAgent,
-  estimateMessageTokens,
-  estimateTextTokens,
-  InvalidContextOptionsError,
-  Message,
-  ModelRetriesExhaustedError,
-} from '../../src/index';
+import { contextOverflowOf } from '../../src/context/context-overflow';
+import { InvalidContextOptionsError } from '../../src/context/context-window';
+import { estimateMessageTokens, estimateTextTokens } from '../../src/context/token-estimate';
+import { ModelRetriesExhaustedError } from '../../src/drivers/model-retries';
+import { createAgent } from '../../src/runtime/create-agent';
+import { Message } from '../../src/state/message';
 
 const apiError = (statusCode: number, message: string, responseBody?: string) =>
   new APICallError({ message, url: 'http://127.0.0.1/v1', requestBodyValues: {}, statusCode, responseBody });

@@ -1,15 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import {
-  AgentState,
-  type ContextCompactedEvent,
-  createAgent,
-  defineTool,
-  ExecutionBudget,
-  ExecutionStatus,
-  scriptedDriver,
-} from '../../src/index';
+import { scriptedDriver } from '../../src/drivers/scripted-driver';
 import { recordTrace } from '../../src/inspect/index';
+import { createAgent } from '../../src/runtime/create-agent';
+import { AgentState } from '../../src/state/agent-state';
+import { ExecutionBudget } from '../../src/state/execution-budget';
+import { ExecutionStatus } from '../../src/state/execution-status';
+import type { ContextCompactedEvent } from '../../src/state/loop-events';
+import { defineTool } from '../../src/tools/define-tool';
 import { expectWellFormedPrompt, windowedModel } from '../support/windowed-model';
 
 const WINDOW = 8_192;

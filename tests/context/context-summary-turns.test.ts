@@ -1,15 +1,13 @@
 import type { LanguageModelV4CallOptions } from '@ai-sdk/provider';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import {
-  type ContextOptions,
-  createAgent,
-  defineTool,
-  ExecutionBudget,
-  ExecutionStatus,
-  InMemorySessionStore,
-  StopReason,
-} from '../../src/index';
+import type { ContextOptions } from '../../src/context/context-window';
+import { InMemorySessionStore } from '../../src/persistence/in-memory-session-store';
+import { createAgent } from '../../src/runtime/create-agent';
+import { ExecutionBudget } from '../../src/state/execution-budget';
+import { ExecutionStatus } from '../../src/state/execution-status';
+import { StopReason } from '../../src/state/stop-reason';
+import { defineTool } from '../../src/tools/define-tool';
 import { expectWellFormedPrompt, windowedModel } from '../support/windowed-model';
 
 const WINDOW = 8_192;

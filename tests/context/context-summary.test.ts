@@ -4,14 +4,12 @@ import { join } from 'node:path';
 import { MockLanguageModelV4 } from 'ai/test';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import {
-  createAgent,
-  defineTool,
-  ExecutionBudget,
-  ExecutionStatus,
-  FileSessionStore,
-  SUMMARY_SECTION,
-} from '../../src/index';
+import { SUMMARY_SECTION } from '../../src/context/context-summary';
+import { FileSessionStore } from '../../src/persistence/file-session-store';
+import { createAgent } from '../../src/runtime/create-agent';
+import { ExecutionBudget } from '../../src/state/execution-budget';
+import { ExecutionStatus } from '../../src/state/execution-status';
+import { defineTool } from '../../src/tools/define-tool';
 import { expectWellFormedPrompt, promptTokens, windowedModel } from '../support/windowed-model';
 
 const WINDOW = 8_192;

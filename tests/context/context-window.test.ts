@@ -1,18 +1,15 @@
 import type { LanguageModelV4CallOptions, LanguageModelV4GenerateResult } from '@ai-sdk/provider';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import {
-  type AgentEvent,
-  AgentState,
-  type ContextCompactedEvent,
-  createAgent,
-  defineTool,
-  ExecutionBudget,
-  ExecutionStatus,
-  InvalidContextOptionsError,
-  InvalidDefinitionError,
-  SUMMARY_SECTION,
-} from '../../src/index';
+import { SUMMARY_SECTION } from '../../src/context/context-summary';
+import { InvalidContextOptionsError } from '../../src/context/context-window';
+import { InvalidDefinitionError } from '../../src/runtime/agent-definition';
+import { createAgent } from '../../src/runtime/create-agent';
+import { AgentState } from '../../src/state/agent-state';
+import { ExecutionBudget } from '../../src/state/execution-budget';
+import { ExecutionStatus } from '../../src/state/execution-status';
+import type { AgentEvent, ContextCompactedEvent } from '../../src/state/loop-events';
+import { defineTool } from '../../src/tools/define-tool';
 import { expectWellFormedPrompt, promptTokens, windowedModel } from '../support/windowed-model';
 
 const WINDOW = 8_192;

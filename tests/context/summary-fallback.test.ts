@@ -2,16 +2,13 @@ import type { LanguageModelV4GenerateResult } from '@ai-sdk/provider';
 import { MockLanguageModelV4 } from 'ai/test';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import {
-  type AgentEvent,
-  AgentState,
-  type ContextCompactedEvent,
-  createAgent,
-  defineTool,
-  ExecutionBudget,
-  ExecutionStatus,
-  SUMMARY_SECTION,
-} from '../../src/index';
+import { SUMMARY_SECTION } from '../../src/context/context-summary';
+import { createAgent } from '../../src/runtime/create-agent';
+import { AgentState } from '../../src/state/agent-state';
+import { ExecutionBudget } from '../../src/state/execution-budget';
+import { ExecutionStatus } from '../../src/state/execution-status';
+import type { AgentEvent, ContextCompactedEvent } from '../../src/state/loop-events';
+import { defineTool } from '../../src/tools/define-tool';
 import { expectWellFormedPrompt, promptTokens, windowedModel } from '../support/windowed-model';
 
 const WINDOW = 8_192;

@@ -9,7 +9,9 @@ import {
   UnknownAgentError,
 } from '../../src/distributed/index';
 import { importModule } from '../../src/distributed/redis-modules';
-import { AgentMachineError, AgentState, SessionNotFoundError } from '../../src/index';
+import { SessionNotFoundError } from '../../src/persistence/errors';
+import { AgentState } from '../../src/state/agent-state';
+import { AgentMachineError } from '../../src/state/errors';
 
 describe('parseAgentJob', () => {
   it('reads execute, decide (a nested call named by callPath) and resume jobs', () => {

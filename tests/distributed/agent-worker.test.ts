@@ -18,16 +18,14 @@ import {
   JOB_METADATA_KEY,
   RedisSessionStore,
 } from '../../src/distributed/index';
-import {
-  type Agent,
-  type AgentState,
-  createAgent,
-  defineTool,
-  ExecutionStatus,
-  type Hook,
-  type SessionStore,
-  scriptedDriver,
-} from '../../src/index';
+import { scriptedDriver } from '../../src/drivers/scripted-driver';
+import type { Hook } from '../../src/hooks/hook';
+import type { SessionStore } from '../../src/persistence/session-store';
+import type { Agent } from '../../src/runtime/agent-actor';
+import { createAgent } from '../../src/runtime/create-agent';
+import type { AgentState } from '../../src/state/agent-state';
+import { ExecutionStatus } from '../../src/state/execution-status';
+import { defineTool } from '../../src/tools/define-tool';
 import {
   LEDGER_ANSWER,
   LEDGER_STEPS,

@@ -17,14 +17,12 @@ import {
   RedisSessionStore,
   RedisStreamStore,
 } from '../../src/distributed/index';
-import {
-  type Agent,
-  type AgentState,
-  createAgent,
-  createChatHandler,
-  type Hook,
-  scriptedDriver,
-} from '../../src/index';
+import { scriptedDriver } from '../../src/drivers/scripted-driver';
+import type { Hook } from '../../src/hooks/hook';
+import type { Agent } from '../../src/runtime/agent-actor';
+import { createAgent } from '../../src/runtime/create-agent';
+import type { AgentState } from '../../src/state/agent-state';
+import { createChatHandler } from '../../src/ui/chat-handler';
 import { chatClient, serveChat } from '../support/ai-chat';
 import { partsOf, slowChat, textOf, transferTool } from '../support/chat-fixtures';
 import { LEDGER_ANSWER, LEDGER_STEPS, ledgerAgent, readLedger } from './support/ledger-agent';

@@ -14,7 +14,7 @@ import type { UIMessage } from 'ai';
 import { DefaultChatTransport as Ai6Transport } from 'ai6';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisSessionStore } from '../../src/distributed/index';
-import { AI_SDK_VERSION_HEADER } from '../../src/index';
+import { AI_SDK_VERSION_HEADER } from '../../src/ui/client-version';
 import { chatClient } from '../support/ai-chat';
 import { ai6ChatClient } from '../support/ai6-chat';
 import { textOf } from '../support/chat-fixtures';

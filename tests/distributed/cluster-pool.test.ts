@@ -16,7 +16,7 @@ import {
   DEFAULT_SESSION_KEY_PREFIX,
   RedisSessionStore,
 } from '../../src/distributed/index';
-import { ExecutionStatus } from '../../src/index';
+import { ExecutionStatus } from '../../src/state/execution-status';
 import { LEDGER_ANSWER, LEDGER_STEPS, ledgerState, readLedger } from './support/ledger-agent';
 import { type RedisCluster, startRedisCluster } from './support/redis-cluster';
 import type { WorkerProcessConfig } from './support/worker-process';

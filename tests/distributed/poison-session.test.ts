@@ -16,7 +16,7 @@ import {
   createAgentClient,
   RedisSessionStore,
 } from '../../src/distributed/index';
-import { ExecutionStatus } from '../../src/index';
+import { ExecutionStatus } from '../../src/state/execution-status';
 import { LEDGER_ANSWER, LEDGER_STEPS, ledgerState, readLedger } from './support/ledger-agent';
 import { type RedisServer, startRedisServer } from './support/redis-server';
 import type { WorkerProcessConfig } from './support/worker-process';

@@ -13,7 +13,8 @@ import {
   RedisStreamStore,
   RedisUnreachableError,
 } from '../../src/distributed/index';
-import { InMemorySessionStore, InvalidArgumentError } from '../../src/index';
+import { InMemorySessionStore } from '../../src/persistence/in-memory-session-store';
+import { InvalidArgumentError } from '../../src/state/errors';
 import { ledgerAgent } from './support/ledger-agent';
 
 /** A loopback port nothing listens on (taken, then closed again). */

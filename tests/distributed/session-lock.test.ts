@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { SessionLockLostError, SessionLocks } from '../../src/distributed/index';
-import { InvalidArgumentError } from '../../src/index';
+import { InvalidArgumentError } from '../../src/state/errors';
 import { type RedisServer, startRedisServer } from './support/redis-server';
 
 let server: RedisServer;

@@ -9,7 +9,7 @@ import {
   createAgentClient,
   RedisSessionStore,
 } from '../../src/distributed/index';
-import { ExecutionStatus } from '../../src/index';
+import { ExecutionStatus } from '../../src/state/execution-status';
 import {
   LEDGER_ANSWER,
   LEDGER_STEPS,

@@ -5,18 +5,15 @@ import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import {
-  AgentState,
-  type AgentWorker,
-  createAgent,
-  createAgentClient,
-  createAgentWorker,
-  defineTool,
-  ExecutionStatus,
-  InvalidArgumentError,
-  RedisSessionStore,
-  scriptedDriver,
-} from '../../src/index';
+import { createAgentClient } from '../../src/distributed/agent-client';
+import { type AgentWorker, createAgentWorker } from '../../src/distributed/agent-worker';
+import { RedisSessionStore } from '../../src/distributed/redis-session-store';
+import { scriptedDriver } from '../../src/drivers/scripted-driver';
+import { createAgent } from '../../src/runtime/create-agent';
+import { AgentState } from '../../src/state/agent-state';
+import { InvalidArgumentError } from '../../src/state/errors';
+import { ExecutionStatus } from '../../src/state/execution-status';
+import { defineTool } from '../../src/tools/define-tool';
 import { readLedger } from './support/ledger-agent';
 import { type RedisServer, startRedisServer } from './support/redis-server';
 import { startWorkerProcess, type WorkerProcess } from './support/worker-processes';

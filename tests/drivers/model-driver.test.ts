@@ -8,15 +8,13 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { ModelRetriesExhaustedError, withRetries } from '../../src/drivers/model-retries';
 import { collectStream, ModelStreamError } from '../../src/drivers/model-stream';
-import {
-  AgentState,
-  createAgent,
-  defineTool,
-  ExecutionStatus,
-  type Hook,
-  Message,
-  StopReason,
-} from '../../src/index';
+import type { Hook } from '../../src/hooks/hook';
+import { createAgent } from '../../src/runtime/create-agent';
+import { AgentState } from '../../src/state/agent-state';
+import { ExecutionStatus } from '../../src/state/execution-status';
+import { Message } from '../../src/state/message';
+import { StopReason } from '../../src/state/stop-reason';
+import { defineTool } from '../../src/tools/define-tool';
 import { add, waitForState } from '../support/agents';
 
 const usage = (input: number, output: number): LanguageModelV4GenerateResult['usage'] => ({

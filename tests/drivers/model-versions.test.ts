@@ -3,15 +3,12 @@ import { MockLanguageModelV4, convertArrayToReadableStream as streamV4 } from 'a
 import { MockLanguageModelV3, convertArrayToReadableStream as streamV3 } from 'ai6/test';
 import { APICallError as APICallErrorV3 } from 'provider3';
 import { describe, expect, it } from 'vitest';
-import {
-  AgentState,
-  createAgent,
-  ExecutionStatus,
-  InvalidDefinitionError,
-  type LanguageModel,
-  modelDriver,
-  UnsupportedModelError,
-} from '../../src/index';
+import { type LanguageModel, UnsupportedModelError } from '../../src/drivers/language-model';
+import { modelDriver } from '../../src/drivers/model-driver';
+import { InvalidDefinitionError } from '../../src/runtime/agent-definition';
+import { createAgent } from '../../src/runtime/create-agent';
+import { AgentState } from '../../src/state/agent-state';
+import { ExecutionStatus } from '../../src/state/execution-status';
 import { add } from '../support/agents';
 
 const usage = (input: number, output: number) => ({

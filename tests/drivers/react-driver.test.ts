@@ -3,7 +3,11 @@ import { convertArrayToReadableStream, MockLanguageModelV4 } from 'ai/test';
 import { describe, expect, it } from 'vitest';
 import { reactDriver, toReActPrompt } from '../../src/drivers/react-driver';
 import { parseReActReply, reactInstructions } from '../../src/drivers/react-protocol';
-import { AgentState, AgentStepType, createAgent, ExecutionStatus, Message } from '../../src/index';
+import { createAgent } from '../../src/runtime/create-agent';
+import { AgentState } from '../../src/state/agent-state';
+import { AgentStepType } from '../../src/state/agent-step-type';
+import { ExecutionStatus } from '../../src/state/execution-status';
+import { Message } from '../../src/state/message';
 import { add, failing, waitForState } from '../support/agents';
 
 const usage: LanguageModelV4GenerateResult['usage'] = {

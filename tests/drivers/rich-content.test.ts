@@ -2,14 +2,12 @@ import { MockLanguageModelV4, convertArrayToReadableStream as streamV4 } from 'a
 import { MockLanguageModelV3, convertArrayToReadableStream as streamV3 } from 'ai6/test';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import {
-  AgentState,
-  createAgent,
-  defineTool,
-  ExecutionStatus,
-  type Hook,
-  reactDriver,
-} from '../../src/index';
+import { reactDriver } from '../../src/drivers/react-driver';
+import type { Hook } from '../../src/hooks/hook';
+import { createAgent } from '../../src/runtime/create-agent';
+import { AgentState } from '../../src/state/agent-state';
+import { ExecutionStatus } from '../../src/state/execution-status';
+import { defineTool } from '../../src/tools/define-tool';
 import { add } from '../support/agents';
 
 const usage = {

@@ -1,12 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import {
-  type AgentDefinition,
-  AgentState,
-  AgentStepType,
-  createAgent,
-  ExecutionStatus,
-  StopReason,
-} from '../../src/index';
+import type { AgentDefinition } from '../../src/runtime/agent-definition';
+import { createAgent } from '../../src/runtime/create-agent';
+import { AgentState } from '../../src/state/agent-state';
+import { AgentStepType } from '../../src/state/agent-step-type';
+import { ExecutionStatus } from '../../src/state/execution-status';
+import { StopReason } from '../../src/state/stop-reason';
 import { add, waitForState } from '../support/agents';
 import {
   localModel,

@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { reactDriver } from '../../src/drivers/react-driver';
-import { AgentState, AgentStepType, createAgent, ExecutionStatus, StopReason } from '../../src/index';
+import { createAgent } from '../../src/runtime/create-agent';
+import { AgentState } from '../../src/state/agent-state';
+import { AgentStepType } from '../../src/state/agent-step-type';
+import { ExecutionStatus } from '../../src/state/execution-status';
+import { StopReason } from '../../src/state/stop-reason';
 import { add } from '../support/agents';
 import { localModel, type OpenAIServer, serverPerTest, textReply } from '../support/openai-server';
 

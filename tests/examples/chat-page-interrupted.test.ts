@@ -6,7 +6,10 @@
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pay } from '../../examples/http-app';
-import { AgentState, createAgent, type SessionStore, scriptedDriver } from '../../src/index';
+import { scriptedDriver } from '../../src/drivers/scripted-driver';
+import type { SessionStore } from '../../src/persistence/session-store';
+import { createAgent } from '../../src/runtime/create-agent';
+import { AgentState } from '../../src/state/agent-state';
 import { startApp } from '../support/chat-app';
 import { SLOW, watch } from '../support/chat-page';
 import { launchChromium } from '../support/chromium';

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { SqliteSessionStore } from '../../src/index';
+import { SqliteSessionStore } from '../../src/persistence/sqlite-session-store';
 import { type RedisServer, startRedisServer } from '../distributed/support/redis-server';
 import { ask, assistant, SLOW, watch } from '../support/chat-page';
 import { chatProcesses } from '../support/chat-processes';

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { readTrace } from '../../src/index';
+import { readTrace } from '../../src/inspect/trace-reader';
 import { runExample } from './run-example';
 
 describe('examples/inspector.ts', () => {

@@ -1,7 +1,7 @@
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { chatScript, typing } from '../../examples/http-app';
-import type { Driver } from '../../src/index';
+import type { Driver } from '../../src/drivers/driver';
 import { startApp } from '../support/chat-app';
 import { gate } from '../support/chat-fixtures';
 import { ask, assistant, endlessDriver, SLOW, watch } from '../support/chat-page';

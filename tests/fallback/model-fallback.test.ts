@@ -2,13 +2,11 @@ import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { APICallError, type LanguageModelV4GenerateResult } from '@ai-sdk/provider';
 import { convertArrayToReadableStream, MockLanguageModelV4 } from 'ai/test';
 import { describe, expect, it } from 'vitest';
-import {
-  AgentState,
-  createAgent,
-  ExecutionStatus,
-  InvalidDefinitionError,
-  StopReason,
-} from '../../src/index';
+import { InvalidDefinitionError } from '../../src/runtime/agent-definition';
+import { createAgent } from '../../src/runtime/create-agent';
+import { AgentState } from '../../src/state/agent-state';
+import { ExecutionStatus } from '../../src/state/execution-status';
+import { StopReason } from '../../src/state/stop-reason';
 import { add } from '../support/agents';
 import { serverPerTest, textReply, toolCallReply } from '../support/openai-server';
 

@@ -4,15 +4,13 @@ import { pathToFileURL } from 'node:url';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import {
-  AgentState,
-  buildRunView,
-  createAgent,
-  defineTool,
-  renderRunView,
-  type SubagentDefinition,
-  scriptedDriver,
-} from '../../src/index';
+import { scriptedDriver } from '../../src/drivers/scripted-driver';
+import { buildRunView } from '../../src/inspect/run-model';
+import { renderRunView } from '../../src/inspect/run-viewer';
+import type { SubagentDefinition } from '../../src/runtime/agent-definition';
+import { createAgent } from '../../src/runtime/create-agent';
+import { AgentState } from '../../src/state/agent-state';
+import { defineTool } from '../../src/tools/define-tool';
 import { launchChromium } from '../support/chromium';
 
 const OUT = resolve('test-output');

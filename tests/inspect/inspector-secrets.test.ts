@@ -2,16 +2,13 @@ import { createWebSocketInspector } from '@statelyai/inspect';
 import { describe, expect, it } from 'vitest';
 import { WebSocketServer } from 'ws';
 import { z } from 'zod';
-import {
-  AgentState,
-  createAgent,
-  defineTool,
-  ExecutionStatus,
-  InMemorySessionStore,
-  sanitizeAgentContext,
-  sanitizeAgentEvent,
-  scriptedDriver,
-} from '../../src/index';
+import { scriptedDriver } from '../../src/drivers/scripted-driver';
+import { sanitizeAgentContext, sanitizeAgentEvent } from '../../src/inspect/stately';
+import { InMemorySessionStore } from '../../src/persistence/in-memory-session-store';
+import { createAgent } from '../../src/runtime/create-agent';
+import { AgentState } from '../../src/state/agent-state';
+import { ExecutionStatus } from '../../src/state/execution-status';
+import { defineTool } from '../../src/tools/define-tool';
 import { waitForState } from '../support/agents';
 
 /** Every planted secret starts with this; none may reach the inspector. */

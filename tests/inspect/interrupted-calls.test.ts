@@ -4,19 +4,17 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import {
-  AgentState,
-  type ApprovalInput,
-  buildRunView,
-  createAgent,
-  defineTool,
-  FileSessionStore,
-  type SessionStore,
-  scriptedDriver,
-  ToolExecution,
-} from '../../src/index';
+import { scriptedDriver } from '../../src/drivers/scripted-driver';
+import { buildRunView } from '../../src/inspect/run-model';
 import { renderRunViewer } from '../../src/inspect/run-viewer';
 import { recordTrace } from '../../src/inspect/trace-recorder';
+import { FileSessionStore } from '../../src/persistence/file-session-store';
+import type { SessionStore } from '../../src/persistence/session-store';
+import { createAgent } from '../../src/runtime/create-agent';
+import { AgentState } from '../../src/state/agent-state';
+import type { ApprovalInput } from '../../src/state/approval';
+import { ToolExecution } from '../../src/state/tool-execution';
+import { defineTool } from '../../src/tools/define-tool';
 import { waitForState } from '../support/agents';
 import { launchChromium } from '../support/chromium';
 

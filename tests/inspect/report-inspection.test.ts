@@ -8,14 +8,12 @@
 import { describe, expect, it } from 'vitest';
 import type { InspectionEvent } from 'xstate';
 import { z } from 'zod';
-import {
-  type AgentEvent,
-  AgentState,
-  createAgent,
-  type Driver,
-  defineTool,
-  scriptedDriver,
-} from '../../src/index';
+import type { Driver } from '../../src/drivers/driver';
+import { scriptedDriver } from '../../src/drivers/scripted-driver';
+import { createAgent } from '../../src/runtime/create-agent';
+import { AgentState } from '../../src/state/agent-state';
+import type { AgentEvent } from '../../src/state/loop-events';
+import { defineTool } from '../../src/tools/define-tool';
 
 const REPORTS = new Set(['tool.started', 'tool.finished', 'text.delta']);
 

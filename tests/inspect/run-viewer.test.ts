@@ -5,17 +5,15 @@ import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from 'xstate';
 import { z } from 'zod';
-import {
-  AgentState,
-  createAgent,
-  defineTool,
-  ExecutionBudget,
-  InvalidStateError,
-  scriptedDriver,
-} from '../../src/index';
+import { scriptedDriver } from '../../src/drivers/scripted-driver';
 import { buildRunView, NotARunError } from '../../src/inspect/run-model';
 import { renderRunViewer } from '../../src/inspect/run-viewer';
 import { recordTrace } from '../../src/inspect/trace-recorder';
+import { createAgent } from '../../src/runtime/create-agent';
+import { AgentState } from '../../src/state/agent-state';
+import { InvalidStateError } from '../../src/state/errors';
+import { ExecutionBudget } from '../../src/state/execution-budget';
+import { defineTool } from '../../src/tools/define-tool';
 import { launchChromium } from '../support/chromium';
 import { FINAL_ANSWER, HOSTILE, lookup, question, recordedRun, TOOL_ERROR, weatherAgent } from './support';
 

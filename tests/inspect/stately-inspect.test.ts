@@ -2,7 +2,6 @@ import { createServer } from 'node:net';
 import { createInspector, createWebSocketInspector, type StatelyInspectionEvent } from '@statelyai/inspect';
 import { describe, expect, it } from 'vitest';
 import { WebSocketServer } from 'ws';
-import { ExecutionStatus, StopReason } from '../../src/index';
 import {
   combineInspectors,
   sanitizeAgentContext,
@@ -10,6 +9,8 @@ import {
   summarizeAgentState,
 } from '../../src/inspect/stately';
 import { recordTrace } from '../../src/inspect/trace-recorder';
+import { ExecutionStatus } from '../../src/state/execution-status';
+import { StopReason } from '../../src/state/stop-reason';
 import { waitForState } from '../support/agents';
 import { FINAL_ANSWER, question, weatherAgent } from './support';
 

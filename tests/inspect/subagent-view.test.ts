@@ -1,14 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import {
-  AgentState,
-  buildRunView,
-  createAgent,
-  readTrace,
-  recordTrace,
-  renderRunView,
-  type SubagentDefinition,
-  scriptedDriver,
-} from '../../src/index';
+import { scriptedDriver } from '../../src/drivers/scripted-driver';
+import { buildRunView } from '../../src/inspect/run-model';
+import { renderRunView } from '../../src/inspect/run-viewer';
+import { readTrace } from '../../src/inspect/trace-reader';
+import { recordTrace } from '../../src/inspect/trace-recorder';
+import type { SubagentDefinition } from '../../src/runtime/agent-definition';
+import { createAgent } from '../../src/runtime/create-agent';
+import { AgentState } from '../../src/state/agent-state';
 
 const call = (name: string, task: string, id: string) => ({ name, args: { task }, id });
 

@@ -1,6 +1,10 @@
 import { z } from 'zod';
-import { AgentState, createAgent, defineTool, ExecutionBudget, scriptedDriver } from '../../src/index';
+import { scriptedDriver } from '../../src/drivers/scripted-driver';
 import { recordTrace, type TraceRecorder } from '../../src/inspect/trace-recorder';
+import { createAgent } from '../../src/runtime/create-agent';
+import { AgentState } from '../../src/state/agent-state';
+import { ExecutionBudget } from '../../src/state/execution-budget';
+import { defineTool } from '../../src/tools/define-tool';
 
 /** Text a tool returns that would run as script if the viewer did not escape it. */
 export const HOSTILE = '<script>window.__pwned = true</script><img src=x onerror="window.__pwned = true">';

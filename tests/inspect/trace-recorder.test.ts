@@ -3,15 +3,8 @@ import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import {
-  AgentState,
-  createAgent,
-  ExecutionStatus,
-  type Hook,
-  InMemorySessionStore,
-  StopReason,
-  scriptedDriver,
-} from '../../src/index';
+import { scriptedDriver } from '../../src/drivers/scripted-driver';
+import type { Hook } from '../../src/hooks/hook';
 import { buildRunView } from '../../src/inspect/run-model';
 import { unpackState } from '../../src/inspect/trace-blobs';
 import { decodeTracedState, readTrace, traceStates } from '../../src/inspect/trace-reader';
@@ -24,7 +17,12 @@ import {
   type TraceEntryOf,
   traceSchema,
 } from '../../src/inspect/trace-schema';
+import { InMemorySessionStore } from '../../src/persistence/in-memory-session-store';
+import { createAgent } from '../../src/runtime/create-agent';
+import { AgentState } from '../../src/state/agent-state';
 import { canonicalJson, contentHash, sha256Base64, sha256Portable } from '../../src/state/content-hash';
+import { ExecutionStatus } from '../../src/state/execution-status';
+import { StopReason } from '../../src/state/stop-reason';
 import { waitForState } from '../support/agents';
 import { question, recordedRun, TOOL_ERROR, weatherAgent } from './support';
 

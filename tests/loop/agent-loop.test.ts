@@ -2,21 +2,19 @@ import { getEventListeners } from 'node:events';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createActor, type InspectionEvent } from 'xstate';
 import { z } from 'zod';
-import {
-  AgentState,
-  AgentStepType,
-  AgentStopError,
-  createAgent,
-  defineTool,
-  ExecutionBudget,
-  ExecutionStatus,
-  type Hook,
-  InMemorySessionStore,
-  InvalidDefinitionError,
-  StopReason,
-  StopSignal,
-  scriptedDriver,
-} from '../../src/index';
+import { scriptedDriver } from '../../src/drivers/scripted-driver';
+import type { Hook } from '../../src/hooks/hook';
+import { InMemorySessionStore } from '../../src/persistence/in-memory-session-store';
+import { InvalidDefinitionError } from '../../src/runtime/agent-definition';
+import { createAgent } from '../../src/runtime/create-agent';
+import { AgentState } from '../../src/state/agent-state';
+import { AgentStepType } from '../../src/state/agent-step-type';
+import { AgentStopError } from '../../src/state/agent-stop-error';
+import { ExecutionBudget } from '../../src/state/execution-budget';
+import { ExecutionStatus } from '../../src/state/execution-status';
+import { StopReason } from '../../src/state/stop-reason';
+import { StopSignal } from '../../src/state/stop-signal';
+import { defineTool } from '../../src/tools/define-tool';
 import { add, addCall, failing, inState, recordEvents, waitForState } from '../support/agents';
 
 const question = () =>

@@ -10,8 +10,9 @@ import { countingTool } from '../../bench/peers/agent-machine';
 import { scriptedMockModel } from '../../bench/peers/ai-sdk';
 import { chartFloor, chartFloorAdapter } from '../../bench/peers/chart-floor';
 import { echo, question } from '../../bench/workload';
-import { createAgent, ExecutionBudget } from '../../src/index';
+import { createAgent } from '../../src/runtime/create-agent';
 import { type InternalActorOptions, runToOutcome } from '../../src/runtime/run-to-outcome';
+import { ExecutionBudget } from '../../src/state/execution-budget';
 
 /** The agent actor's microsteps (its state after each) and the actors made, in order. */
 function recorder() {

@@ -4,13 +4,11 @@
  * retried turn) are two executions, with two ids, in their events and in the execution store.
  */
 import { describe, expect, it } from 'vitest';
-import {
-  type AgentEvent,
-  AgentState,
-  createAgent,
-  InMemoryExecutionStore,
-  scriptedDriver,
-} from '../../src/index';
+import { scriptedDriver } from '../../src/drivers/scripted-driver';
+import { InMemoryExecutionStore } from '../../src/persistence/in-memory-execution-store';
+import { createAgent } from '../../src/runtime/create-agent';
+import { AgentState } from '../../src/state/agent-state';
+import type { AgentEvent } from '../../src/state/loop-events';
 
 const question = () => AgentState.empty().withUserMessage('What is 2 + 3?');
 

@@ -6,22 +6,20 @@
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
-import {
-  type AgentEvent,
-  AgentState,
-  AgentStopError,
-  createAgent,
-  type Driver,
-  defineTool,
-  ExecutionBudget,
-  ExecutionStatus,
-  type Hook,
-  InMemorySessionStore,
-  type SessionStore,
-  StopReason,
-  StopSignal,
-  scriptedDriver,
-} from '../../src/index';
+import type { Driver } from '../../src/drivers/driver';
+import { scriptedDriver } from '../../src/drivers/scripted-driver';
+import type { Hook } from '../../src/hooks/hook';
+import { InMemorySessionStore } from '../../src/persistence/in-memory-session-store';
+import type { SessionStore } from '../../src/persistence/session-store';
+import { createAgent } from '../../src/runtime/create-agent';
+import { AgentState } from '../../src/state/agent-state';
+import { AgentStopError } from '../../src/state/agent-stop-error';
+import { ExecutionBudget } from '../../src/state/execution-budget';
+import { ExecutionStatus } from '../../src/state/execution-status';
+import type { AgentEvent } from '../../src/state/loop-events';
+import { StopReason } from '../../src/state/stop-reason';
+import { StopSignal } from '../../src/state/stop-signal';
+import { defineTool } from '../../src/tools/define-tool';
 import { add, addCall } from '../support/agents';
 
 const question = () => AgentState.empty().withUserMessage('What is 2 + 3?');

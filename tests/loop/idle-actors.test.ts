@@ -6,17 +6,13 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import * as xstate from 'xstate';
 import { z } from 'zod';
-import {
-  type AgentEvent,
-  AgentState,
-  createAgent,
-  defineTool,
-  ExecutionBudget,
-  type ScriptEntry,
-  type ScriptStep,
-  StopReason,
-  scriptedDriver,
-} from '../../src/index';
+import { type ScriptEntry, type ScriptStep, scriptedDriver } from '../../src/drivers/scripted-driver';
+import { createAgent } from '../../src/runtime/create-agent';
+import { AgentState } from '../../src/state/agent-state';
+import { ExecutionBudget } from '../../src/state/execution-budget';
+import type { AgentEvent } from '../../src/state/loop-events';
+import { StopReason } from '../../src/state/stop-reason';
+import { defineTool } from '../../src/tools/define-tool';
 
 vi.mock('xstate', async (importOriginal) => {
   const original = await importOriginal<typeof import('xstate')>();

@@ -7,18 +7,16 @@
 import { describe, expect, it } from 'vitest';
 import { createActor, type InspectionEvent, waitFor } from 'xstate';
 import { z } from 'zod';
-import {
-  type AgentEvent,
-  AgentState,
-  AgentStopError,
-  createAgent,
-  type Driver,
-  ExecutionBudget,
-  type Hook,
-  Message,
-  scriptedDriver,
-} from '../../src/index';
+import type { Driver } from '../../src/drivers/driver';
+import { scriptedDriver } from '../../src/drivers/scripted-driver';
+import type { Hook } from '../../src/hooks/hook';
+import { createAgent } from '../../src/runtime/create-agent';
 import { listened } from '../../src/runtime/run-to-outcome';
+import { AgentState } from '../../src/state/agent-state';
+import { AgentStopError } from '../../src/state/agent-stop-error';
+import { ExecutionBudget } from '../../src/state/execution-budget';
+import type { AgentEvent } from '../../src/state/loop-events';
+import { Message } from '../../src/state/message';
 import { add, addCall, failing } from '../support/agents';
 
 type Options = Parameters<typeof createAgent>[0];

@@ -7,8 +7,12 @@
 import { describe, expect, it } from 'vitest';
 import { createActor, type InspectionEvent, waitFor } from 'xstate';
 import { z } from 'zod';
-import { type AgentEvent, AgentState, createAgent, defineTool, scriptedDriver } from '../../src/index';
+import { scriptedDriver } from '../../src/drivers/scripted-driver';
+import { createAgent } from '../../src/runtime/create-agent';
 import { quietMachine } from '../../src/runtime/quiet-machine';
+import { AgentState } from '../../src/state/agent-state';
+import type { AgentEvent } from '../../src/state/loop-events';
+import { defineTool } from '../../src/tools/define-tool';
 
 const add = defineTool({
   description: 'Add',

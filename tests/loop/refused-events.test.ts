@@ -6,14 +6,12 @@
 
 import { describe, expect, it } from 'vitest';
 import type { InspectionEvent } from 'xstate';
-import {
-  type AgentEvent,
-  AgentState,
-  createAgent,
-  type Driver,
-  ExecutionStatus,
-  scriptedDriver,
-} from '../../src/index';
+import type { Driver } from '../../src/drivers/driver';
+import { scriptedDriver } from '../../src/drivers/scripted-driver';
+import { createAgent } from '../../src/runtime/create-agent';
+import { AgentState } from '../../src/state/agent-state';
+import { ExecutionStatus } from '../../src/state/execution-status';
+import type { AgentEvent } from '../../src/state/loop-events';
 import { recordEvents } from '../support/agents';
 
 /** A driver whose first model call waits until `open()`; `called` resolves when it is waiting. */

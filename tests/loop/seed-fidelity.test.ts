@@ -4,19 +4,17 @@
  * any hook, and a failure evaluates the continuation (seed 004, recordError).
  */
 import { describe, expect, it } from 'vitest';
-import {
-  type AgentEvent,
-  AgentState,
-  AgentStopError,
-  createAgent,
-  type Driver,
-  ExecutionStatus,
-  type Hook,
-  InMemorySessionStore,
-  StopReason,
-  StopSignal,
-  scriptedDriver,
-} from '../../src/index';
+import type { Driver } from '../../src/drivers/driver';
+import { scriptedDriver } from '../../src/drivers/scripted-driver';
+import type { Hook } from '../../src/hooks/hook';
+import { InMemorySessionStore } from '../../src/persistence/in-memory-session-store';
+import { createAgent } from '../../src/runtime/create-agent';
+import { AgentState } from '../../src/state/agent-state';
+import { AgentStopError } from '../../src/state/agent-stop-error';
+import { ExecutionStatus } from '../../src/state/execution-status';
+import type { AgentEvent } from '../../src/state/loop-events';
+import { StopReason } from '../../src/state/stop-reason';
+import { StopSignal } from '../../src/state/stop-signal';
 import { add, addCall } from '../support/agents';
 
 const question = () => AgentState.empty().withUserMessage('What is 2 + 3?');

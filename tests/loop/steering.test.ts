@@ -11,19 +11,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
-import {
-  type AgentEvent,
-  AgentState,
-  createAgent,
-  type Driver,
-  defineTool,
-  ExecutionBudget,
-  ExecutionStatus,
-  Message,
-  type ScriptEntry,
-  SqliteSessionStore,
-  scriptedDriver,
-} from '../../src/index';
+import type { Driver } from '../../src/drivers/driver';
+import { type ScriptEntry, scriptedDriver } from '../../src/drivers/scripted-driver';
+import { SqliteSessionStore } from '../../src/persistence/sqlite-session-store';
+import { createAgent } from '../../src/runtime/create-agent';
+import { AgentState } from '../../src/state/agent-state';
+import { ExecutionBudget } from '../../src/state/execution-budget';
+import { ExecutionStatus } from '../../src/state/execution-status';
+import type { AgentEvent } from '../../src/state/loop-events';
+import { Message } from '../../src/state/message';
+import { defineTool } from '../../src/tools/define-tool';
 import { add, addCall, recordEvents } from '../support/agents';
 
 /** A scripted driver that keeps every prompt (role: text) and holds its first call until `open()`. */

@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { AgentState, createAgent, ExecutionStatus, StopReason, scriptedDriver } from '../../src/index';
+import { scriptedDriver } from '../../src/drivers/scripted-driver';
+import { createAgent } from '../../src/runtime/create-agent';
+import { AgentState } from '../../src/state/agent-state';
+import { ExecutionStatus } from '../../src/state/execution-status';
+import { StopReason } from '../../src/state/stop-reason';
 
 const Answer = z.object({ city: z.string(), celsius: z.number() });
 const ask = () => AgentState.empty().withUserMessage('Warmest city?');

@@ -3,7 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type Agent, createAgent, ExecutionStatus, type McpServerConfig } from '../../src/index';
+import type { McpServerConfig } from '../../src/mcp/mcp-server-config';
+import type { Agent } from '../../src/runtime/agent-actor';
+import { createAgent } from '../../src/runtime/create-agent';
+import { ExecutionStatus } from '../../src/state/execution-status';
 import { ask, model } from './support/mock-model';
 
 const fixture = fileURLToPath(new URL('./fixtures/raw-server.mjs', import.meta.url));

@@ -4,17 +4,14 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MockLanguageModelV4 } from 'ai/test';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  type Agent,
-  createAgent,
-  ExecutionStatus,
-  InvalidDefinitionError,
-  type McpServerConfig,
-  McpServerError,
-  type SubagentDefinition,
-  SupervisedMcpServer,
-  scriptedDriver,
-} from '../../src/index';
+import { scriptedDriver } from '../../src/drivers/scripted-driver';
+import { McpServerError } from '../../src/mcp/mcp-errors';
+import type { McpServerConfig } from '../../src/mcp/mcp-server-config';
+import { SupervisedMcpServer } from '../../src/mcp/supervised-mcp-server';
+import type { Agent } from '../../src/runtime/agent-actor';
+import { InvalidDefinitionError, type SubagentDefinition } from '../../src/runtime/agent-definition';
+import { createAgent } from '../../src/runtime/create-agent';
+import { ExecutionStatus } from '../../src/state/execution-status';
 import { add } from '../support/agents';
 import { startHttpMcpServer } from './support/http-mcp-server';
 import { ask, isRunning, model, offered } from './support/mock-model';

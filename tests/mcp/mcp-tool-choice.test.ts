@@ -1,14 +1,12 @@
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  type Agent,
-  createAgent,
-  ExecutionStatus,
-  type McpServerConfig,
-  McpServers,
-  McpToolNotListedError,
-  toolEffect,
-} from '../../src/index';
+import { McpToolNotListedError } from '../../src/mcp/mcp-errors';
+import type { McpServerConfig } from '../../src/mcp/mcp-server-config';
+import { McpServers } from '../../src/mcp/mcp-servers';
+import type { Agent } from '../../src/runtime/agent-actor';
+import { createAgent } from '../../src/runtime/create-agent';
+import { ExecutionStatus } from '../../src/state/execution-status';
+import { toolEffect } from '../../src/tools/define-tool';
 import { ask, model, offered } from './support/mock-model';
 
 const fixture = fileURLToPath(new URL('./fixtures/annotated-server.mjs', import.meta.url));

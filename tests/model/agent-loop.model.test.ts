@@ -4,9 +4,17 @@
  * none, from a state awaiting approval), and each path runs
  * against the real runtime with puppet model, tools and hooks. Invariants are checked at every
  * step; a final test fails if any state or transition of the chart was never taken.
+ *
+ * The fast tier (`npm test`) runs a covering sample of each configuration's paths (PATHS,
+ * tests/support/test-tier.ts) and, for simple paths, a covering sample of the configuration's
+ * transition paths (listing every simple path alone takes half a minute); the final coverage test
+ * holds the sample to every state and transition. AM_TEST_TIER=all (`npm run test:all`, CI) runs every path.
  */
 import { describe, expect, it } from 'vitest';
-import { createAgentTestModel, ExecutionBudget, type Hook } from '../../src/index';
+import type { Hook } from '../../src/hooks/hook';
+import { ExecutionBudget } from '../../src/state/execution-budget';
+import { createAgentTestModel } from '../../src/testing/agent-test-model';
+import { EVERY_PATH, PATHS } from '../support/test-tier';
 
 const withHooks = createAgentTestModel({ probeHooks: true });
 const withoutHooks = createAgentTestModel({ probeHooks: false });
@@ -80,35 +88,36 @@ const quietWithoutStore = createAgentTestModel({
 });
 
 describe('every transition, with hooks at every stage', () => {
-  for (const path of withHooks.transitionPaths()) it(path.description, () => path.run());
+  for (const path of withHooks.transitionPaths(PATHS)) it(path.description, () => path.run());
 });
 
 describe('every transition, without hooks', () => {
-  for (const path of withoutHooks.transitionPaths()) it(path.description, () => path.run());
+  for (const path of withoutHooks.transitionPaths(PATHS)) it(path.description, () => path.run());
 });
 
 describe('every transition, with hooks at every stage but afterExecution', () => {
-  for (const path of withoutAfterExecutionHooks.transitionPaths()) it(path.description, () => path.run());
+  for (const path of withoutAfterExecutionHooks.transitionPaths(PATHS))
+    it(path.description, () => path.run());
 });
 
 describe('every transition, resumed after the final step with afterExecution hooks', () => {
-  for (const path of afterFinalStepWithHooks.transitionPaths()) it(path.description, () => path.run());
+  for (const path of afterFinalStepWithHooks.transitionPaths(PATHS)) it(path.description, () => path.run());
 });
 
 describe('every transition, from a state saved while awaiting approval', () => {
-  for (const path of fromApproval.transitionPaths()) it(path.description, () => path.run());
+  for (const path of fromApproval.transitionPaths(PATHS)) it(path.description, () => path.run());
 });
 
 describe('every transition, from a state saved while a subagent awaits approval', () => {
-  for (const path of fromNestedApproval.transitionPaths()) it(path.description, () => path.run());
+  for (const path of fromNestedApproval.transitionPaths(PATHS)) it(path.description, () => path.run());
 });
 
 describe('every transition, from a state saved after its final step', () => {
-  for (const path of afterFinalStep.transitionPaths()) it(path.description, () => path.run());
+  for (const path of afterFinalStep.transitionPaths(PATHS)) it(path.description, () => path.run());
 });
 
 describe('every transition, with afterExecution hooks only', () => {
-  for (const path of afterExecutionOnly.transitionPaths()) it(path.description, () => path.run());
+  for (const path of afterExecutionOnly.transitionPaths(PATHS)) it(path.description, () => path.run());
 });
 
 // An audit hook, as a user writes one: the steps its afterStep saw (by id), and runs with no step.
@@ -124,8 +133,12 @@ const auditHook: Hook = {
 };
 const withAudit = createAgentTestModel({ probeHooks: false, hooks: [auditHook], executions: 1 });
 
+/** Every simple path (the full tier), or a covering sample of the transition paths (the fast tier). */
+const simplePathsOf = (model: typeof simple) =>
+  EVERY_PATH ? model.simplePaths() : model.transitionPaths(PATHS);
+
 describe('afterStep and recorded steps are one to one (seed 003: every started step closes its cycle)', () => {
-  for (const path of withAudit.transitionPaths())
+  for (const path of withAudit.transitionPaths(PATHS))
     it(path.description, async () => {
       audited.clear();
       auditedWithoutStep = 0;
@@ -140,22 +153,22 @@ describe('afterStep and recorded steps are one to one (seed 003: every started s
 });
 
 describe('every simple path of one execution, without hooks', () => {
-  for (const path of simple.simplePaths()) it(path.description, () => path.run());
+  for (const path of simplePathsOf(simple)) it(path.description, () => path.run());
 });
 
 describe('every transition of a run no one listens to, without hooks or store', () => {
-  for (const path of quietWithoutStore.transitionPaths()) it(path.description, () => path.run());
+  for (const path of quietWithoutStore.transitionPaths(PATHS)) it(path.description, () => path.run());
 });
 
 describe('every simple path of one execution, without hooks or store', () => {
-  for (const path of simpleWithoutStore.simplePaths()) it(path.description, () => path.run());
+  for (const path of simplePathsOf(simpleWithoutStore)) it(path.description, () => path.run());
 });
 
 // One test per path: a path's time does not add up with the others' under one timeout.
 describe('shortest paths reach every situation of the loop, and assertions of your own run at each step', () => {
-  const paths = withHooks.shortestPaths();
+  const paths = withHooks.shortestPaths(PATHS);
   const seen = new Set<string>();
-  it('are many', () => expect(paths.length).toBeGreaterThan(100));
+  it('are many', () => expect(withHooks.shortestPaths().length).toBeGreaterThan(100));
   for (const path of paths) {
     it(path.description, () =>
       path.run(({ snapshot, state }) => {
@@ -172,7 +185,8 @@ describe('shortest paths reach every situation of the loop, and assertions of yo
 });
 
 describe('coverage', () => {
-  it('takes every state and every transition of the chart', () => {
+  // In the fast tier, the claim that the covering sample still covers the chart.
+  it(`takes every state and every transition of the chart (${EVERY_PATH ? 'every path' : 'the covering sample'})`, () => {
     const reports = [
       withHooks,
       withoutHooks,

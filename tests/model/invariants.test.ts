@@ -1,15 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import {
-  AgentState,
-  AgentStep,
-  ExecutionBudget,
-  InferenceResponse,
-  invariantViolations,
-  StopReason,
-  StopSignal,
-  ToolExecution,
-  Usage,
-} from '../../src/index';
+import { AgentState } from '../../src/state/agent-state';
+import { AgentStep, InferenceResponse } from '../../src/state/agent-step';
+import { ExecutionBudget } from '../../src/state/execution-budget';
+import { StopReason } from '../../src/state/stop-reason';
+import { StopSignal } from '../../src/state/stop-signal';
+import { ToolExecution } from '../../src/state/tool-execution';
+import { Usage } from '../../src/state/usage';
+import { invariantViolations } from '../../src/testing/invariants';
 
 const budget = new ExecutionBudget({ maxSteps: 1, maxTokens: 10 });
 const call = { id: 'c1', name: 'add', args: {} };

@@ -5,15 +5,12 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import {
-  type AgentEvent,
-  AgentState,
-  createAgent,
-  ExecutionBudget,
-  invariantViolations,
-  type ScriptStep,
-  scriptedDriver,
-} from '../../src/index';
+import { type ScriptStep, scriptedDriver } from '../../src/drivers/scripted-driver';
+import { createAgent } from '../../src/runtime/create-agent';
+import { AgentState } from '../../src/state/agent-state';
+import { ExecutionBudget } from '../../src/state/execution-budget';
+import type { AgentEvent } from '../../src/state/loop-events';
+import { invariantViolations } from '../../src/testing/invariants';
 import { add, failing } from '../support/agents';
 
 const call = fc.oneof(

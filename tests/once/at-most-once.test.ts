@@ -3,19 +3,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import {
-  AgentState,
-  ApprovalError,
-  buildRunView,
-  createAgent,
-  type Driver,
-  defineTool,
-  ExecutionStatus,
-  FileSessionStore,
-  InMemorySessionStore,
-  type SessionStore,
-  scriptedDriver,
-} from '../../src/index';
+import type { Driver } from '../../src/drivers/driver';
+import { scriptedDriver } from '../../src/drivers/scripted-driver';
+import { buildRunView } from '../../src/inspect/run-model';
+import { FileSessionStore } from '../../src/persistence/file-session-store';
+import { InMemorySessionStore } from '../../src/persistence/in-memory-session-store';
+import type { SessionStore } from '../../src/persistence/session-store';
+import { createAgent } from '../../src/runtime/create-agent';
+import { AgentState } from '../../src/state/agent-state';
+import { ApprovalError } from '../../src/state/approval-error';
+import { ExecutionStatus } from '../../src/state/execution-status';
+import { defineTool } from '../../src/tools/define-tool';
 
 const dirs: string[] = [];
 const tempDir = () => {

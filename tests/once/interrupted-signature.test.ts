@@ -7,7 +7,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type AgentState, type ApprovalInput, ExecutionStatus, toUIMessages } from '../../src/index';
+import { toUIMessages } from '../../src/messages/ui-messages';
+import type { AgentState } from '../../src/state/agent-state';
+import type { ApprovalInput } from '../../src/state/approval';
+import { ExecutionStatus } from '../../src/state/execution-status';
 import { interruptedAgent } from '../support/interrupted-agent';
 import { type CrashStoreKind, crashInPay, crashStore } from '../support/interrupted-crash';
 

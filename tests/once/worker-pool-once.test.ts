@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type AgentClient, createAgentClient, RedisSessionStore } from '../../src/distributed/index';
-import { ExecutionStatus } from '../../src/index';
+import { ExecutionStatus } from '../../src/state/execution-status';
 import { LEDGER_ANSWER, ledgerState, readLedger } from '../distributed/support/ledger-agent';
 import { type RedisServer, startRedisServer } from '../distributed/support/redis-server';
 import type { WorkerProcessConfig } from '../distributed/support/worker-process';

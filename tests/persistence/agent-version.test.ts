@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { AgentState, InvalidArgumentError } from '../../src/index';
+import { AgentState } from '../../src/state/agent-state';
+import { InvalidArgumentError } from '../../src/state/errors';
 import { type StoreFixture, storeKinds } from './fixtures';
 
 /** A journal record as agent-machine wrote it before agent versions (the file store's old document's state). */

@@ -1,14 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import {
-  type AgentState,
-  ChatTurnConflictError,
-  createAgent,
-  InMemorySessionStore,
-  InvalidArgumentError,
-  SessionConflictError,
-  scriptedDriver,
-} from '../../src/index';
+import { scriptedDriver } from '../../src/drivers/scripted-driver';
+import { SessionConflictError } from '../../src/persistence/errors';
+import { InMemorySessionStore } from '../../src/persistence/in-memory-session-store';
 import { FileSessionStore, SqliteExecutionStore, SqliteSessionStore } from '../../src/persistence/index';
+import { ChatTurnConflictError } from '../../src/runtime/chat-turn-conflict-error';
+import { createAgent } from '../../src/runtime/create-agent';
+import type { AgentState } from '../../src/state/agent-state';
+import { InvalidArgumentError } from '../../src/state/errors';
 
 describe('errors that tell the caller what to do', () => {
   it('agent.chat losing a race to another turn of the session names the session and says to retry', async () => {

@@ -3,18 +3,15 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import {
-  AgentState,
-  createAgent,
-  ExecutionStatus,
-  FileSessionStore,
-  InMemorySessionStore,
-  NoSessionStoreError,
-  SessionNotFoundError,
-  type SessionStore,
-  SqliteSessionStore,
-  scriptedDriver,
-} from '../../src/index';
+import { scriptedDriver } from '../../src/drivers/scripted-driver';
+import { NoSessionStoreError, SessionNotFoundError } from '../../src/persistence/errors';
+import { FileSessionStore } from '../../src/persistence/file-session-store';
+import { InMemorySessionStore } from '../../src/persistence/in-memory-session-store';
+import type { SessionStore } from '../../src/persistence/session-store';
+import { SqliteSessionStore } from '../../src/persistence/sqlite-session-store';
+import { createAgent } from '../../src/runtime/create-agent';
+import { AgentState } from '../../src/state/agent-state';
+import { ExecutionStatus } from '../../src/state/execution-status';
 import { add, addCall } from '../support/agents';
 import { DURABLE_STEPS, durableAgent } from '../support/durable-agent';
 

@@ -2,8 +2,8 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { InvalidArgumentError } from '../../src/index';
 import { type Durability, FileSessionStore, SqliteSessionStore } from '../../src/persistence/index';
+import { InvalidArgumentError } from '../../src/state/errors';
 import { tempDir } from './fixtures';
 
 let dir: string;

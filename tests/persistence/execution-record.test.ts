@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { AgentState, InvalidStateError } from '../../src/index';
 import { ExecutionNotFinishedError, ExecutionRecord, stateFromRecord } from '../../src/persistence/index';
+import { AgentState } from '../../src/state/agent-state';
+import { InvalidStateError } from '../../src/state/errors';
 import { finishedState, inProgressState } from './fixtures';
 
 describe('ExecutionRecord', () => {

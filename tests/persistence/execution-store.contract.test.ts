@@ -1,14 +1,7 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import {
-  type Agent,
-  AgentState,
-  createAgent,
-  ExecutionBudget,
-  StopReason,
-  scriptedDriver,
-} from '../../src/index';
+import { scriptedDriver } from '../../src/drivers/scripted-driver';
 import {
   CorruptExecutionRecordError,
   DuplicateExecutionError,
@@ -21,6 +14,11 @@ import {
   StoreClosedError,
   stateFromRecord,
 } from '../../src/persistence/index';
+import type { Agent } from '../../src/runtime/agent-actor';
+import { createAgent } from '../../src/runtime/create-agent';
+import { AgentState } from '../../src/state/agent-state';
+import { ExecutionBudget } from '../../src/state/execution-budget';
+import { StopReason } from '../../src/state/stop-reason';
 import { add, addCall } from '../support/agents';
 import { finishedState, inProgressState, tempDir } from './fixtures';
 

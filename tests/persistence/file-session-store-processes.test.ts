@@ -5,8 +5,8 @@ import { readdir, stat, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { AgentState } from '../../src/index';
 import { FileSessionStore, SessionFileLockedError } from '../../src/persistence/index';
+import { AgentState } from '../../src/state/agent-state';
 import { tempDir } from './fixtures';
 
 let dir: string;

@@ -1,8 +1,8 @@
 import { appendFile, mkdir, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { AgentState } from '../../src/index';
 import { CorruptSessionError, FileSessionStore, SessionConflictError } from '../../src/persistence/index';
+import { AgentState } from '../../src/state/agent-state';
 import { appendStep, finishedState, frameRecord, tempDir, unframeRecords } from './fixtures';
 
 describe('FileSessionStore', () => {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { crc32 as zlibCrc32 } from 'node:zlib';
 import Database from 'better-sqlite3';
 import { appendToolStep } from '../../bench/workload';
-import { AgentState, createAgent, scriptedDriver } from '../../src/index';
+import { scriptedDriver } from '../../src/drivers/scripted-driver';
 import {
   FileSessionStore,
   InMemorySessionStore,
@@ -12,6 +12,8 @@ import {
   SqliteSessionStore,
   type StoredSession,
 } from '../../src/persistence/index';
+import { createAgent } from '../../src/runtime/create-agent';
+import { AgentState } from '../../src/state/agent-state';
 import { add, addCall } from '../support/agents';
 
 /** A real temporary directory, removed by the returned function. */

@@ -5,7 +5,7 @@ import fc from 'fast-check';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisSessionStore } from '../../src/distributed/index';
-import { AgentState, CorruptSessionError } from '../../src/index';
+import { CorruptSessionError } from '../../src/persistence/errors';
 import {
   FileSessionStore,
   InMemorySessionStore,
@@ -13,6 +13,7 @@ import {
   SqliteSessionStore,
   type StoredSession,
 } from '../../src/persistence/index';
+import { AgentState } from '../../src/state/agent-state';
 import { type RedisServer, startRedisServer } from '../distributed/support/redis-server';
 import { appendStep, tempDir } from './fixtures';
 

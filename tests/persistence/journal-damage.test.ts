@@ -1,8 +1,9 @@
 import { fileURLToPath } from 'node:url';
 import { crc32 } from 'node:zlib';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { AgentState, CorruptSessionError } from '../../src/index';
+import { CorruptSessionError } from '../../src/persistence/errors';
 import type { JournaledSessionStore } from '../../src/persistence/index';
+import { AgentState } from '../../src/state/agent-state';
 import { appendStep, type StoreFixture, type StoreKind, sealRecord, storeKinds } from './fixtures';
 
 const started = () => AgentState.empty().withSystemPrompt('s').withUserMessage('go').withExecutionStarted();

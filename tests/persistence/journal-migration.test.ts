@@ -3,7 +3,7 @@ import { readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type AgentState, createAgent, scriptedDriver } from '../../src/index';
+import { scriptedDriver } from '../../src/drivers/scripted-driver';
 import {
   FileSessionStore,
   InMemorySessionStore,
@@ -11,6 +11,8 @@ import {
   SqliteSessionStore,
   type StoredSession,
 } from '../../src/persistence/index';
+import { createAgent } from '../../src/runtime/create-agent';
+import type { AgentState } from '../../src/state/agent-state';
 import { tempDir } from './fixtures';
 
 /**

@@ -1,20 +1,17 @@
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
-  AgentState,
-  AgentStep,
-  InferenceResponse,
-  InvalidArgumentError,
-  Message,
-  ToolExecution,
-  Usage,
-} from '../../src/index';
-import {
   CheckpointNotFoundError,
   type JournaledSessionStore,
   SessionConflictError,
   SessionNotFoundError,
 } from '../../src/persistence/index';
+import { AgentState } from '../../src/state/agent-state';
+import { AgentStep, InferenceResponse } from '../../src/state/agent-step';
+import { InvalidArgumentError } from '../../src/state/errors';
+import { Message } from '../../src/state/message';
+import { ToolExecution } from '../../src/state/tool-execution';
+import { Usage } from '../../src/state/usage';
 import { type StoreFixture, type StoreKind, sealRecord, storeKinds } from './fixtures';
 
 /** A ~1 KiB tool result, different for every step. */

@@ -4,14 +4,11 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  AgentState,
-  FileSessionStore,
-  NotASessionStoreError,
-  openStoreReadOnly,
-  ReadOnlyStoreError,
-  SqliteSessionStore,
-} from '../../src/index';
+import { NotASessionStoreError, ReadOnlyStoreError } from '../../src/persistence/errors';
+import { FileSessionStore } from '../../src/persistence/file-session-store';
+import { openStoreReadOnly } from '../../src/persistence/read-only-store';
+import { SqliteSessionStore } from '../../src/persistence/sqlite-session-store';
+import { AgentState } from '../../src/state/agent-state';
 
 const dirs: string[] = [];
 const tempDir = () => {

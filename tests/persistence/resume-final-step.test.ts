@@ -4,15 +4,13 @@ import { join } from 'node:path';
 import type { LanguageModelV4GenerateResult } from '@ai-sdk/provider';
 import { MockLanguageModelV4 } from 'ai/test';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  type AgentEvent,
-  AgentState,
-  AgentStepType,
-  createAgent,
-  ExecutionStatus,
-  type SessionStore,
-  SqliteSessionStore,
-} from '../../src/index';
+import type { SessionStore } from '../../src/persistence/session-store';
+import { SqliteSessionStore } from '../../src/persistence/sqlite-session-store';
+import { createAgent } from '../../src/runtime/create-agent';
+import { AgentState } from '../../src/state/agent-state';
+import { AgentStepType } from '../../src/state/agent-step-type';
+import { ExecutionStatus } from '../../src/state/execution-status';
+import type { AgentEvent } from '../../src/state/loop-events';
 import { add } from '../support/agents';
 
 const dirs: string[] = [];

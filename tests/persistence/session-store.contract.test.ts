@@ -1,6 +1,5 @@
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { AgentState, InvalidArgumentError } from '../../src/index';
 import {
   CorruptSessionError,
   InvalidSessionIdError,
@@ -8,6 +7,8 @@ import {
   type SessionStore,
   StoreClosedError,
 } from '../../src/persistence/index';
+import { AgentState } from '../../src/state/agent-state';
+import { InvalidArgumentError } from '../../src/state/errors';
 import {
   finishedState,
   inProgressState,

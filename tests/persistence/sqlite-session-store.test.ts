@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { createDeflateRaw, deflateRawSync } from 'node:zlib';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { AgentState, CorruptSessionError } from '../../src/index';
+import { CorruptSessionError } from '../../src/persistence/errors';
 import {
   SqliteDriverMissingError,
   SqliteExecutionStore,
@@ -13,6 +13,7 @@ import {
 } from '../../src/persistence/index';
 import { legacyInflateLimit } from '../../src/persistence/legacy-body';
 import { loadSqliteDriver, openSqliteDatabase } from '../../src/persistence/sqlite-driver';
+import { AgentState } from '../../src/state/agent-state';
 import { appendStep, finishedState, tempDir } from './fixtures';
 
 describe('SqliteSessionStore', () => {

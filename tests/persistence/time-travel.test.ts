@@ -1,7 +1,9 @@
 import { join } from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { AgentState, createAgent, scriptedDriver } from '../../src/index';
+import { scriptedDriver } from '../../src/drivers/scripted-driver';
 import { SqliteSessionStore } from '../../src/persistence/index';
+import { createAgent } from '../../src/runtime/create-agent';
+import { AgentState } from '../../src/state/agent-state';
 import { add, addCall } from '../support/agents';
 import { tempDir } from './fixtures';
 

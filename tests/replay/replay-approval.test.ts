@@ -1,15 +1,13 @@
 /** The decisions a person took, recorded on the tool executions, are taken again (#36). */
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import {
-  type AgentDefinition,
-  AgentState,
-  type ApprovalInput,
-  createAgent,
-  defineTool,
-  ExecutionBudget,
-  scriptedDriver,
-} from '../../src/index';
+import { scriptedDriver } from '../../src/drivers/scripted-driver';
+import type { AgentDefinition } from '../../src/runtime/agent-definition';
+import { createAgent } from '../../src/runtime/create-agent';
+import { AgentState } from '../../src/state/agent-state';
+import type { ApprovalInput } from '../../src/state/approval';
+import { ExecutionBudget } from '../../src/state/execution-budget';
+import { defineTool } from '../../src/tools/define-tool';
 
 const definition = (): AgentDefinition => ({
   driver: scriptedDriver([

@@ -11,7 +11,9 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AgentState, createAgent, SqliteSessionStore } from '../../src/index';
+import { SqliteSessionStore } from '../../src/persistence/sqlite-session-store';
+import { createAgent } from '../../src/runtime/create-agent';
+import { AgentState } from '../../src/state/agent-state';
 import { agent } from './fixtures/sum-agent';
 
 const ROOT = resolve(import.meta.dirname, '../..');

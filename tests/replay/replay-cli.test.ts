@@ -3,13 +3,11 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  AgentState,
-  createAgent,
-  FileSessionStore,
-  type SessionStore,
-  SqliteSessionStore,
-} from '../../src/index';
+import { FileSessionStore } from '../../src/persistence/file-session-store';
+import type { SessionStore } from '../../src/persistence/session-store';
+import { SqliteSessionStore } from '../../src/persistence/sqlite-session-store';
+import { createAgent } from '../../src/runtime/create-agent';
+import { AgentState } from '../../src/state/agent-state';
 import { agent } from './fixtures/sum-agent';
 
 const ROOT = resolve(import.meta.dirname, '../..');

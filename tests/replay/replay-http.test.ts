@@ -8,14 +8,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  type AgentDefinition,
-  AgentState,
-  createAgent,
-  firstDifference,
-  type Hook,
-  SqliteSessionStore,
-} from '../../src/index';
+import type { Hook } from '../../src/hooks/hook';
+import { SqliteSessionStore } from '../../src/persistence/sqlite-session-store';
+import type { AgentDefinition } from '../../src/runtime/agent-definition';
+import { createAgent } from '../../src/runtime/create-agent';
+import { AgentState } from '../../src/state/agent-state';
+import { firstDifference } from '../../src/state/json-difference';
 import { add } from '../support/agents';
 import { startOpenAIServer, textReply, toolCallReply } from '../support/openai-server';
 

@@ -9,7 +9,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type ApprovalDecision, type ApprovalInput, ExecutionStatus } from '../../src/index';
+import type { ApprovalDecision, ApprovalInput } from '../../src/state/approval';
+import { ExecutionStatus } from '../../src/state/execution-status';
 import { interruptedAgent } from '../support/interrupted-agent';
 import { type CrashStoreKind, crashInPay, crashStore } from '../support/interrupted-crash';
 

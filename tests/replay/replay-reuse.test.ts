@@ -5,18 +5,15 @@
  */
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import {
-  type AgentDefinition,
-  AgentState,
-  createAgent,
-  defineTool,
-  ExecutionBudget,
-  firstDifference,
-  type Hook,
-  type ReplayOptions,
-  type ReplayResult,
-  scriptedDriver,
-} from '../../src/index';
+import { scriptedDriver } from '../../src/drivers/scripted-driver';
+import type { Hook } from '../../src/hooks/hook';
+import type { AgentDefinition } from '../../src/runtime/agent-definition';
+import { createAgent } from '../../src/runtime/create-agent';
+import type { ReplayOptions, ReplayResult } from '../../src/runtime/replay-options';
+import { AgentState } from '../../src/state/agent-state';
+import { ExecutionBudget } from '../../src/state/execution-budget';
+import { firstDifference } from '../../src/state/json-difference';
+import { defineTool } from '../../src/tools/define-tool';
 
 const sum = (offset: number) =>
   defineTool({

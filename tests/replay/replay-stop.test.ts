@@ -4,19 +4,17 @@
  */
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import {
-  type AgentDefinition,
-  AgentState,
-  createAgent,
-  type Driver,
-  defineTool,
-  ExecutionBudget,
-  type Hook,
-  Message,
-  scriptedDriver,
-  StopSignal,
-  UnreplayableRunError,
-} from '../../src/index';
+import type { Driver } from '../../src/drivers/driver';
+import { scriptedDriver } from '../../src/drivers/scripted-driver';
+import type { Hook } from '../../src/hooks/hook';
+import type { AgentDefinition } from '../../src/runtime/agent-definition';
+import { createAgent } from '../../src/runtime/create-agent';
+import { UnreplayableRunError } from '../../src/runtime/unreplayable-run';
+import { AgentState } from '../../src/state/agent-state';
+import { ExecutionBudget } from '../../src/state/execution-budget';
+import { Message } from '../../src/state/message';
+import { StopSignal } from '../../src/state/stop-signal';
+import { defineTool } from '../../src/tools/define-tool';
 
 /** A person stops the run once `at` is reached: the call in flight waits to be aborted. */
 function stopper() {

@@ -5,15 +5,13 @@
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
-import {
-  type AgentDefinition,
-  AgentState,
-  createAgent,
-  defineTool,
-  ExecutionBudget,
-  scriptedDriver,
-  UnreplayableRunError,
-} from '../../src/index';
+import { scriptedDriver } from '../../src/drivers/scripted-driver';
+import type { AgentDefinition } from '../../src/runtime/agent-definition';
+import { createAgent } from '../../src/runtime/create-agent';
+import { UnreplayableRunError } from '../../src/runtime/unreplayable-run';
+import { AgentState } from '../../src/state/agent-state';
+import { ExecutionBudget } from '../../src/state/execution-budget';
+import { defineTool } from '../../src/tools/define-tool';
 
 const definition = (): AgentDefinition => ({
   driver: scriptedDriver([

@@ -1,13 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import {
-  AgentState,
-  buildRunView,
-  createAgent,
-  defineTool,
-  renderRunView,
-  scriptedDriver,
-} from '../../src/index';
+import { scriptedDriver } from '../../src/drivers/scripted-driver';
+import { buildRunView } from '../../src/inspect/run-model';
+import { renderRunView } from '../../src/inspect/run-viewer';
+import { createAgent } from '../../src/runtime/create-agent';
+import { AgentState } from '../../src/state/agent-state';
+import { defineTool } from '../../src/tools/define-tool';
 
 const sum = (offset: number) =>
   defineTool({

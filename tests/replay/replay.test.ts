@@ -1,19 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import {
-  type AgentDefinition,
-  AgentState,
-  createAgent,
-  defineTool,
-  ExecutionBudget,
-  expectReplay,
-  firstDifference,
-  type Hook,
-  ReplayAssertionError,
-  replayDriver,
-  type ScriptStep,
-  scriptedDriver,
-} from '../../src/index';
+import { replayDriver } from '../../src/drivers/replay-driver';
+import { type ScriptStep, scriptedDriver } from '../../src/drivers/scripted-driver';
+import type { Hook } from '../../src/hooks/hook';
+import type { AgentDefinition } from '../../src/runtime/agent-definition';
+import { createAgent } from '../../src/runtime/create-agent';
+import { AgentState } from '../../src/state/agent-state';
+import { ExecutionBudget } from '../../src/state/execution-budget';
+import { firstDifference } from '../../src/state/json-difference';
+import { expectReplay, ReplayAssertionError } from '../../src/testing/expect-replay';
+import { defineTool } from '../../src/tools/define-tool';
 
 const calls: string[] = [];
 const sum = (offset = 0) =>

@@ -1,17 +1,14 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import {
-  AgentError,
-  AgentState,
-  AgentStep,
-  AgentStepType,
-  ExecutionStatus,
-  InferenceResponse,
-  Message,
-  StopReason,
-  StopSignal,
-  ToolExecution,
-  Usage,
-} from '../../src/index';
+import { AgentError } from '../../src/state/agent-error';
+import { AgentState } from '../../src/state/agent-state';
+import { AgentStep, InferenceResponse } from '../../src/state/agent-step';
+import { AgentStepType } from '../../src/state/agent-step-type';
+import { ExecutionStatus } from '../../src/state/execution-status';
+import { Message } from '../../src/state/message';
+import { StopReason } from '../../src/state/stop-reason';
+import { StopSignal } from '../../src/state/stop-signal';
+import { ToolExecution } from '../../src/state/tool-execution';
+import { Usage } from '../../src/state/usage';
 
 const call = { id: 'call-1', name: 'add', args: { a: 2, b: 3 } };
 

@@ -1,11 +1,12 @@
 import { describe, expect, it, vi } from 'vitest';
 import * as distributed from '../../src/distributed/index';
 import * as main from '../../src/index';
-import { AgentMachineError, AgentStopError, InvalidStateError } from '../../src/index';
 import * as inspect from '../../src/inspect/index';
 import * as internal from '../../src/internal';
 import * as mcp from '../../src/mcp/index';
 import * as stores from '../../src/persistence/index';
+import { AgentStopError } from '../../src/state/agent-stop-error';
+import { AgentMachineError, InvalidStateError } from '../../src/state/errors';
 import * as telemetry from '../../src/telemetry/index';
 import * as testing from '../../src/testing/index';
 import * as ui from '../../src/ui/index';

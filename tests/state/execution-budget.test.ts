@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ExecutionBudget, InvalidArgumentError } from '../../src/index';
+import { InvalidArgumentError } from '../../src/state/errors';
+import { ExecutionBudget } from '../../src/state/execution-budget';
 
 describe('ExecutionBudget', () => {
   it('unlimited() has no limits and isEmpty()', () => {

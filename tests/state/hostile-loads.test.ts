@@ -5,22 +5,19 @@ import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { parseAgentJob } from '../../src/distributed/index';
-import {
-  AgentState,
-  buildRunView,
-  CorruptSessionError,
-  createAgent,
-  defineTool,
-  FileSessionStore,
-  InvalidTraceError,
-  Message,
-  readTrace,
-  recordTrace,
-  renderRunView,
-  scriptedDriver,
-  traceStates,
-} from '../../src/index';
+import { scriptedDriver } from '../../src/drivers/scripted-driver';
+import { buildRunView } from '../../src/inspect/run-model';
+import { renderRunView } from '../../src/inspect/run-viewer';
+import { readTrace, traceStates } from '../../src/inspect/trace-reader';
+import { recordTrace } from '../../src/inspect/trace-recorder';
+import { InvalidTraceError } from '../../src/inspect/trace-schema';
+import { CorruptSessionError } from '../../src/persistence/errors';
+import { FileSessionStore } from '../../src/persistence/file-session-store';
 import { encodeSessionDocument } from '../../src/persistence/session-document';
+import { createAgent } from '../../src/runtime/create-agent';
+import { AgentState } from '../../src/state/agent-state';
+import { Message } from '../../src/state/message';
+import { defineTool } from '../../src/tools/define-tool';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const hostileJson = '{"__proto__":{"admin":true},"ok":1}';

@@ -6,17 +6,15 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import {
-  type AgentDefinition,
-  AgentState,
-  createAgent,
-  type Driver,
-  defineTool,
-  ExecutionStatus,
-  FileSessionStore,
-  type Hook,
-  scriptedDriver,
-} from '../../src/index';
+import type { Driver } from '../../src/drivers/driver';
+import { scriptedDriver } from '../../src/drivers/scripted-driver';
+import type { Hook } from '../../src/hooks/hook';
+import { FileSessionStore } from '../../src/persistence/file-session-store';
+import type { AgentDefinition } from '../../src/runtime/agent-definition';
+import { createAgent } from '../../src/runtime/create-agent';
+import { AgentState } from '../../src/state/agent-state';
+import { ExecutionStatus } from '../../src/state/execution-status';
+import { defineTool } from '../../src/tools/define-tool';
 import { tempDir } from '../persistence/fixtures';
 
 let cleanups: Array<() => Promise<void>> = [];

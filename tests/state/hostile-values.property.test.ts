@@ -11,19 +11,15 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { RedisSessionStore } from '../../src/distributed/index';
-import {
-  AgentState,
-  createAgent,
-  defineTool,
-  FileSessionStore,
-  InMemorySessionStore,
-  MAX_VALUE_DEPTH,
-  type ScriptStep,
-  SqliteSessionStore,
-  scriptedDriver,
-  type ToolSet,
-} from '../../src/index';
+import { type ScriptStep, scriptedDriver } from '../../src/drivers/scripted-driver';
+import { FileSessionStore } from '../../src/persistence/file-session-store';
+import { InMemorySessionStore } from '../../src/persistence/in-memory-session-store';
 import type { SessionStore } from '../../src/persistence/index';
+import { SqliteSessionStore } from '../../src/persistence/sqlite-session-store';
+import { createAgent } from '../../src/runtime/create-agent';
+import { AgentState } from '../../src/state/agent-state';
+import { MAX_VALUE_DEPTH } from '../../src/state/json-value';
+import { defineTool, type ToolSet } from '../../src/tools/define-tool';
 import { type RedisServer, startRedisServer } from '../distributed/support/redis-server';
 
 const key = fc.oneof(

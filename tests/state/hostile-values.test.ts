@@ -2,22 +2,21 @@ import type { LanguageModelV4GenerateResult } from '@ai-sdk/provider';
 import { MockLanguageModelV4 } from 'ai/test';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { scriptedDriver } from '../../src/drivers/scripted-driver';
+import { FileSessionStore } from '../../src/persistence/file-session-store';
+import { createAgent } from '../../src/runtime/create-agent';
+import { AgentState } from '../../src/state/agent-state';
+import { AgentStepType } from '../../src/state/agent-step-type';
+import { InvalidStateError } from '../../src/state/errors';
+import { ExecutionBudget } from '../../src/state/execution-budget';
+import { ExecutionStatus } from '../../src/state/execution-status';
 import {
-  AgentState,
-  AgentStepType,
-  createAgent,
-  defineTool,
-  ExecutionBudget,
-  ExecutionStatus,
-  FileSessionStore,
-  InvalidStateError,
   MAX_VALUE_DEPTH,
-  scriptedDriver,
-  type ToolSet,
   toJsonValue,
   UnsavableValueError,
   ValueTooDeepError,
-} from '../../src/index';
+} from '../../src/state/json-value';
+import { defineTool, type ToolSet } from '../../src/tools/define-tool';
 import { tempDir } from '../persistence/fixtures';
 
 const question = () => AgentState.empty().withUserMessage('Go');

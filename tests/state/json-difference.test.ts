@@ -1,6 +1,6 @@
 /** Where two documents first differ: the paths `firstDifference` names (the replay's divergences show them). */
 import { describe, expect, it } from 'vitest';
-import { firstDifference } from '../../src/index';
+import { firstDifference } from '../../src/state/json-difference';
 
 describe('firstDifference', () => {
   it('names the path of the first difference, and null when equal but for fresh ids and clocks', () => {

@@ -5,7 +5,8 @@
  * seconds and the state kept ~800 MB of such arrays for as long as it lived.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { AgentState, AppendOnlyList } from '../../src/index';
+import { AgentState } from '../../src/state/agent-state';
+import { AppendOnlyList } from '../../src/state/append-only-list';
 import { inProgressState } from '../persistence/fixtures';
 
 afterEach(() => {

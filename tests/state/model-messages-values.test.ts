@@ -1,13 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import {
-  AgentState,
-  fromModelMessages,
-  InvalidArgumentError,
-  type ModelMessageInput,
-  SqliteSessionStore,
-  UnsavableValueError,
-  ValueTooDeepError,
-} from '../../src/index';
+import { fromModelMessages } from '../../src/messages/model-messages';
+import type { ModelMessageInput } from '../../src/messages/shapes';
+import { SqliteSessionStore } from '../../src/persistence/sqlite-session-store';
+import { AgentState } from '../../src/state/agent-state';
+import { InvalidArgumentError } from '../../src/state/errors';
+import { UnsavableValueError, ValueTooDeepError } from '../../src/state/json-value';
 import { tempDir } from '../persistence/fixtures';
 
 const nested = (levels: number) => JSON.parse(`${'['.repeat(levels)}${']'.repeat(levels)}`);

@@ -7,14 +7,12 @@
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  AgentMachineError,
-  AgentState,
-  fromModelMessages,
-  MAX_VALUE_DEPTH,
-  type ModelMessageInput,
-  SqliteSessionStore,
-} from '../../src/index';
+import { fromModelMessages } from '../../src/messages/model-messages';
+import type { ModelMessageInput } from '../../src/messages/shapes';
+import { SqliteSessionStore } from '../../src/persistence/sqlite-session-store';
+import { AgentState } from '../../src/state/agent-state';
+import { AgentMachineError } from '../../src/state/errors';
+import { MAX_VALUE_DEPTH } from '../../src/state/json-value';
 import { tempDir } from '../persistence/fixtures';
 
 const key = fc.oneof(

@@ -3,17 +3,14 @@ import { MockLanguageModelV4 } from 'ai/test';
 import { generateText as generateText6, type ModelMessage as ModelMessage6 } from 'ai6';
 import { MockLanguageModelV3 } from 'ai6/test';
 import { describe, expect, it } from 'vitest';
-import {
-  AgentState,
-  createAgent,
-  fromModelMessages,
-  InvalidArgumentError,
-  Message,
-  modelDriver,
-  scriptedDriver,
-  toModelMessages,
-  toUIMessages,
-} from '../../src/index';
+import { modelDriver } from '../../src/drivers/model-driver';
+import { scriptedDriver } from '../../src/drivers/scripted-driver';
+import { fromModelMessages, toModelMessages } from '../../src/messages/model-messages';
+import { toUIMessages } from '../../src/messages/ui-messages';
+import { createAgent } from '../../src/runtime/create-agent';
+import { AgentState } from '../../src/state/agent-state';
+import { InvalidArgumentError } from '../../src/state/errors';
+import { Message } from '../../src/state/message';
 import { add } from '../support/agents';
 
 const usage = {

@@ -1,20 +1,17 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import {
-  AgentError,
-  AgentState,
-  AgentStep,
-  ExecutionContinuation,
-  ExecutionState,
-  InferenceResponse,
-  InvalidStateError,
-  Message,
-  StepExecution,
-  StopReason,
-  StopSignal,
-  ToolExecution,
-  Usage,
-} from '../../src/index';
+import { AgentError } from '../../src/state/agent-error';
+import { AgentState } from '../../src/state/agent-state';
+import { AgentStep, InferenceResponse } from '../../src/state/agent-step';
+import { InvalidStateError } from '../../src/state/errors';
+import { ExecutionContinuation } from '../../src/state/execution-continuation';
+import { ExecutionState } from '../../src/state/execution-state';
+import { Message } from '../../src/state/message';
+import { StepExecution } from '../../src/state/step-execution';
+import { StopReason } from '../../src/state/stop-reason';
+import { StopSignal } from '../../src/state/stop-signal';
+import { ToolExecution } from '../../src/state/tool-execution';
+import { Usage } from '../../src/state/usage';
 
 const roundTrip = (state: AgentState) => AgentState.fromJSON(JSON.parse(JSON.stringify(state)));
 

@@ -5,16 +5,12 @@
  * state loads as it was. A `null` system prompt made a run whose every checkpoint was corrupt.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  AgentState,
-  createAgent,
-  FileSessionStore,
-  InvalidArgumentError,
-  MAX_VALUE_DEPTH,
-  scriptedDriver,
-  UnsavableValueError,
-  ValueTooDeepError,
-} from '../../src/index';
+import { scriptedDriver } from '../../src/drivers/scripted-driver';
+import { FileSessionStore } from '../../src/persistence/file-session-store';
+import { createAgent } from '../../src/runtime/create-agent';
+import { AgentState } from '../../src/state/agent-state';
+import { InvalidArgumentError } from '../../src/state/errors';
+import { MAX_VALUE_DEPTH, UnsavableValueError, ValueTooDeepError } from '../../src/state/json-value';
 import { tempDir } from '../persistence/fixtures';
 
 let cleanups: Array<() => Promise<void>> = [];

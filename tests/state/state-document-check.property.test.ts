@@ -8,8 +8,10 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { z } from 'zod';
-import { AgentState, agentStateSchema, InvalidStateError, MAX_VALUE_DEPTH } from '../../src/index';
-import { agentStepSchema, providerMetadataSchema } from '../../src/state/schemas';
+import { AgentState } from '../../src/state/agent-state';
+import { InvalidStateError } from '../../src/state/errors';
+import { MAX_VALUE_DEPTH } from '../../src/state/json-value';
+import { agentStateSchema, agentStepSchema, providerMetadataSchema } from '../../src/state/schemas';
 import { isAgentStateDocument } from '../../src/state/state-document-check';
 
 type Schema = z.core.$ZodType;

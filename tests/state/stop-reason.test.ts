@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { StopReason, stopReasonPriority, wasForceStopped } from '../../src/index';
+import { StopReason, stopReasonPriority, wasForceStopped } from '../../src/state/stop-reason';
 
 describe('StopReason', () => {
   it('keeps the ten values of seed 000 in priority order, ErrorForbade 0 to Unknown 9', () => {

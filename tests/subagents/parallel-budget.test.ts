@@ -1,13 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import {
-  AgentState,
-  createAgent,
-  defineTool,
-  ExecutionBudget,
-  type SubagentDefinition,
-  scriptedDriver,
-} from '../../src/index';
+import { scriptedDriver } from '../../src/drivers/scripted-driver';
+import type { SubagentDefinition } from '../../src/runtime/agent-definition';
+import { createAgent } from '../../src/runtime/create-agent';
+import { AgentState } from '../../src/state/agent-state';
+import { ExecutionBudget } from '../../src/state/execution-budget';
+import { defineTool } from '../../src/tools/define-tool';
 
 const noop = defineTool({
   description: 'Does nothing',

@@ -5,14 +5,12 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { AnyActorRef, InspectionEvent } from 'xstate';
-import {
-  AgentState,
-  createAgent,
-  type Driver,
-  ExecutionStatus,
-  type SubagentDefinition,
-  scriptedDriver,
-} from '../../src/index';
+import type { Driver } from '../../src/drivers/driver';
+import { scriptedDriver } from '../../src/drivers/scripted-driver';
+import type { SubagentDefinition } from '../../src/runtime/agent-definition';
+import { createAgent } from '../../src/runtime/create-agent';
+import { AgentState } from '../../src/state/agent-state';
+import { ExecutionStatus } from '../../src/state/execution-status';
 
 const call = (name: string, task: string, id = `${name}-${task}`) => ({ name, args: { task }, id });
 

@@ -1,12 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import {
-  type AgentEvent,
-  AgentState,
-  createAgent,
-  type EventSource,
-  type SubagentDefinition,
-  scriptedDriver,
-} from '../../src/index';
+import { scriptedDriver } from '../../src/drivers/scripted-driver';
+import type { SubagentDefinition } from '../../src/runtime/agent-definition';
+import { createAgent } from '../../src/runtime/create-agent';
+import { AgentState } from '../../src/state/agent-state';
+import type { EventSource } from '../../src/state/event-source';
+import type { AgentEvent } from '../../src/state/loop-events';
 
 const call = (name: string, task: string) => ({ name, args: { task }, id: `${name}-call` });
 

@@ -5,13 +5,11 @@
 import type { LanguageModelV4GenerateResult } from '@ai-sdk/provider';
 import { MockLanguageModelV4 } from 'ai/test';
 import { describe, expect, it } from 'vitest';
-import {
-  AgentState,
-  createAgent,
-  ExecutionBudget,
-  StopReason,
-  type SubagentDefinition,
-} from '../../src/index';
+import type { SubagentDefinition } from '../../src/runtime/agent-definition';
+import { createAgent } from '../../src/runtime/create-agent';
+import { AgentState } from '../../src/state/agent-state';
+import { ExecutionBudget } from '../../src/state/execution-budget';
+import { StopReason } from '../../src/state/stop-reason';
 
 const usage = (input: number, output: number): LanguageModelV4GenerateResult['usage'] => ({
   inputTokens: { total: input, noCache: input, cacheRead: 0, cacheWrite: undefined },

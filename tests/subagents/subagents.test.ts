@@ -1,16 +1,13 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { AnyActorRef, InspectionEvent } from 'xstate';
-import {
-  type AgentEvent,
-  AgentState,
-  createAgent,
-  ExecutionBudget,
-  ExecutionStatus,
-  InvalidDefinitionError,
-  StopReason,
-  type SubagentDefinition,
-  scriptedDriver,
-} from '../../src/index';
+import { scriptedDriver } from '../../src/drivers/scripted-driver';
+import { InvalidDefinitionError, type SubagentDefinition } from '../../src/runtime/agent-definition';
+import { createAgent } from '../../src/runtime/create-agent';
+import { AgentState } from '../../src/state/agent-state';
+import { ExecutionBudget } from '../../src/state/execution-budget';
+import { ExecutionStatus } from '../../src/state/execution-status';
+import type { AgentEvent } from '../../src/state/loop-events';
+import { StopReason } from '../../src/state/stop-reason';
 import { add, addCall } from '../support/agents';
 
 const ask = (text = 'Research this') => AgentState.empty().withUserMessage(text);

@@ -1,5 +1,7 @@
 import { z } from 'zod';
-import { type AgentEvent, type AgentState, defineTool } from '../../src/index';
+import type { AgentState } from '../../src/state/agent-state';
+import type { AgentEvent } from '../../src/state/loop-events';
+import { defineTool } from '../../src/tools/define-tool';
 
 /** A trivial tool: adds two numbers. */
 export const add = defineTool({

@@ -8,7 +8,8 @@ import {
   DefaultChatTransport,
   type UIMessage,
 } from 'ai';
-import { type ChatHandler, toNodeHandler } from '../../src/index';
+import type { ChatHandler } from '../../src/ui/chat-routes';
+import { toNodeHandler } from '../../src/ui/node-handler';
 
 /** The chat state a framework binding keeps (React's useChat keeps the same in hooks). */
 class PlainChatState implements ChatState<UIMessage> {

@@ -1,5 +1,6 @@
 /** Child process of the approval restart test: runs until the agent waits for approval, then exits. */
-import { AgentState, SqliteSessionStore } from '../../src/index';
+import { SqliteSessionStore } from '../../src/persistence/sqlite-session-store';
+import { AgentState } from '../../src/state/agent-state';
 import { approvalAgent, TRANSFER_LEDGER_ENV } from './approval-agent';
 
 const [db, sessionId] = process.argv.slice(2) as [string, string];

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach } from 'vitest';
 import { type ChatAppOptions, createChatApp } from '../../examples/http-app';
-import { SqliteSessionStore } from '../../src/index';
+import { SqliteSessionStore } from '../../src/persistence/sqlite-session-store';
 
 /** Run after each test, last first. */
 export const cleanups: Array<() => Promise<void> | void> = [];

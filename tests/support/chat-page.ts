@@ -1,6 +1,6 @@
 /** What the Chromium tests of the example chat pages (plain and React) share. */
 import type { Page } from 'playwright-core';
-import type { Driver } from '../../src/index';
+import type { Driver } from '../../src/drivers/driver';
 
 // Generous limits: the machine may be loaded; the page answers in well under a second when it is not.
 export const SLOW = { timeout: 30_000 };

@@ -1,6 +1,9 @@
 import { appendFileSync } from 'node:fs';
 import { z } from 'zod';
-import { createAgent, defineTool, type SessionStore, scriptedDriver } from '../../src/index';
+import { scriptedDriver } from '../../src/drivers/scripted-driver';
+import type { SessionStore } from '../../src/persistence/session-store';
+import { createAgent } from '../../src/runtime/create-agent';
+import { defineTool } from '../../src/tools/define-tool';
 
 export const DURABLE_STEPS = 5;
 

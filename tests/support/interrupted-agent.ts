@@ -1,5 +1,8 @@
 import { z } from 'zod';
-import { createAgent, defineTool, type SessionStore, scriptedDriver } from '../../src/index';
+import { scriptedDriver } from '../../src/drivers/scripted-driver';
+import type { SessionStore } from '../../src/persistence/session-store';
+import { createAgent } from '../../src/runtime/create-agent';
+import { defineTool } from '../../src/tools/define-tool';
 
 /** The line the crash child prints once an unsafe `pay` call has started: the parent kills it then. */
 export const CRASH_POINT = 'crash point';

@@ -1,6 +1,8 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { FileSessionStore, type SessionStore, SqliteSessionStore } from '../../src/index';
+import { FileSessionStore } from '../../src/persistence/file-session-store';
+import type { SessionStore } from '../../src/persistence/session-store';
+import { SqliteSessionStore } from '../../src/persistence/sqlite-session-store';
 import { CRASH_POINT } from './interrupted-agent';
 
 export type CrashStoreKind = 'file' | 'sqlite';

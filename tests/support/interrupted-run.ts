@@ -3,7 +3,9 @@
  * call starts, prints the crash point and waits there to be SIGKILLed (its intent is saved: a load
  * finds the call interrupted). Usage: interrupted-run.ts <file|sqlite> <store path> <session id> <root|nested|asked> (asked: the root's `pay` needs approval, approved here first)
  */
-import { AgentState, FileSessionStore, SqliteSessionStore } from '../../src/index';
+import { FileSessionStore } from '../../src/persistence/file-session-store';
+import { SqliteSessionStore } from '../../src/persistence/sqlite-session-store';
+import { AgentState } from '../../src/state/agent-state';
 import { CRASH_POINT, interruptedAgent } from './interrupted-agent';
 
 const [kind, path, sessionId, where] = process.argv.slice(2) as [string, string, string, string];

@@ -1,13 +1,10 @@
 import { appendFileSync } from 'node:fs';
 import { z } from 'zod';
-import {
-  createAgent,
-  type Driver,
-  defineTool,
-  type ScriptEntry,
-  type SessionStore,
-  scriptedDriver,
-} from '../../src/index';
+import type { Driver } from '../../src/drivers/driver';
+import { type ScriptEntry, scriptedDriver } from '../../src/drivers/scripted-driver';
+import type { SessionStore } from '../../src/persistence/session-store';
+import { createAgent } from '../../src/runtime/create-agent';
+import { defineTool } from '../../src/tools/define-tool';
 
 /** A scripted driver that appends `name` to the ledger file on every model call. */
 function ledgered(name: string, ledger: string, script: readonly ScriptEntry[]): Driver {

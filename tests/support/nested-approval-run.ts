@@ -1,5 +1,6 @@
 /** Child process of the nested approval restart test: runs until the subagent waits for approval, then exits. */
-import { AgentState, SqliteSessionStore } from '../../src/index';
+import { SqliteSessionStore } from '../../src/persistence/sqlite-session-store';
+import { AgentState } from '../../src/state/agent-state';
 import { TRANSFER_LEDGER_ENV } from './approval-agent';
 import { nestedApprovalAgent } from './nested-approval-agent';
 

@@ -4,7 +4,10 @@
  * minute, so the process is killed in it. Usage: steer-crash-run.ts <sqlite path> <session id>
  */
 import type { InspectionEvent } from 'xstate';
-import { AgentState, createAgent, SqliteSessionStore, scriptedDriver } from '../../src/index';
+import { scriptedDriver } from '../../src/drivers/scripted-driver';
+import { SqliteSessionStore } from '../../src/persistence/sqlite-session-store';
+import { createAgent } from '../../src/runtime/create-agent';
+import { AgentState } from '../../src/state/agent-state';
 import { add, addCall } from './agents';
 
 const [path, sessionId] = process.argv.slice(2) as [string, string];

@@ -1,7 +1,11 @@
 import { appendFileSync } from 'node:fs';
 import { z } from 'zod';
 import { abortableDelay } from '../../src/drivers/abortable-delay';
-import { type Agent, createAgent, type Driver, defineTool, scriptedDriver } from '../../src/index';
+import type { Driver } from '../../src/drivers/driver';
+import { scriptedDriver } from '../../src/drivers/scripted-driver';
+import type { Agent } from '../../src/runtime/agent-actor';
+import { createAgent } from '../../src/runtime/create-agent';
+import { defineTool } from '../../src/tools/define-tool';
 
 export const answerText = (n: number) => Array.from({ length: n }, (_, i) => `word${i}`).join(' ');
 

@@ -1,13 +1,11 @@
 import { context } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
-import {
-  AgentState,
-  createAgent,
-  ExecutionStatus,
-  type SubagentDefinition,
-  scriptedDriver,
-} from '../../src/index';
+import { scriptedDriver } from '../../src/drivers/scripted-driver';
+import type { SubagentDefinition } from '../../src/runtime/agent-definition';
+import { createAgent } from '../../src/runtime/create-agent';
+import { AgentState } from '../../src/state/agent-state';
+import { ExecutionStatus } from '../../src/state/execution-status';
 import { add } from '../support/agents';
 import { idOf, memoryTracer, parentOf } from '../support/otel';
 

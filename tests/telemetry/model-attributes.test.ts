@@ -3,7 +3,8 @@ import { APICallError, type LanguageModelV4GenerateResult } from '@ai-sdk/provid
 import { context } from '@opentelemetry/api';
 import { MockLanguageModelV4 } from 'ai/test';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { AgentState, createAgent } from '../../src/index';
+import { createAgent } from '../../src/runtime/create-agent';
+import { AgentState } from '../../src/state/agent-state';
 import { startOpenAIServer, textReply } from '../support/openai-server';
 import { memoryTracer } from '../support/otel';
 

@@ -4,7 +4,10 @@ import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { MockLanguageModelV4 } from 'ai/test';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { AgentState, createAgent, defineTool, ExecutionStatus } from '../../src/index';
+import { createAgent } from '../../src/runtime/create-agent';
+import { AgentState } from '../../src/state/agent-state';
+import { ExecutionStatus } from '../../src/state/execution-status';
+import { defineTool } from '../../src/tools/define-tool';
 import { memoryTracer } from '../support/otel';
 
 const CARD = '4111 1111 1111 1111';

@@ -3,17 +3,14 @@ import { context, SpanStatusCode, trace } from '@opentelemetry/api';
 import { MockLanguageModelV4 } from 'ai/test';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
-import {
-  AgentState,
-  createAgent,
-  defineTool,
-  ExecutionStatus,
-  InMemorySessionStore,
-  InvalidDefinitionError,
-  type SubagentDefinition,
-  scriptedDriver,
-  type TelemetryOptions,
-} from '../../src/index';
+import { scriptedDriver } from '../../src/drivers/scripted-driver';
+import { InMemorySessionStore } from '../../src/persistence/in-memory-session-store';
+import { InvalidDefinitionError, type SubagentDefinition } from '../../src/runtime/agent-definition';
+import { createAgent } from '../../src/runtime/create-agent';
+import { AgentState } from '../../src/state/agent-state';
+import { ExecutionStatus } from '../../src/state/execution-status';
+import type { TelemetryOptions } from '../../src/telemetry/telemetry-options';
+import { defineTool } from '../../src/tools/define-tool';
 import { add } from '../support/agents';
 import { idOf, memoryTracer, parentOf, withContextManager } from '../support/otel';
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { defineTool, InvalidArgumentError } from '../../src/index';
+import { InvalidArgumentError } from '../../src/state/errors';
+import { defineTool } from '../../src/tools/define-tool';
 
 describe('defineTool options', () => {
   it.each([

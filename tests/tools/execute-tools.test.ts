@@ -5,15 +5,11 @@
  */
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import {
-  AgentState,
-  AgentStep,
-  defineTool,
-  executeTools,
-  InferenceResponse,
-  runTools,
-  ToolExecution,
-} from '../../src/index';
+import { AgentState } from '../../src/state/agent-state';
+import { AgentStep, InferenceResponse } from '../../src/state/agent-step';
+import { ToolExecution } from '../../src/state/tool-execution';
+import { defineTool } from '../../src/tools/define-tool';
+import { executeTools, runTools } from '../../src/tools/tool-executor';
 import { add } from '../support/agents';
 
 const slowEcho = defineTool({

@@ -1,15 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import {
-  AgentState,
-  createAgent,
-  defineTool,
-  ExecutionStatus,
-  FileSessionStore,
-  type Hook,
-  StopReason,
-  scriptedDriver,
-} from '../../src/index';
+import { scriptedDriver } from '../../src/drivers/scripted-driver';
+import type { Hook } from '../../src/hooks/hook';
+import { FileSessionStore } from '../../src/persistence/file-session-store';
+import { createAgent } from '../../src/runtime/create-agent';
+import { AgentState } from '../../src/state/agent-state';
+import { ExecutionStatus } from '../../src/state/execution-status';
+import { StopReason } from '../../src/state/stop-reason';
+import { defineTool } from '../../src/tools/define-tool';
 import { tempDir } from '../persistence/fixtures';
 
 const question = () => AgentState.empty().withUserMessage('Go');

@@ -1,7 +1,8 @@
 import { tool } from 'ai';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { defineTool, InvalidArgumentError, type ToolEffect, toolEffect } from '../../src/index';
+import { InvalidArgumentError } from '../../src/state/errors';
+import { defineTool, type ToolEffect, toolEffect } from '../../src/tools/define-tool';
 
 const inputSchema = z.object({ to: z.string() });
 const execute = async ({ to }: { to: string }) => `sent to ${to}`;

@@ -3,19 +3,14 @@ import { jsonSchema, tool, zodSchema } from 'ai';
 import { MockLanguageModelV4 } from 'ai/test';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import {
-  AgentState,
-  AgentStepType,
-  createAgent,
-  defineTool,
-  ExecutionStatus,
-  type ScriptStep,
-  StopReason,
-  scriptedDriver,
-  type ToolExecuteOptions,
-  type ToolSet,
-  ToolTimeoutError,
-} from '../../src/index';
+import { type ScriptStep, scriptedDriver } from '../../src/drivers/scripted-driver';
+import { createAgent } from '../../src/runtime/create-agent';
+import { AgentState } from '../../src/state/agent-state';
+import { AgentStepType } from '../../src/state/agent-step-type';
+import { ExecutionStatus } from '../../src/state/execution-status';
+import { StopReason } from '../../src/state/stop-reason';
+import { defineTool, type ToolExecuteOptions, type ToolSet } from '../../src/tools/define-tool';
+import { ToolTimeoutError } from '../../src/tools/tool-timeout-error';
 import { add } from '../support/agents';
 
 const question = () => AgentState.empty().withUserMessage('Go');

@@ -1,14 +1,12 @@
 import { readUIMessageStream, type UIMessage, type UIMessageChunk } from 'ai';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import {
-  type AgentEvent,
-  AgentState,
-  ApprovalError,
-  createAgent,
-  defineTool,
-  scriptedDriver,
-} from '../../src/index';
+import { scriptedDriver } from '../../src/drivers/scripted-driver';
+import { createAgent } from '../../src/runtime/create-agent';
+import { AgentState } from '../../src/state/agent-state';
+import { ApprovalError } from '../../src/state/approval-error';
+import type { AgentEvent } from '../../src/state/loop-events';
+import { defineTool } from '../../src/tools/define-tool';
 
 const add = defineTool({
   description: 'Add',

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { UIMessage } from 'ai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SqliteSessionStore } from '../../src/index';
+import { SqliteSessionStore } from '../../src/persistence/sqlite-session-store';
 import { type RedisServer, startRedisServer } from '../distributed/support/redis-server';
 import { chatClient } from '../support/ai-chat';
 import { textOf } from '../support/chat-fixtures';

@@ -1,7 +1,8 @@
 import type { UIMessage } from 'ai';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { defineTool, scriptedDriver } from '../../src/index';
+import { scriptedDriver } from '../../src/drivers/scripted-driver';
+import { defineTool } from '../../src/tools/define-tool';
 import { chatClient } from '../support/ai-chat';
 import { ai6ChatClient } from '../support/ai6-chat';
 import { gate, partsOf, startChat, transferTool } from '../support/chat-fixtures';

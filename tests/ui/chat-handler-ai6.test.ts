@@ -1,6 +1,6 @@
 import { DefaultChatTransport, lastAssistantMessageIsCompleteWithApprovalResponses } from 'ai6';
 import { describe, expect, it } from 'vitest';
-import { scriptedDriver } from '../../src/index';
+import { scriptedDriver } from '../../src/drivers/scripted-driver';
 import { Ai6Chat } from '../support/ai6-chat';
 import { lookup, partsOf, startChat, transferTool } from '../support/chat-fixtures';
 

@@ -1,7 +1,10 @@
 import type { UIMessage } from 'ai';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { type AgentState, ApprovalError, defineTool, scriptedDriver } from '../../src/index';
+import { scriptedDriver } from '../../src/drivers/scripted-driver';
+import type { AgentState } from '../../src/state/agent-state';
+import { ApprovalError } from '../../src/state/approval-error';
+import { defineTool } from '../../src/tools/define-tool';
 import { chatClient } from '../support/ai-chat';
 import { gate, lookup, partsOf, startChat, transferTool, types } from '../support/chat-fixtures';
 import { postJson, readChunks, userMessageBody } from '../support/ui-stream';

@@ -1,7 +1,9 @@
 import { DefaultChatTransport } from 'ai';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { defineTool, modelDriver, scriptedDriver } from '../../src/index';
+import { modelDriver } from '../../src/drivers/model-driver';
+import { scriptedDriver } from '../../src/drivers/scripted-driver';
+import { defineTool } from '../../src/tools/define-tool';
 import { chatClient } from '../support/ai-chat';
 import { gate, lookup, partsOf, startChat, transferTool, types } from '../support/chat-fixtures';
 import { localModel, serverPerTest, textReply } from '../support/openai-server';

@@ -10,16 +10,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { InspectionEvent } from 'xstate';
 import { z } from 'zod';
 import { RedisStreamStore } from '../../src/distributed/index';
-import {
-  type Agent,
-  type AgentState,
-  createAgent,
-  createChatHandler,
-  defineTool,
-  InMemorySessionStore,
-  InMemoryStreamStore,
-  type StreamStore,
-} from '../../src/index';
+import { InMemorySessionStore } from '../../src/persistence/in-memory-session-store';
+import type { Agent } from '../../src/runtime/agent-actor';
+import { createAgent } from '../../src/runtime/create-agent';
+import type { AgentState } from '../../src/state/agent-state';
+import { defineTool } from '../../src/tools/define-tool';
+import { createChatHandler } from '../../src/ui/chat-handler';
+import { InMemoryStreamStore, type StreamStore } from '../../src/ui/stream-store';
 import { type RedisServer, startRedisServer } from '../distributed/support/redis-server';
 import { chatClient, serveChat } from '../support/ai-chat';
 import { gate } from '../support/chat-fixtures';

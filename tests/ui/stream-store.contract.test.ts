@@ -7,15 +7,15 @@
 import type { Cluster } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisStreamStore } from '../../src/distributed/index';
+import { Message } from '../../src/state/message';
 import {
   handOffId,
   InMemoryStreamStore,
-  Message,
   StreamNotOpenError,
   type StreamStore,
-  StreamWriter,
-  type UIMessageChunk,
-} from '../../src/index';
+} from '../../src/ui/stream-store';
+import { StreamWriter } from '../../src/ui/stream-writer';
+import type { UIMessageChunk } from '../../src/ui/ui-message';
 import { type RedisCluster, startRedisCluster } from '../distributed/support/redis-cluster';
 import { type RedisServer, startRedisServer } from '../distributed/support/redis-server';
 

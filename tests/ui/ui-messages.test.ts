@@ -1,17 +1,14 @@
 import type { UIMessage as SdkUIMessage } from 'ai';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import {
-  AgentState,
-  createAgent,
-  defineTool,
-  InMemorySessionStore,
-  Message,
-  scriptedDriver,
-  toChatUIMessages,
-  toUIMessageChunks,
-  toUIMessages,
-} from '../../src/index';
+import { scriptedDriver } from '../../src/drivers/scripted-driver';
+import { toChatUIMessages, toUIMessages } from '../../src/messages/ui-messages';
+import { InMemorySessionStore } from '../../src/persistence/in-memory-session-store';
+import { createAgent } from '../../src/runtime/create-agent';
+import { AgentState } from '../../src/state/agent-state';
+import { Message } from '../../src/state/message';
+import { defineTool } from '../../src/tools/define-tool';
+import { toUIMessageChunks } from '../../src/ui/ui-message-chunks';
 
 const transfer = defineTool({
   description: 'Send money',

@@ -1,12 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  AgentState,
-  createAgentClient,
-  createAgentWorker,
-  ExecutionStatus,
-  RedisSessionStore,
-} from '../../src/index';
+import { createAgentClient } from '../../src/distributed/agent-client';
+import { createAgentWorker } from '../../src/distributed/agent-worker';
+import { RedisSessionStore } from '../../src/distributed/redis-session-store';
+import { AgentState } from '../../src/state/agent-state';
+import { ExecutionStatus } from '../../src/state/execution-status';
 import { type RedisServer, startRedisServer } from '../distributed/support/redis-server';
 import { paymentAgent, v1, v2Options } from './fixtures/payment-agents';
 

@@ -2,13 +2,11 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  type Agent,
-  AgentState,
-  type ApprovalInput,
-  InvalidDefinitionError,
-  SqliteSessionStore,
-} from '../../src/index';
+import { SqliteSessionStore } from '../../src/persistence/sqlite-session-store';
+import type { Agent } from '../../src/runtime/agent-actor';
+import { InvalidDefinitionError } from '../../src/runtime/agent-definition';
+import { AgentState } from '../../src/state/agent-state';
+import type { ApprovalInput } from '../../src/state/approval';
 import { paymentAgent, v1, v2, v2Options, v2Unmigrated } from './fixtures/payment-agents';
 
 let dir: string;

@@ -4,7 +4,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AgentState, FileSessionStore, type SessionStore, SqliteSessionStore } from '../../src/index';
+import { FileSessionStore } from '../../src/persistence/file-session-store';
+import type { SessionStore } from '../../src/persistence/session-store';
+import { SqliteSessionStore } from '../../src/persistence/sqlite-session-store';
+import { AgentState } from '../../src/state/agent-state';
 import { v1 } from './fixtures/payment-agents';
 
 const ROOT = resolve(import.meta.dirname, '../..');

@@ -14,7 +14,8 @@ import {
   RedisSessionStore,
   RedisStreamStore,
 } from '../../../src/distributed/index';
-import { createChatHandler, toNodeHandler } from '../../../src/index';
+import { createChatHandler } from '../../../src/ui/chat-handler';
+import { toNodeHandler } from '../../../src/ui/node-handler';
 import { typingAgent } from '../../support/typing-agent';
 
 const env = process.env;

@@ -1,16 +1,12 @@
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { abortableDelay } from '../../../src/drivers/abortable-delay';
-import {
-  type Agent,
-  AgentState,
-  createAgent,
-  defineTool,
-  ExecutionBudget,
-  type ScriptEntry,
-  scriptedDriver,
-  type ToolEffect,
-} from '../../../src/index';
+import { type ScriptEntry, scriptedDriver } from '../../../src/drivers/scripted-driver';
+import type { Agent } from '../../../src/runtime/agent-actor';
+import { createAgent } from '../../../src/runtime/create-agent';
+import { AgentState } from '../../../src/state/agent-state';
+import { ExecutionBudget } from '../../../src/state/execution-budget';
+import { defineTool, type ToolEffect } from '../../../src/tools/define-tool';
 
 /** Tool steps of a ledger run; one more step answers. */
 export const LEDGER_TOOL_STEPS = 4;

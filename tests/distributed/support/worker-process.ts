@@ -5,7 +5,7 @@
  */
 import { Cluster } from 'ioredis';
 import { createAgentWorker, RedisSessionStore } from '../../../src/distributed/index';
-import type { ToolEffect } from '../../../src/index';
+import type { ToolEffect } from '../../../src/tools/define-tool';
 import { ledgerAgent } from './ledger-agent';
 
 export interface WorkerProcessConfig {

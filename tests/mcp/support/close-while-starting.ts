@@ -8,7 +8,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { createAgent } from '../../../src/index';
+import { createAgent } from '../../../src/runtime/create-agent';
 import { ask, model } from './mock-model';
 
 const [mode = '', log = '', request = '', times = '1'] = process.argv.slice(2);

@@ -1,7 +1,7 @@
 /** Helpers of the MCP tests: a mock model playing turns, what it was offered, a question, a process check. */
 import type { LanguageModelV4CallOptions, LanguageModelV4GenerateResult } from '@ai-sdk/provider';
 import { MockLanguageModelV4 } from 'ai/test';
-import { AgentState } from '../../../src/index';
+import { AgentState } from '../../../src/state/agent-state';
 
 export type Turn = { call: string; args?: Record<string, unknown> } | { text: string };
 

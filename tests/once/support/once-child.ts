@@ -10,17 +10,15 @@
 import { closeSync, fsyncSync, openSync, writeSync } from 'node:fs';
 import { z } from 'zod';
 import { RedisSessionStore } from '../../../src/distributed/index';
-import {
-  AgentState,
-  type ApprovalInput,
-  createAgent,
-  type Driver,
-  defineTool,
-  FileSessionStore,
-  type SessionStore,
-  SqliteSessionStore,
-  scriptedDriver,
-} from '../../../src/index';
+import type { Driver } from '../../../src/drivers/driver';
+import { scriptedDriver } from '../../../src/drivers/scripted-driver';
+import { FileSessionStore } from '../../../src/persistence/file-session-store';
+import type { SessionStore } from '../../../src/persistence/session-store';
+import { SqliteSessionStore } from '../../../src/persistence/sqlite-session-store';
+import { createAgent } from '../../../src/runtime/create-agent';
+import { AgentState } from '../../../src/state/agent-state';
+import type { ApprovalInput } from '../../../src/state/approval';
+import { defineTool } from '../../../src/tools/define-tool';
 import { decisionFor, type EffectMode, seeded } from './once-matrix';
 
 const [kind, where, sessionId, logPath, seedText, mode] = process.argv.slice(2) as [

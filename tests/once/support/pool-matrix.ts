@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { createAgentClient } from '../../../src/distributed/index';
-import type { ApprovalInput } from '../../../src/index';
+import type { ApprovalInput } from '../../../src/state/approval';
 import { LEDGER_TOOL_STEPS, ledgerState, readLedger } from '../../distributed/support/ledger-agent';
 import type { RedisServer } from '../../distributed/support/redis-server';
 import type { WorkerProcessConfig } from '../../distributed/support/worker-process';

@@ -5,8 +5,8 @@
  * Usage: durable-saver.ts <file|sqlite> <dir or database file> <sessionId> <full|process> [lockHoldMs]
  */
 import { appendToolStep } from '../../../bench/workload';
-import { AgentState } from '../../../src/index';
 import { type Durability, FileSessionStore, SqliteSessionStore } from '../../../src/persistence/index';
+import { AgentState } from '../../../src/state/agent-state';
 
 const [kind, path, sessionId, durability, lockHoldMs] = process.argv.slice(2) as [
   string,

@@ -11,14 +11,12 @@ import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
 import { RedisStreamStore } from '../../../src/distributed/index';
 import { abortableDelay } from '../../../src/drivers/abortable-delay';
-import {
-  createAgent,
-  createChatHandler,
-  defineTool,
-  SqliteSessionStore,
-  scriptedDriver,
-  toNodeHandler,
-} from '../../../src/index';
+import { scriptedDriver } from '../../../src/drivers/scripted-driver';
+import { SqliteSessionStore } from '../../../src/persistence/sqlite-session-store';
+import { createAgent } from '../../../src/runtime/create-agent';
+import { defineTool } from '../../../src/tools/define-tool';
+import { createChatHandler } from '../../../src/ui/chat-handler';
+import { toNodeHandler } from '../../../src/ui/node-handler';
 import { answerText, typingDriver } from '../../support/typing-agent';
 
 const words = Number(process.env.WORDS ?? 40);

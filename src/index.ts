@@ -87,6 +87,7 @@ export type {
   ContextCompactedEvent,
   ReportEvent,
   SummaryFallback,
+  ToolReconciledEvent,
 } from './state/loop-events';
 export { SubagentBudgetExhaustedError } from './subagents/sibling-share';
 export {
@@ -108,6 +109,8 @@ export {
   toolDescription,
   toolEffect,
 } from './tools/define-tool';
+export type { ReconcileOutcome, ReconcileRequest, ToolReconcile } from './tools/define-tool';
+export { ReconcileError, type ReconcileErrorCode } from './tools/reconcile-call';
 export { executeTools, runTools, type ToolExecutorOptions } from './tools/tool-executor';
 export { toolResultMessage } from './tools/tool-result-message';
 export { ToolTimeoutError } from './tools/tool-timeout-error';

@@ -8,6 +8,7 @@ import { NoSessionStoreError, SessionConflictError, SessionNotFoundError } from 
 import type { ResponseFormat } from '../state/agent-context';
 import { AgentState } from '../state/agent-state';
 import { ApprovalError } from '../state/approval-error';
+import { type PendingApproval, pendingMatches } from '../state/pending-approval';
 import { InvalidArgumentError } from '../state/errors';
 import type { RunListener } from '../state/event-source';
 import { ExecutionBudget } from '../state/execution-budget';
@@ -25,6 +26,7 @@ import { ChatTurnConflictError } from './chat-turn-conflict-error';
 import { IdleActors } from './idle-actors';
 import { provideLoop } from './loop-actors';
 import { quietMachine } from './quiet-machine';
+import { hasReconcilable, reconcileInterrupted } from './reconcile-interrupted';
 import { type InternalActorOptions, listened, runToOutcome } from './run-to-outcome';
 import { type Scope, subagentCalls } from './subagent-calls';
 
@@ -103,6 +105,29 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
   const quietActor = (state: AgentState) => agent.createActor(state, QUIET);
   const idle =
     [...subagents.names()].length === 0 && !tracing ? new IdleActors(quietActor, prepare) : undefined;
+
+  /**
+   * `state` with the calls a crash interrupted settled by their tools' reconcile where they can
+   * tell (reconcile-interrupted.ts); `skip`: calls a person's decisions name, left to them.
+   */
+  const settle = async (
+    state: AgentState,
+    sessionId: string | null,
+    options: { readonly signal?: AbortSignal; readonly onEvent?: RunListener },
+    skip?: (pending: PendingApproval) => boolean,
+  ): Promise<AgentState> =>
+    hasReconcilable(state, agent.toolsAt)
+      ? reconcileInterrupted(state, {
+          toolsAt: agent.toolsAt,
+          sessionId,
+          timeoutMs: definition.toolTimeoutMs,
+          hooks: definition.hooks ?? [],
+          signal: options.signal,
+          onEvent: options.onEvent,
+          onReconciled: tracing && ((event) => tracing.reconciled(event)),
+          skip,
+        })
+      : state;
 
   const agent: Agent = {
     async close() {
@@ -199,7 +224,13 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
         stored = await store.load(target);
         if (!stored) throw new SessionNotFoundError(target);
       }
-      const state = await takeDecisions(stored?.state ?? (target as AgentState), decisions, {
+      // interrupted calls these decisions do not name are put to their tools' reconcile first
+      const named = (pending: PendingApproval) =>
+        decisions.some((d) => pendingMatches([pending], d?.toolCallId, d).length > 0);
+      const loaded = stored?.state ?? (target as AgentState);
+      const sessionId = typeof target === 'string' ? target : null;
+      const settled = await settle(loaded, sessionId, options, named);
+      const state = await takeDecisions(settled, decisions, {
         secret: approvalSecret,
         sessionId: typeof target === 'string' ? target : null,
         toolsAt: agent.toolsAt,
@@ -215,7 +246,20 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
     async chat(sessionId, text, options = {}) {
       if (!store) throw new NoSessionStoreError('chat(sessionId, text)');
       const stored = await store.load(sessionId);
-      const state = stored?.state ?? AgentState.empty();
+      let state = stored?.state ?? AgentState.empty();
+      // a crash's interrupted calls that their tools' reconcile settles: the run goes on first
+      if (stored && state.approval() && hasReconcilable(state, agent.toolsAt)) {
+        const settled = await settle(state, sessionId, options);
+        if (settled.pendingApprovals().length === 0) {
+          const { signal, onEvent, ...actorOptions } = options;
+          const session = { id: sessionId, version: stored.version };
+          state = await runToOutcome(
+            agent.createActor(settled, listened(actorOptions, onEvent, session)),
+            signal,
+            onEvent,
+          );
+        }
+      }
       if (state.approval()) throw ApprovalError.pending(state);
       return agent
         .execute(state.withUserMessage(text), Object.assign({}, options, { sessionId }))
@@ -240,8 +284,9 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
         approvalSecret && stored.state.approval()
           ? withSignedApprovals(stored.state, approvalSecret, sessionId)
           : stored.state;
+      const settled = await settle(state, sessionId, options);
       return runToOutcome(
-        agent.createActor(state, listened(actorOptions, onEvent, session)),
+        agent.createActor(settled, listened(actorOptions, onEvent, session)),
         signal,
         onEvent,
       );

@@ -98,6 +98,7 @@ export {
 } from './subagents/subagent-definition';
 export * from './telemetry/index';
 export * from './testing/index';
+export type { ReconcileOutcome, ReconcileRequest, ToolReconcile } from './tools/define-tool';
 export {
   type ApprovalCheckOptions,
   defineTool,
@@ -109,7 +110,6 @@ export {
   toolDescription,
   toolEffect,
 } from './tools/define-tool';
-export type { ReconcileOutcome, ReconcileRequest, ToolReconcile } from './tools/define-tool';
 export { ReconcileError, type ReconcileErrorCode } from './tools/reconcile-call';
 export { executeTools, runTools, type ToolExecutorOptions } from './tools/tool-executor';
 export { toolResultMessage } from './tools/tool-result-message';

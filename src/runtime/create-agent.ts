@@ -8,11 +8,11 @@ import { NoSessionStoreError, SessionConflictError, SessionNotFoundError } from 
 import type { ResponseFormat } from '../state/agent-context';
 import { AgentState } from '../state/agent-state';
 import { ApprovalError } from '../state/approval-error';
-import { type PendingApproval, pendingMatches } from '../state/pending-approval';
 import { InvalidArgumentError } from '../state/errors';
 import type { RunListener } from '../state/event-source';
 import { ExecutionBudget } from '../state/execution-budget';
 import { ExecutionStatus } from '../state/execution-status';
+import { type PendingApproval, pendingMatches } from '../state/pending-approval';
 import { DEFAULT_MAX_DEPTH } from '../subagents/subagent-definition';
 import { AgentTracing } from '../telemetry/agent-tracing';
 import type { TracedModel } from '../telemetry/model-attributes';

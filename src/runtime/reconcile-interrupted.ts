@@ -54,7 +54,10 @@ function reconcilable(pending: PendingApproval, toolsAt: ReconcileContext['tools
  * one approved to run again; the others still wait for a person. Each outcome is reported
  * (`tool.reconciled`), and a reconcile's error goes to the hooks' `onError` too.
  */
-export async function reconcileInterrupted(state: AgentState, context: ReconcileContext): Promise<AgentState> {
+export async function reconcileInterrupted(
+  state: AgentState,
+  context: ReconcileContext,
+): Promise<AgentState> {
   if (!state.approval()) return state;
   const asked = state
     .pendingApprovals()
@@ -71,7 +74,9 @@ export async function reconcileInterrupted(state: AgentState, context: Reconcile
           ? { type: 'approve', reconciled: true }
           : null;
     if (decision)
-      settled = settled.withApprovalDecision(pending.toolCallId, decision, { callPath: pending.callPath ?? [] });
+      settled = settled.withApprovalDecision(pending.toolCallId, decision, {
+        callPath: pending.callPath ?? [],
+      });
     const error = verdict.status === 'unknown' && verdict.error ? AgentError.from(verdict.error) : null;
     const event = reconciledEvent(state, pending, verdict, error);
     context.onReconciled?.(event);
@@ -82,12 +87,17 @@ export async function reconcileInterrupted(state: AgentState, context: Reconcile
 }
 
 /** Asks the tool of `pending` about it, with the key its interrupted `execute` had. */
-function ask(state: AgentState, pending: PendingApproval, context: ReconcileContext): Promise<ReconcileVerdict> {
+function ask(
+  state: AgentState,
+  pending: PendingApproval,
+  context: ReconcileContext,
+): Promise<ReconcileVerdict> {
   const tools = context.toolsAt(pending.path ?? []);
   const tool = tools[pending.toolName] as NonNullable<ToolSet[string]>;
   const owner = stateAt(state, pending.callPath ?? []);
   // the root's calls are keyed in its session; a subagent (no session of its own) in its agent id
-  const scope = (pending.callPath?.length ?? 0) === 0 ? (context.sessionId ?? owner.agentId()) : owner.agentId();
+  const scope =
+    (pending.callPath?.length ?? 0) === 0 ? (context.sessionId ?? owner.agentId()) : owner.agentId();
   const call = { id: pending.toolCallId, name: pending.toolName, args: pending.args };
   return reconcileCall(tool, call, idempotencyKey(scope, owner, pending.toolCallId), {
     signal: context.signal ?? never,
@@ -137,7 +147,11 @@ function sourceOf(state: AgentState, pending: PendingApproval): EventSource {
 }
 
 /** The hooks' `onError`, told of a reconcile that gave no answer; a state they return is kept. */
-async function toldOfError(state: AgentState, error: AgentError, context: ReconcileContext): Promise<AgentState> {
+async function toldOfError(
+  state: AgentState,
+  error: AgentError,
+  context: ReconcileContext,
+): Promise<AgentState> {
   let current = state;
   for (const hook of context.hooks) {
     if (!hook.onError) continue;

@@ -200,7 +200,11 @@ const approvalDecisionSchema = z.union([
   z.strictObject({ type: z.literal('approve'), reconciled: z.literal(true).optional() }),
   z.strictObject({ type: z.literal('reject'), reason: z.string().optional() }),
   z.strictObject({ type: z.literal('edit'), args: jsonValueSchema }),
-  z.strictObject({ type: z.literal('complete'), result: jsonValueSchema, reconciled: z.literal(true).optional() }),
+  z.strictObject({
+    type: z.literal('complete'),
+    result: jsonValueSchema,
+    reconciled: z.literal(true).optional(),
+  }),
 ]);
 
 const approvalShape = {

@@ -52,7 +52,13 @@ export async function reconcileCall(
   const fail = (code: ReconcileErrorCode, message: string, cause?: unknown) =>
     ({
       status: 'unknown',
-      error: new ReconcileError(code, call.name, call.id, message, cause === undefined ? undefined : { cause }),
+      error: new ReconcileError(
+        code,
+        call.name,
+        call.id,
+        message,
+        cause === undefined ? undefined : { cause },
+      ),
     }) as const;
   const validation = await validateInput(tool.inputSchema, call.args);
   if (!validation.ok)
@@ -121,7 +127,10 @@ function checkedAnswer(
     );
   try {
     // a tool's result enters the state as its JSON form (as `execute`'s does; undefined is null)
-    const result = toJsonValue((answer as { result?: unknown }).result ?? null, `The result the reconcile of '${call.id}' gave`);
+    const result = toJsonValue(
+      (answer as { result?: unknown }).result ?? null,
+      `The result the reconcile of '${call.id}' gave`,
+    );
     return { status: 'done', result: result ?? null };
   } catch (error) {
     return fail(

@@ -3,10 +3,12 @@ import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { z } from 'zod';
 import {
   type AgentError,
   type AgentEvent,
   type AgentState,
+  defineTool,
   FileSessionStore,
   type SessionStore,
   SqliteSessionStore,
@@ -26,7 +28,8 @@ afterAll(() => {
 });
 
 type Kind = 'file' | 'sqlite';
-const storePath = (dir: string, kind: Kind) => join(dir, 'store', kind === 'sqlite' ? 'agents.db' : 'sessions');
+const storePath = (dir: string, kind: Kind) =>
+  join(dir, 'store', kind === 'sqlite' ? 'agents.db' : 'sessions');
 const openStore = (path: string, kind: Kind): SessionStore =>
   kind === 'sqlite' ? new SqliteSessionStore(path) : new FileSessionStore(path);
 
@@ -44,7 +47,9 @@ async function crashInPay(dir: string, kind: Kind, place: ReconcilePlace): Promi
   let output = '';
   child.stdout.on('data', (d) => (output += d));
   child.stderr.on('data', (d) => (output += d));
-  const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on('exit', (_c, signal) => resolve(signal)));
+  const exited = new Promise<NodeJS.Signals | null>((resolve) =>
+    child.on('exit', (_c, signal) => resolve(signal)),
+  );
   await vi.waitUntil(
     () => {
       if (child.exitCode !== null) throw new Error(`the child exited early: ${output}`);
@@ -108,7 +113,8 @@ async function resumeWith(
   }
 }
 
-const reconciledEvents = (events: readonly AgentEvent[]) => events.filter((e) => e.type === 'tool.reconciled');
+const reconciledEvents = (events: readonly AgentEvent[]) =>
+  events.filter((e) => e.type === 'tool.reconciled');
 const asksForPeople = (events: readonly AgentEvent[]) =>
   events.filter((e) => e.type === 'approval.requested' && e.toolCalls.length > 0);
 
@@ -137,7 +143,11 @@ describe.each([
     expect(pay?.resolution()).toBe('reconciled');
     // the model saw the result: the step after the call was asked with it
     const answered = place === 'root' ? run.state : payExecution(run.state) && childOf(run.state);
-    const lastInputs = answered?.lastStep()?.inputMessages().map((m) => m.content) ?? [];
+    const lastInputs =
+      answered
+        ?.lastStep()
+        ?.inputMessages()
+        .map((m) => m.content) ?? [];
     expect(JSON.stringify(lastInputs)).toContain('paid 5');
     expect(asksForPeople(run.events)).toEqual([]);
     expect(reconciledEvents(run.events)).toMatchObject([
@@ -204,6 +214,76 @@ describe.each([
     expect(run.ledger).toHaveLength(1);
     expect(run.state.pendingApprovals()).toMatchObject([{ toolCallId: 'pay-1', reason: 'interrupted' }]);
     expect(run.errors).toMatchObject([{ code: 'RECONCILE_INVALID_ANSWER' }]);
+  });
+});
+
+describe('reconcile on the other ways a run goes on (file store, call in the root)', () => {
+  let crashed: string;
+  beforeAll(async () => {
+    crashed = tempDir();
+    await crashInPay(crashed, 'file', 'root');
+  }, 60_000);
+
+  /** The crashed session's agent in this process, with the ledger lookup as `pay`'s reconcile. */
+  function reopened() {
+    const dir = copyOf(crashed);
+    const ledger = join(dir, 'ledger.txt');
+    const store = openStore(storePath(dir, 'file'), 'file');
+    const asked: string[] = [];
+    const lookup = ledgerLookup(ledger);
+    const agent = reconcileAgent(store, ledger, {
+      place: 'root',
+      reconcile: (request, options) => {
+        asked.push(request.toolCallId);
+        return lookup(request, options);
+      },
+    });
+    return { agent, store, asked, ledger };
+  }
+
+  it('chat: the reconciled step goes on, then the message is answered; no person asked', async () => {
+    const { agent, store, asked, ledger } = reopened();
+    const state = await agent.chat('s-1', 'and now?');
+    await store.close();
+    expect(asked).toEqual(['pay-1']);
+    expect(ledgerLines(ledger)).toHaveLength(1);
+    // the reconciled result is in the conversation before the new message
+    const contents = state.messages().map((m) => JSON.stringify(m.content));
+    const paid = contents.findIndex((c) => c.includes('paid 5'));
+    expect(paid).toBeGreaterThan(-1);
+    expect(contents.indexOf(JSON.stringify('and now?'))).toBeGreaterThan(paid);
+    expect(state.status()).toBe('completed');
+  });
+
+  it("decide: a person's decision on the call wins, its reconcile is not asked", async () => {
+    const { agent, store, asked, ledger } = reopened();
+    const state = await agent.decide('s-1', [{ toolCallId: 'pay-1', type: 'reject' }]);
+    await store.close();
+    expect(asked).toEqual([]);
+    expect(ledgerLines(ledger)).toHaveLength(1);
+    expect(payExecution(state)?.resolution()).toBe('rejected');
+  });
+
+  it("a person's decision cannot pass itself off as a reconcile's ('reconciled' is dropped)", async () => {
+    const { agent, store } = reopened();
+    const state = await agent.decide('s-1', [
+      { toolCallId: 'pay-1', type: 'complete', result: 'paid 5', reconciled: true } as never,
+    ]);
+    await store.close();
+    expect(payExecution(state)?.resolution()).toBe('completed');
+  });
+});
+
+describe('defineTool({ reconcile })', () => {
+  it("refuses a reconcile on a tool that is not 'unsafe', and one that is not a function", () => {
+    const inputSchema = z.object({});
+    const execute = async () => 'ok';
+    expect(() => defineTool({ inputSchema, execute, reconcile: () => ({ status: 'unknown' }) })).toThrow(
+      /reconcile.*only an 'unsafe' tool/,
+    );
+    expect(() => defineTool({ inputSchema, execute, effect: 'unsafe', reconcile: 'yes' as never })).toThrow(
+      /reconcile.*expected a function/,
+    );
   });
 });
 

@@ -6,6 +6,7 @@ import {
   type Hook,
   type SessionStore,
   scriptedDriver,
+  type TelemetryOptions,
   type ToolReconcile,
 } from '../../src/index';
 
@@ -32,6 +33,7 @@ export function reconcileAgent(
     reconcile?: ToolReconcile<{ amount: number }>;
     timeoutMs?: number;
     hooks?: Hook[];
+    telemetry?: TelemetryOptions;
   },
 ) {
   const pay = defineTool({
@@ -51,7 +53,13 @@ export function reconcileAgent(
     { text: 'paid it' },
   ]);
   if (options.place === 'root')
-    return createAgent({ driver: payScript, tools: { pay }, store, hooks: options.hooks ?? [] });
+    return createAgent({
+      driver: payScript,
+      tools: { pay },
+      store,
+      hooks: options.hooks ?? [],
+      ...(options.telemetry && { telemetry: options.telemetry }),
+    });
   return createAgent({
     driver: scriptedDriver([
       { toolCalls: [{ name: 'payer', args: { task: 'pay 5' }, id: 'sub-1' }] },

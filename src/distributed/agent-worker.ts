@@ -216,7 +216,7 @@ async function runJob(
   // else: this job started the stored execution (it stalled or was released): resume it.
 
   const base = typeof entry === 'function' ? entry() : entry;
-  const runStore = new RunStore(context.store);
+  const runStore = new RunStore(context.store, lock);
   context.runs.add(runStore);
   if (context.isClosing()) runStore.drain();
   const controller = new AbortController();

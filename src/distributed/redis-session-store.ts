@@ -21,6 +21,7 @@ import type { LoadedSession } from '../persistence/session-store';
 import { assertExpectedVersion, assertState } from '../persistence/store-arguments';
 import type { AgentState } from '../state/agent-state';
 import { InvalidArgumentError } from '../state/errors';
+import { SessionLockLostError } from './errors';
 import { closeRedis, openRedis } from './redis-modules';
 import type { RedisConnection } from './redis-types';
 
@@ -57,6 +58,8 @@ elseif redis.call('EXISTS', KEYS[2]) == 1 then
   end
 end
 if actual ~= ARGV[1] then return {'conflict', actual} end
+-- fencing (FENCE): a save given a session lock (KEYS[5]) writes only while it holds the token ARGV[6]
+if KEYS[5] and redis.call('GET', KEYS[5]) ~= ARGV[6] then return {'fenced'} end
 if ARGV[4] == 'delta' and gen ~= ARGV[5] then return {'stale'} end
 redis.call('RPUSH', KEYS[1], ARGV[2])
 if ARGV[4] == 'snapshot' then redis.call('SET', KEYS[4], length) end
@@ -210,6 +213,29 @@ export class RedisSessionStore implements JournaledSessionStore {
   }
 
   save(sessionId: string, state: AgentState, expectedVersion: number | null): Promise<number> {
+    return this.saveFenced(sessionId, state, expectedVersion, null);
+  }
+
+  /**
+   * `save`, written only while the session lock `fence.key` (in this Redis) holds `fence.token`,
+   * checked in the save's own script: else SessionLockLostError (SESSION_LOCK_LOST), nothing
+   * written. A worker's checkpoints go through it, so a worker that lost its lock cannot save.
+   */
+  fencedSave(
+    sessionId: string,
+    state: AgentState,
+    expectedVersion: number | null,
+    fence: { readonly key: string; readonly token: string },
+  ): Promise<number> {
+    return this.saveFenced(sessionId, state, expectedVersion, fence);
+  }
+
+  private saveFenced(
+    sessionId: string,
+    state: AgentState,
+    expectedVersion: number | null,
+    fence: { readonly key: string; readonly token: string } | null,
+  ): Promise<number> {
     return this.run(async (redis) => {
       const id = assertSessionId(sessionId);
       assertState(state);
@@ -217,12 +243,14 @@ export class RedisSessionStore implements JournaledSessionStore {
       const version = (expectedVersion ?? 0) + 1;
       const cached = this.tips.peek(id);
       let next = nextRecord(cached?.version === expectedVersion ? cached : null, state, version);
-      let reply = await this.append(redis, id, expectedVersion, next);
+      let reply = await this.append(redis, id, expectedVersion, next, fence);
       // The stored head is not the one this store remembers: the whole state goes in a snapshot.
       if (reply[0] === 'stale') {
         next = nextRecord(null, state, version);
-        reply = await this.append(redis, id, expectedVersion, next);
+        reply = await this.append(redis, id, expectedVersion, next, fence);
       }
+      if (reply[0] === 'fenced')
+        throw new SessionLockLostError(id, 'a save was refused: another holder has it, or it expired');
       if (reply[0] === 'ok') {
         this.tips.set(id, next.commit());
         return version;
@@ -327,20 +355,28 @@ export class RedisSessionStore implements JournaledSessionStore {
     });
   }
 
-  private async append(redis: Redis, id: string, expectedVersion: number | null, next: NextRecord) {
-    return (await redis.eval(
-      SAVE_SCRIPT,
-      4,
-      this.journalKey(id),
-      this.sessionKey(id),
-      this.indexKey(),
-      this.snapshotKey(id),
+  private async append(
+    redis: Redis,
+    id: string,
+    expectedVersion: number | null,
+    next: NextRecord,
+    fence: { readonly key: string; readonly token: string } | null = null,
+  ) {
+    const keys = [this.journalKey(id), this.sessionKey(id), this.indexKey(), this.snapshotKey(id)];
+    const args = [
       expectedVersion === null ? '' : String(expectedVersion),
       next.text,
       id,
       next.kind,
       next.kind === 'delta' ? next.gen : '',
-    )) as [string, string?];
+    ];
+    // FENCE: the lock's key joins the keys, its token the arguments
+    if (fence)
+      return (await redis.eval(SAVE_SCRIPT, 5, ...keys, fence.key, ...args, fence.token)) as [
+        string,
+        string?,
+      ];
+    return (await redis.eval(SAVE_SCRIPT, 4, ...keys, ...args)) as [string, string?];
   }
 
   list(): Promise<string[]> {

@@ -29,6 +29,8 @@ export interface LedgerAgentOptions {
   readonly toolDelayMs?: number;
   /** The `record` tool's effect (default: `defineTool`'s, 'idempotent'). */
   readonly effect?: ToolEffect;
+  /** This process SIGSTOPs itself as this step's model call answers (a pause: a long GC, a frozen VM). */
+  readonly selfStopAtStep?: number;
 }
 
 /**
@@ -54,6 +56,7 @@ export function ledgerAgent(options: LedgerAgentOptions): Agent {
   const script: ScriptEntry[] = Array.from({ length: LEDGER_STEPS }, (_, i) => (state: AgentState) => {
     const session = String(state.metadata()[SESSION_TAG] ?? 'untagged');
     const n = i + 1;
+    if (n === options.selfStopAtStep) process.kill(process.pid, 'SIGSTOP');
     return n <= LEDGER_TOOL_STEPS
       ? {
           toolCalls: [{ name: 'record', args: { session, n }, id: `${session}-call-${n}` }],

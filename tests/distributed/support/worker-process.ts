@@ -23,11 +23,22 @@ export interface WorkerProcessConfig {
   readonly busyRetryDelayMs?: number;
   /** The ledger tool's effect (default 'idempotent'). */
   readonly effect?: ToolEffect;
+  /** The process SIGSTOPs itself as this step's model call answers (ledgerAgent's `selfStopAtStep`). */
+  readonly selfStopAtStep?: number;
 }
 
 const config = JSON.parse(process.argv[2] as string) as WorkerProcessConfig;
 const connection = { host: '127.0.0.1', port: config.port };
-const store = new RedisSessionStore({ connection, prefix: config.storePrefix });
+/** The store, printing each save a lost lock refused (`save refused <code>`), for the fencing test. */
+class PrintingStore extends RedisSessionStore {
+  override fencedSave(...args: Parameters<RedisSessionStore['fencedSave']>): Promise<number> {
+    return super.fencedSave(...args).catch((error: { code?: string }) => {
+      process.stdout.write(`save refused ${error.code}\n`);
+      throw error;
+    });
+  }
+}
+const store = new PrintingStore({ connection, prefix: config.storePrefix });
 const worker = await createAgentWorker({
   agents: {
     ledger: () =>
@@ -37,6 +48,7 @@ const worker = await createAgentWorker({
         modelDelayMs: config.modelDelayMs,
         toolDelayMs: config.toolDelayMs,
         effect: config.effect,
+        selfStopAtStep: config.selfStopAtStep,
       }),
   },
   store,
@@ -48,6 +60,9 @@ const worker = await createAgentWorker({
   stalledIntervalMs: config.stalledIntervalMs,
   sessionLockTtlMs: config.sessionLockTtlMs,
   busyRetryDelayMs: config.busyRetryDelayMs,
+  // errors are printed with their code, so a test can read them in the output
+  onError: (error) =>
+    console.error(`worker error ${(error as { code?: string }).code ?? ''} ${error.message}`),
 });
 
 const stop = async () => {

@@ -115,10 +115,15 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
     sessionId: string | null,
     options: { readonly signal?: AbortSignal; readonly onEvent?: RunListener },
     skip?: (pending: PendingApproval) => boolean,
-  ): Promise<AgentState> =>
-    hasReconcilable(state, agent.toolsAt)
+  ): Promise<AgentState> => {
+    // an interrupted call of an MCP server's tool: the servers are asked for their tools first
+    const waits =
+      mcp && state.pendingApprovals().some((p) => p.reason === 'interrupted' && !p.callPath?.length);
+    const rootTools = waits ? await mcp.callableToolSet(tools, options.signal) : tools;
+    const toolsAt = (path: readonly string[]) => (path.length === 0 ? rootTools : agent.toolsAt(path));
+    return hasReconcilable(state, toolsAt)
       ? reconcileInterrupted(state, {
-          toolsAt: agent.toolsAt,
+          toolsAt,
           sessionId,
           timeoutMs: definition.toolTimeoutMs,
           hooks: definition.hooks ?? [],
@@ -128,6 +133,7 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
           skip,
         })
       : state;
+  };
 
   const agent: Agent = {
     async close() {
@@ -248,7 +254,7 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
       const stored = await store.load(sessionId);
       let state = stored?.state ?? AgentState.empty();
       // a crash's interrupted calls that their tools' reconcile settles: the run goes on first
-      if (stored && state.approval() && hasReconcilable(state, agent.toolsAt)) {
+      if (stored && state.approval() && (mcp !== undefined || hasReconcilable(state, agent.toolsAt))) {
         const settled = await settle(state, sessionId, options);
         if (settled.pendingApprovals().length === 0) {
           const { signal, onEvent, ...actorOptions } = options;

@@ -93,7 +93,7 @@ function toolsProblem(tools: unknown): string | null {
       return `${at} must be true or { needsApproval, effect }, got ${JSON.stringify(setting)}`;
     const unknown = Object.keys(setting).find((key) => !SETTING_KEYS.includes(key));
     if (unknown !== undefined)
-      return `${at}.${unknown} is not a setting: use needsApproval, effect or reconcile`;
+      return `${at}.${unknown} is not a setting: use needsApproval or effect, or reconcile`;
     const { needsApproval, effect, reconcile } = setting as Record<string, unknown>;
     if (reconcile !== undefined && (typeof reconcile !== 'string' || reconcile === ''))
       return `${at}.reconcile must name a tool of the same server, got ${JSON.stringify(reconcile)}`;

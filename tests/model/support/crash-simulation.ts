@@ -173,20 +173,18 @@ async function simulate(script: Script, crashAt: number, lands: boolean) {
   const disk = new InMemorySessionStore();
   let store = new CrashingStore(disk, crashAt, lands);
   const found = { lost: 0, changedIds: 0, unfinished: 0, writes: 0 };
-  let waitingIds: string | null = null;
+  let waiting: { step: number; ids: string[] } | null = null;
   for (let round = 0; round < 30; round++) {
     const agent = scriptedAgent(script, store, world, world.generation);
     const controller = new AbortController();
     let outcome: AgentState | null = null;
     try {
       const loaded = await store.load(SESSION);
-      if (loaded && waitingIds !== null && loaded.state.pendingApprovals().length > 0) {
-        const ids = loaded.state
-          .pendingApprovals()
-          .filter((p) => p.reason === 'approval')
-          .map((p) => p.toolCallId)
-          .join(',');
-        if (ids !== waitingIds && ids !== '') found.changedIds++;
+      // the calls a person was shown (the last run rested waiting on them) keep their ids: a
+      // crash may show no other ids for the same step
+      if (loaded && waiting && loaded.state.stepCount() === waiting.step) {
+        const shown = waiting.ids;
+        if (approvalIds(loaded.state).some((id) => !shown.includes(id))) found.changedIds++;
       }
       if (!loaded)
         outcome = await agent.execute(AgentState.empty().withUserMessage('go'), {
@@ -219,14 +217,18 @@ async function simulate(script: Script, crashAt: number, lands: boolean) {
       found.writes += store.writes;
       return { ...found, repeated: [...world.effects.values()].filter((n) => n > 1).length };
     }
-    waitingIds = outcome
-      .pendingApprovals()
-      .filter((p) => p.reason === 'approval')
-      .map((p) => p.toolCallId)
-      .join(',');
+    waiting = { step: outcome.stepCount(), ids: approvalIds(outcome) };
   }
   found.unfinished++;
   return { ...found, repeated: [...world.effects.values()].filter((n) => n > 1).length };
+}
+
+/** The ids (and signatures) of the calls waiting for an approval (not those a crash interrupted). */
+function approvalIds(state: AgentState): string[] {
+  return state
+    .pendingApprovals()
+    .filter((p) => p.reason === 'approval')
+    .map((p) => `${p.toolCallId}${p.signature ? `#${p.signature}` : ''}`);
 }
 
 /** Whether `reloaded` holds every step `acknowledged` had recorded, with the same ids. */

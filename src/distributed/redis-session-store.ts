@@ -68,6 +68,9 @@ redis.call('ZADD', KEYS[3], 0, ARGV[3])
 return {'ok'}
 `;
 
+/** A session lock a save is conditional on (FENCE): its key, and the token its holder put there. */
+type Fence = { readonly key: string; readonly token: string };
+
 /**
  * Reads what a load needs in one step: the records from the newest snapshot on. KEYS: the journal,
  * the snapshot position. Replies `{ 'ok', records }`, `{ 'none' }` (no journal: perhaps a document
@@ -225,7 +228,7 @@ export class RedisSessionStore implements JournaledSessionStore {
     sessionId: string,
     state: AgentState,
     expectedVersion: number | null,
-    fence: { readonly key: string; readonly token: string },
+    fence: Fence,
   ): Promise<number> {
     return this.saveFenced(sessionId, state, expectedVersion, fence);
   }
@@ -234,7 +237,7 @@ export class RedisSessionStore implements JournaledSessionStore {
     sessionId: string,
     state: AgentState,
     expectedVersion: number | null,
-    fence: { readonly key: string; readonly token: string } | null,
+    fence: Fence | null,
   ): Promise<number> {
     return this.run(async (redis) => {
       const id = assertSessionId(sessionId);
@@ -360,7 +363,7 @@ export class RedisSessionStore implements JournaledSessionStore {
     id: string,
     expectedVersion: number | null,
     next: NextRecord,
-    fence: { readonly key: string; readonly token: string } | null = null,
+    fence: Fence | null = null,
   ) {
     const keys = [this.journalKey(id), this.sessionKey(id), this.indexKey(), this.snapshotKey(id)];
     const args = [

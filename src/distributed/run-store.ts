@@ -4,13 +4,13 @@ import { SessionLockLostError } from './errors';
 import type { SessionLock } from './session-lock';
 
 /** The lock a save is conditional on: its Redis key and the token its holder put there. */
-export interface SaveFence {
+interface SaveFence {
   readonly key: string;
   readonly token: string;
 }
 
 /** A store whose save can be made conditional on a session lock in the same Redis (RedisSessionStore). */
-export interface FencedSessionStore extends SessionStore {
+interface FencedSessionStore extends SessionStore {
   /** `save`, refused with SessionLockLostError (writing nothing) unless `fence.key` holds `fence.token`. */
   fencedSave(
     sessionId: string,

@@ -118,6 +118,57 @@ describe('a worker paused past its session lock while another takes its job over
   }, 90_000);
 });
 
+describe('a worker killed inside an unsafe call whose tool reconciles', () => {
+  it('the worker that takes the job over settles the call with the reconcile: no person asked, not run again', async () => {
+    const queueName = `reconcile-${randomUUID()}`;
+    const ledger = join(dir, `${queueName}.ledger`);
+    const sessionId = 's-reconcile';
+    const config = (tag: string, extra: Partial<WorkerProcessConfig>): WorkerProcessConfig => ({
+      port: server.port,
+      queueName,
+      storePrefix: `${queueName}:`,
+      ledger,
+      tag,
+      concurrency: 1,
+      modelDelayMs: 0,
+      toolDelayMs: 0,
+      reconcile: true,
+      sessionLockTtlMs: 900,
+      lockDurationMs: 1_200,
+      stalledIntervalMs: 300,
+      busyRetryDelayMs: 100,
+      ...extra,
+    });
+    // A's record calls write their line, then wait a minute: it is killed inside the first
+    const victim = await startWorkerProcess(config('wA', { toolDelayMs: 60_000 }));
+    cleanups.push(() => victim.kill());
+    const client: AgentClient = await createAgentClient({
+      connection: server.connection,
+      queueName,
+      jobOptions: { attempts: 3, backoff: { type: 'fixed', delay: 100 } },
+    });
+    cleanups.push(() => client.close());
+    const job = await client.execute({ agent: 'ledger', sessionId, state: ledgerState(sessionId) });
+    const finished = job.finished({ timeoutMs: 60_000 });
+    finished.catch(() => undefined);
+    await vi.waitUntil(() => readLedger(ledger).length === 1, { timeout: 30_000, interval: 20 });
+    expect(await victim.kill()).toBe('SIGKILL');
+    const taker = await startWorkerProcess(config('wB', {}));
+    cleanups.push(() => taker.kill());
+
+    const result = await finished;
+    expect(result.status).toBe(ExecutionStatus.Completed);
+    expect(result.state.pendingApprovals()).toEqual([]);
+    const first = result.state.steps()[0]?.toolExecutions()[0];
+    expect(first?.resolution()).toBe('reconciled');
+    expect(first?.value()).toBe('recorded 1');
+    expect(readLedger(ledger).map((l) => `${l.worker} ${l.callId}`)).toEqual([
+      `wA ${sessionId}-call-1`,
+      ...Array.from({ length: LEDGER_TOOL_STEPS - 1 }, (_, i) => `wB ${sessionId}-call-${i + 2}`),
+    ]);
+  }, 90_000);
+});
+
 describe('RedisSessionStore.fencedSave', () => {
   it('writes only while the lock holds its token, else SESSION_LOCK_LOST and nothing written', async () => {
     const store = new RedisSessionStore({ connection: server.connection, prefix: `fenced-${randomUUID()}:` });

@@ -31,6 +31,8 @@ export interface LedgerAgentOptions {
   readonly effect?: ToolEffect;
   /** This process SIGSTOPs itself as this step's model call answers (a pause: a long GC, a frozen VM). */
   readonly selfStopAtStep?: number;
+  /** `record` (then unsafe) reconciles: a call whose line is in the ledger is done, else not done. */
+  readonly reconcile?: boolean;
 }
 
 /**
@@ -43,6 +45,13 @@ export function ledgerAgent(options: LedgerAgentOptions): Agent {
     description: 'Records that it ran',
     inputSchema: z.object({ session: z.string(), n: z.number() }),
     ...(options.effect && { effect: options.effect }),
+    ...(options.reconcile && {
+      effect: 'unsafe' as const,
+      reconcile: ({ input, toolCallId }: { input: { session: string; n: number }; toolCallId: string }) =>
+        readLedger(options.ledger).some((l) => l.session === input.session && l.callId === toolCallId)
+          ? { status: 'done' as const, result: `recorded ${input.n}` }
+          : { status: 'not-done' as const },
+    }),
     execute: async ({ n }, { toolCallId, signal, state }) => {
       appendFileSync(
         options.ledger,

@@ -25,6 +25,8 @@ export interface WorkerProcessConfig {
   readonly effect?: ToolEffect;
   /** The process SIGSTOPs itself as this step's model call answers (ledgerAgent's `selfStopAtStep`). */
   readonly selfStopAtStep?: number;
+  /** The ledger tool reconciles interrupted calls from the ledger (ledgerAgent's `reconcile`). */
+  readonly reconcile?: boolean;
 }
 
 const config = JSON.parse(process.argv[2] as string) as WorkerProcessConfig;
@@ -49,6 +51,7 @@ const worker = await createAgentWorker({
         toolDelayMs: config.toolDelayMs,
         effect: config.effect,
         selfStopAtStep: config.selfStopAtStep,
+        reconcile: config.reconcile,
       }),
   },
   store,

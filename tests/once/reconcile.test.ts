@@ -7,11 +7,14 @@ import { z } from 'zod';
 import {
   type AgentError,
   type AgentEvent,
-  type AgentState,
+  AgentState,
+  createAgent,
   defineTool,
   FileSessionStore,
+  InMemorySessionStore,
   type SessionStore,
   SqliteSessionStore,
+  scriptedDriver,
   type ToolExecution,
   type ToolReconcile,
 } from '../../src/index';
@@ -271,6 +274,61 @@ describe('reconcile on the other ways a run goes on (file store, call in the roo
     ]);
     await store.close();
     expect(payExecution(state)?.resolution()).toBe('completed');
+  });
+});
+
+describe('decide on a session with two interrupted calls, one whose tool reconciles', () => {
+  it("the person's decision takes the other call; the reconcile settles its own", async () => {
+    const effects: string[] = [];
+    const inputSchema = z.object({ n: z.number() });
+    const tools = (reconcile: boolean) => ({
+      pay: defineTool({
+        inputSchema,
+        effect: 'unsafe',
+        execute: async (_input, { toolCallId }) => void effects.push(toolCallId),
+        ...(reconcile && { reconcile: () => ({ status: 'done', result: 'paid' }) as const }),
+      }),
+      send: defineTool({
+        inputSchema,
+        effect: 'unsafe',
+        execute: async (_input, { toolCallId }) => void effects.push(toolCallId),
+      }),
+    });
+    const script = () =>
+      scriptedDriver([
+        {
+          toolCalls: [
+            { name: 'pay', args: { n: 1 }, id: 'pay-1' },
+            { name: 'send', args: { n: 2 }, id: 'send-1' },
+          ],
+        },
+        { text: 'both settled' },
+      ]);
+    // the step's intent, as a crash while both calls ran leaves it
+    const inner = new InMemorySessionStore();
+    let intent: AgentState | null = null;
+    const capturing = Object.assign(Object.create(inner) as InMemorySessionStore, {
+      save: async (id: string, state: AgentState, version: number | null) => {
+        if (state.approval()?.started?.length) intent ??= state;
+        return inner.save(id, state, version);
+      },
+    });
+    await createAgent({ driver: script(), tools: tools(false), store: capturing }).execute(
+      AgentState.fromJSON(AgentState.empty().withUserMessage('go').toJSON()),
+      { sessionId: 's' },
+    );
+    const store = new InMemorySessionStore();
+    await store.save('s', AgentState.fromJSON((intent as unknown as AgentState).toJSON()), null);
+    effects.length = 0;
+
+    const agent = createAgent({ driver: script(), tools: tools(true), store });
+    const state = await agent.decide('s', [{ toolCallId: 'send-1', type: 'reject' }]);
+    expect(state.status()).toBe('completed');
+    expect(effects).toEqual([]);
+    const [pay, send] = state.steps()[0]?.toolExecutions() ?? [];
+    expect(pay?.resolution()).toBe('reconciled');
+    expect(pay?.value()).toBe('paid');
+    expect(send?.resolution()).toBe('rejected');
   });
 });
 

@@ -34,14 +34,6 @@ interface ToolExecutionProps {
  */
 export type ToolResolution = 'approved' | 'rejected' | 'completed' | 'reconciled';
 
-/** Every ToolResolution, as documents may hold them. */
-export const TOOL_RESOLUTIONS: readonly ToolResolution[] = [
-  'approved',
-  'rejected',
-  'completed',
-  'reconciled',
-];
-
 /** The outcome of one tool call: its value or its error, whether a hook blocked it, and timing. */
 export class ToolExecution {
   static fromJSON(data: unknown): ToolExecution {

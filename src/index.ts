@@ -94,6 +94,7 @@ export type {
   ContextCompactedEvent,
   ReportEvent,
   SummaryFallback,
+  ToolReconciledEvent,
 } from './state/loop-events';
 export { SubagentBudgetExhaustedError } from './subagents/sibling-share';
 export {
@@ -104,6 +105,7 @@ export {
 } from './subagents/subagent-definition';
 export * from './telemetry/index';
 export * from './testing/index';
+export type { ReconcileOutcome, ReconcileRequest, ToolReconcile } from './tools/define-tool';
 export {
   type ApprovalCheckOptions,
   defineTool,
@@ -115,6 +117,7 @@ export {
   toolDescription,
   toolEffect,
 } from './tools/define-tool';
+export { ReconcileError, type ReconcileErrorCode } from './tools/reconcile-call';
 export { executeTools, runTools, type ToolExecutorOptions } from './tools/tool-executor';
 export { toolResultMessage } from './tools/tool-result-message';
 export { ToolTimeoutError } from './tools/tool-timeout-error';

@@ -242,7 +242,7 @@ async function runJob(
   const crashed = await context.crashes.start(sessionId, stored?.version ?? null, lock.token);
   if (crashed.poison) throw new PoisonSessionError(sessionId, crashed.deaths);
   const base = typeof entry === 'function' ? entry() : entry;
-  const runStore = new RunStore(context.store);
+  const runStore = new RunStore(context.store, lock);
   context.runs.add(runStore);
   if (context.isClosing()) runStore.drain();
   const controller = new AbortController();

@@ -34,6 +34,9 @@ elseif ARGV[5] ~= '1' then
   return {'absent'}
 end
 if actual ~= ARGV[1] then return {'conflict', actual} end
+-- fencing (FENCE): a save given a session lock (KEYS[4], in the session's slot) writes only while
+-- it holds the token ARGV[7]
+if KEYS[4] and redis.call('GET', KEYS[4]) ~= ARGV[7] then return {'fenced'} end
 if ARGV[3] == 'delta' and gen ~= ARGV[4] then return {'stale'} end
 redis.call('RPUSH', KEYS[1], ARGV[2])
 if ARGV[3] == 'snapshot' then redis.call('SET', KEYS[3], length) end

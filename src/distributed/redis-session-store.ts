@@ -20,6 +20,7 @@ import type { LoadedSession } from '../persistence/session-store';
 import { assertExpectedVersion, assertState } from '../persistence/store-arguments';
 import type { AgentState } from '../state/agent-state';
 import { InvalidArgumentError } from '../state/errors';
+import { SessionLockLostError } from './errors';
 import {
   assertKeyPrefix,
   globEscape,
@@ -40,6 +41,12 @@ import type { RedisConnection } from './redis-types';
 
 /** The prefix of the store's keys when none is given. */
 export const DEFAULT_SESSION_KEY_PREFIX = 'agent-machine:';
+
+/** A session lock a save is conditional on (FENCE): its key, and the token its holder put there. */
+type Fence = { readonly key: string; readonly token: string };
+
+/** A save script's reply: `ok`, `conflict` with the stored version, `stale`, `absent`, `fenced` or `corrupt`. */
+type Reply = [string, string?];
 
 export interface RedisSessionStoreOptions {
   /** Where Redis is: ioredis options, a client or a Cluster (the store opens a duplicate of it). */
@@ -164,6 +171,29 @@ export class RedisSessionStore implements JournaledSessionStore {
   }
 
   save(sessionId: string, state: AgentState, expectedVersion: number | null): Promise<number> {
+    return this.saveFenced(sessionId, state, expectedVersion, null);
+  }
+
+  /**
+   * `save`, written only while the session lock `fence.key` (in this Redis) holds `fence.token`,
+   * checked in the save's own script: else SessionLockLostError (SESSION_LOCK_LOST), nothing
+   * written. A worker's checkpoints go through it, so a worker that lost its lock cannot save.
+   */
+  fencedSave(
+    sessionId: string,
+    state: AgentState,
+    expectedVersion: number | null,
+    fence: Fence,
+  ): Promise<number> {
+    return this.saveFenced(sessionId, state, expectedVersion, fence);
+  }
+
+  private saveFenced(
+    sessionId: string,
+    state: AgentState,
+    expectedVersion: number | null,
+    fence: Fence | null,
+  ): Promise<number> {
     return this.run(async (redis) => {
       const id = assertSessionId(sessionId);
       assertState(state);
@@ -171,17 +201,19 @@ export class RedisSessionStore implements JournaledSessionStore {
       const version = (expectedVersion ?? 0) + 1;
       const cached = this.tips.peek(id);
       let next = nextRecord(cached?.version === expectedVersion ? cached : null, state, version);
-      let reply = await this.append(redis, id, expectedVersion, next, false);
+      let reply = await this.append(redis, id, expectedVersion, next, false, fence);
       // Nothing under the new keys: the session may be in the old layout (moved now), or new.
       if (reply[0] === 'absent') {
         await this.migrate(redis, id);
-        reply = await this.append(redis, id, expectedVersion, next, true);
+        reply = await this.append(redis, id, expectedVersion, next, true, fence);
       }
       // The stored head is not the one this store remembers: the whole state goes in a snapshot.
       if (reply[0] === 'stale') {
         next = nextRecord(null, state, version);
-        reply = await this.append(redis, id, expectedVersion, next, true);
+        reply = await this.append(redis, id, expectedVersion, next, true, fence);
       }
+      if (reply[0] === 'fenced')
+        throw new SessionLockLostError(id, 'a save was refused: another holder has it, or it expired');
       if (reply[0] === 'ok') {
         this.tips.set(id, next.commit());
         return version;
@@ -304,21 +336,21 @@ export class RedisSessionStore implements JournaledSessionStore {
     expectedVersion: number | null,
     next: NextRecord,
     oldLayoutChecked: boolean,
-  ) {
-    const keys = this.keys(id);
-    return (await redis.eval(
-      SAVE_SCRIPT,
-      3,
-      keys.journal,
-      keys.document,
-      keys.snapshot,
+    fence: Fence | null,
+  ): Promise<Reply> {
+    const { journal, document, snapshot } = this.keys(id);
+    const keys = [journal, document, snapshot];
+    const args = [
       expectedVersion === null ? '' : String(expectedVersion),
       next.text,
       next.kind,
       next.kind === 'delta' ? next.gen : '',
       oldLayoutChecked ? '1' : '',
       this.idleTtl,
-    )) as [string, string?];
+    ];
+    // FENCE: the lock's key (in the session's slot) joins the keys, its token the arguments
+    if (fence) return (await redis.eval(SAVE_SCRIPT, 4, ...keys, fence.key, ...args, fence.token)) as Reply;
+    return (await redis.eval(SAVE_SCRIPT, 3, ...keys, ...args)) as Reply;
   }
 
   /** The stored records (or document from before the journal) of a session, or null. */

@@ -1,6 +1,28 @@
 import type { LoadedSession, SessionStore } from '../persistence/session-store';
 import type { AgentState } from '../state/agent-state';
-import type { SessionLockLostError } from './errors';
+import { SessionLockLostError } from './errors';
+import type { SessionLock } from './session-lock';
+
+/** The lock a save is conditional on: its Redis key and the token its holder put there. */
+interface SaveFence {
+  readonly key: string;
+  readonly token: string;
+}
+
+/** A store whose save can be made conditional on a session lock in the same Redis (RedisSessionStore). */
+interface FencedSessionStore extends SessionStore {
+  /** `save`, refused with SessionLockLostError (writing nothing) unless `fence.key` holds `fence.token`. */
+  fencedSave(
+    sessionId: string,
+    state: AgentState,
+    expectedVersion: number | null,
+    fence: SaveFence,
+  ): Promise<number>;
+}
+
+function fenced(store: SessionStore): store is FencedSessionStore {
+  return typeof (store as Partial<FencedSessionStore>).fencedSave === 'function';
+}
 
 /** Why a run was halted: released at a step boundary (worker closing), or its session lock was lost. */
 export type HaltReason =
@@ -17,6 +39,12 @@ export type HaltReason =
  * - `halt(lock lost)`: no more writes at all; the run is frozen at its next save.
  * - The first save error (a version conflict, a Redis outage) is kept, so the job fails with it
  *   (and is retried) rather than finishing with a state that is not stored.
+ * - Fencing (with the job's session `lock`): every save is conditional on the lock, not only on the
+ *   session's version. A RedisSessionStore checks the lock's token in the save's own script; any
+ *   other store has the lock checked just before the save. An intent save (the step's unsafe calls
+ *   about to start) is checked again after it is written, so a worker that was paused past its
+ *   lock (a long GC, a frozen VM) while another took the session over neither checkpoints nor
+ *   starts an unsafe call: the run halts with SessionLockLostError (SESSION_LOCK_LOST).
  *
  * A frozen run's promise never settles; nothing refers to it once the job has moved on, so it is
  * collected with the actor.
@@ -32,7 +60,10 @@ export class RunStore implements SessionStore {
   private draining = false;
   private resolveHalt!: (reason: HaltReason) => void;
 
-  constructor(private readonly inner: SessionStore) {
+  constructor(
+    private readonly inner: SessionStore,
+    private readonly lock: SessionLock | null = null,
+  ) {
     this.halted = new Promise((resolve) => {
       this.resolveHalt = resolve;
     });
@@ -57,8 +88,13 @@ export class RunStore implements SessionStore {
     if (this.haltReason) return frozen();
     let version: number;
     try {
-      version = await this.inner.save(sessionId, state, expectedVersion);
+      version = await this.fencedSave(sessionId, state, expectedVersion);
     } catch (error) {
+      if (error instanceof SessionLockLostError) {
+        // the lock is someone else's now: nothing more is written, nothing more runs here
+        this.halt({ kind: 'lock-lost', error });
+        return frozen();
+      }
       this.saveError ??= error;
       throw error;
     }
@@ -68,6 +104,32 @@ export class RunStore implements SessionStore {
       this.halt({ kind: 'released' });
       return frozen();
     }
+    return version;
+  }
+
+  /** The save, conditional on the job's lock (in the store's script, or checked around it). */
+  private async fencedSave(
+    sessionId: string,
+    state: AgentState,
+    expectedVersion: number | null,
+  ): Promise<number> {
+    const lock = this.lock;
+    if (!lock) return this.inner.save(sessionId, state, expectedVersion);
+    const lost = lock.lost();
+    if (lost) throw lost;
+    const intent = (state.approval()?.started?.length ?? 0) > 0;
+    if (fenced(this.inner)) {
+      const fence = { key: lock.key, token: lock.token };
+      try {
+        return await this.inner.fencedSave(sessionId, state, expectedVersion, fence);
+      } catch (error) {
+        throw error instanceof SessionLockLostError ? lock.refused() : error;
+      }
+    }
+    await lock.verify();
+    const version = await this.inner.save(sessionId, state, expectedVersion);
+    // the unsafe calls start once this resolves: the lock is checked once more first
+    if (intent) await lock.verify();
     return version;
   }
 

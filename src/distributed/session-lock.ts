@@ -108,6 +108,23 @@ export class SessionLock {
     else this.lostListeners.push(listener);
   }
 
+  /**
+   * Asks Redis whether the lock is still this holder's (its token is the key's value): resolves if
+   * it is, else marks it lost and raises SessionLockLostError (SESSION_LOCK_LOST). What a store
+   * without a fenced save checks before each checkpoint and after an intent save.
+   */
+  async verify(): Promise<void> {
+    if (this.lostError) throw this.lostError;
+    const holder = await this.redis.get(this.key);
+    if (holder === this.token) return;
+    throw this.lose(holder === null ? 'it expired' : 'another holder has it');
+  }
+
+  /** Marks the lock lost because a fenced save found another token (or none) on its key. */
+  refused(): SessionLockLostError {
+    return this.lostError ?? this.lose('a save was refused: another holder has it, or it expired');
+  }
+
   /** Stops renewing and deletes the lock if it is still ours. */
   async release(): Promise<void> {
     if (this.released) return;
@@ -131,19 +148,24 @@ export class SessionLock {
       if (extended === 1) {
         this.lastRenewed = Date.now();
       } else {
-        return this.lose('another holder has it, or it expired');
+        this.lose('another holder has it, or it expired');
+        return;
       }
     } catch (error) {
       if (this.released) return;
       this.onError?.(error as Error);
-      if (Date.now() - this.lastRenewed >= this.ttlMs)
-        return this.lose(`it could not be renewed for ${this.ttlMs} ms`, error);
+      if (Date.now() - this.lastRenewed >= this.ttlMs) {
+        this.lose(`it could not be renewed for ${this.ttlMs} ms`, error);
+        return;
+      }
     }
     this.schedule();
   }
 
-  private lose(detail: string, cause?: unknown): void {
-    this.lostError = new SessionLockLostError(this.sessionId, detail, cause ? { cause } : undefined);
-    for (const listener of this.lostListeners.splice(0)) listener(this.lostError);
+  private lose(detail: string, cause?: unknown): SessionLockLostError {
+    const lost = new SessionLockLostError(this.sessionId, detail, cause ? { cause } : undefined);
+    this.lostError = lost;
+    for (const listener of this.lostListeners.splice(0)) listener(lost);
+    return lost;
   }
 }

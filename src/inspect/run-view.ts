@@ -56,9 +56,9 @@ export interface ToolView {
   /** A subagent call whose child waits for decisions on its tool calls (no result yet). */
   readonly waiting: boolean /**
    * For a call a crash interrupted: how a person resolved it (run again, recorded as not run, or
-   * given its result); null for any other call.
+   * given its result), or its tool's reconcile (`'reconciled'`); null for any other call.
    */;
-  readonly resolution: 'approved' | 'rejected' | 'completed' | null;
+  readonly resolution: 'approved' | 'rejected' | 'completed' | 'reconciled' | null;
 }
 /** A tool call waiting for a person's decision, as `state.pendingApprovals()` lists it. */
 interface PendingApprovalView {

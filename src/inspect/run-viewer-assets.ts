@@ -207,7 +207,7 @@ export const VIEWER_JS = `
         var th = add(box, el('div', 'tool-head'));
         add(th, el('span', 'name', t.name));
         add(th, el('span', 'badge ' + (t.error ? 't-error' : t.waiting ? 't-in_flight' : 't-final_response'), t.blocked ? 'blocked' : t.error ? 'failed' : t.waiting ? 'waiting for approval' : 'ok'));
-        if (t.resolution) add(th, el('span', 'badge t-in_flight resolution', 'interrupted by a crash, ' + (t.resolution === 'approved' ? 'approved: ran again' : t.resolution === 'rejected' ? 'rejected: recorded as not run' : 'completed: result given by a person')));
+        if (t.resolution) add(th, el('span', 'badge t-in_flight resolution', 'interrupted by a crash, ' + (t.resolution === 'approved' ? 'approved: ran again' : t.resolution === 'rejected' ? 'rejected: recorded as not run' : t.resolution === 'reconciled' ? "reconciled: settled by the tool's reconcile" : 'completed: result given by a person')));
         add(th, el('span', 'dur', ms(t.durationMs)));
         add(box, el('div', 'lbl', 'Arguments'));
         add(box, el('pre', null, t.args || '{}'));

@@ -216,6 +216,7 @@ const resolutions = {
   approved: 'approved: ran again',
   rejected: 'rejected: recorded as not run',
   completed: 'completed: result given by a person',
+  reconciled: "reconciled: settled by the tool's reconcile",
 } as const;
 
 function stepRow(agent: AgentView, step: StepView, total: number): string {

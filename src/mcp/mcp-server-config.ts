@@ -34,6 +34,12 @@ export type McpToolSetting =
       readonly needsApproval?: Tool['needsApproval'];
       /** As a tool's `effect`. Default: from `readOnlyHint` / `idempotentHint`, else as defineTool's. */
       readonly effect?: ToolEffect;
+      /**
+       * For an `'unsafe'` tool: the name of a tool of the same server that is its `reconcile`. It is
+       * called with `{ input, idempotencyKey, toolCallId }` and answers `{ status: 'done', result }`,
+       * `{ status: 'not-done' }` or `{ status: 'unknown' }` (as structured content, or as JSON text).
+       */
+      readonly reconcile?: string;
     };
 
 /** Which of a server's tools are offered to the model. */
@@ -75,7 +81,7 @@ export function mcpConfigProblem(config: McpServerConfig): string | null {
   return config.tools === undefined ? null : toolsProblem(config.tools);
 }
 
-const SETTING_KEYS = ['needsApproval', 'effect'];
+const SETTING_KEYS = ['needsApproval', 'effect', 'reconcile'];
 
 function toolsProblem(tools: unknown): string | null {
   if (typeof tools !== 'object' || tools === null || Array.isArray(tools))
@@ -86,8 +92,13 @@ function toolsProblem(tools: unknown): string | null {
     if (typeof setting !== 'object' || setting === null || Array.isArray(setting))
       return `${at} must be true or { needsApproval, effect }, got ${JSON.stringify(setting)}`;
     const unknown = Object.keys(setting).find((key) => !SETTING_KEYS.includes(key));
-    if (unknown !== undefined) return `${at}.${unknown} is not a setting: use needsApproval or effect`;
-    const { needsApproval, effect } = setting as Record<string, unknown>;
+    if (unknown !== undefined)
+      return `${at}.${unknown} is not a setting: use needsApproval or effect, or reconcile`;
+    const { needsApproval, effect, reconcile } = setting as Record<string, unknown>;
+    if (reconcile !== undefined && (typeof reconcile !== 'string' || reconcile === ''))
+      return `${at}.reconcile must name a tool of the same server, got ${JSON.stringify(reconcile)}`;
+    if (reconcile !== undefined && effect !== 'unsafe')
+      return `${at}.reconcile needs effect: 'unsafe' (only an unsafe call is reconciled after a crash)`;
     if (
       needsApproval !== undefined &&
       typeof needsApproval !== 'boolean' &&

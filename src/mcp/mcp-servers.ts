@@ -1,4 +1,10 @@
-import { type Tool, type ToolSet, toolEffect } from '../tools/define-tool';
+import {
+  type ReconcileOutcome,
+  type Tool,
+  type ToolReconcile,
+  type ToolSet,
+  toolEffect,
+} from '../tools/define-tool';
 import type { McpCallResult, McpToolInfo } from './mcp-connection';
 import { McpToolError, McpToolNameConflictError, McpToolNotListedError } from './mcp-errors';
 import type { McpServersConfig, McpToolChoice, McpToolSetting } from './mcp-server-config';
@@ -100,6 +106,16 @@ function mcpTool(server: SupervisedMcpServer, info: McpToolInfo, setting: McpToo
       toolValue(server.name, info.name, await server.callTool(info.name, input, signal)),
     needsApproval,
     effect: chosen.effect ?? hinted ?? toolEffect({ needsApproval }),
+    ...(chosen.reconcile !== undefined && { reconcile: mcpReconcile(server, chosen.reconcile) }),
+  };
+}
+
+/** A tool's `reconcile` that calls the server's tool `name` and takes its value as the answer. */
+function mcpReconcile(server: SupervisedMcpServer, name: string): ToolReconcile {
+  return async (request, { signal }) => {
+    const value = toolValue(server.name, name, await server.callTool(name, { ...request }, signal));
+    // an answer in text is JSON; the reconcile's answer is checked where it is used (reconcile-call.ts)
+    return (typeof value === 'string' ? JSON.parse(value) : value) as ReconcileOutcome;
   };
 }
 

@@ -148,7 +148,9 @@ export async function takeDecisions(
   for (const decision of decisions) {
     if (checks.secret) checkSignature(decided, decision, checks.secret, checks.sessionId);
     await checkEdit(decided, decision, checks.toolsAt);
-    const { toolCallId, path, callPath, signature: _signature, ...rest } = decision;
+    const { toolCallId, path, callPath, signature: _signature, ...given } = decision;
+    // `reconciled` is the runtime's mark (a tool's reconcile settled the call), never a person's
+    const { reconciled: _reconciled, ...rest } = given as { reconciled?: unknown };
     decided = decided.withApprovalDecision(toolCallId, rest as ApprovalDecision, { path, callPath });
   }
   return decided;

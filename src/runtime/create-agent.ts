@@ -13,6 +13,7 @@ import { InvalidArgumentError } from '../state/errors';
 import type { RunListener } from '../state/event-source';
 import { ExecutionBudget } from '../state/execution-budget';
 import { ExecutionStatus } from '../state/execution-status';
+import { type PendingApproval, pendingMatches } from '../state/pending-approval';
 import { DEFAULT_MAX_DEPTH } from '../subagents/subagent-definition';
 import { AgentTracing } from '../telemetry/agent-tracing';
 import type { TracedModel } from '../telemetry/model-attributes';
@@ -27,6 +28,7 @@ import { ChatTurnConflictError } from './chat-turn-conflict-error';
 import { IdleActors } from './idle-actors';
 import { provideLoop } from './loop-actors';
 import { quietMachine } from './quiet-machine';
+import { hasReconcilable, reconcileInterrupted } from './reconcile-interrupted';
 import { type InternalActorOptions, listened, runToOutcome } from './run-to-outcome';
 import { type Scope, subagentCalls } from './subagent-calls';
 import { verifyUpgrade } from './verify-upgrade';
@@ -126,6 +128,35 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
   const idle =
     [...subagents.names()].length === 0 && !tracing ? new IdleActors(quietActor, prepare) : undefined;
 
+  /**
+   * `state` with the calls a crash interrupted settled by their tools' reconcile where they can
+   * tell (reconcile-interrupted.ts); `skip`: calls a person's decisions name, left to them.
+   */
+  const settle = async (
+    state: AgentState,
+    sessionId: string | null,
+    options: { readonly signal?: AbortSignal; readonly onEvent?: RunListener },
+    skip?: (pending: PendingApproval) => boolean,
+  ): Promise<AgentState> => {
+    // an interrupted call of an MCP server's tool: the servers are asked for their tools first
+    const waits =
+      mcp && state.pendingApprovals().some((p) => p.reason === 'interrupted' && !p.callPath?.length);
+    const rootTools = waits ? await mcp.callableToolSet(tools, options.signal) : tools;
+    const toolsAt = (path: readonly string[]) => (path.length === 0 ? rootTools : agent.toolsAt(path));
+    return hasReconcilable(state, toolsAt)
+      ? reconcileInterrupted(state, {
+          toolsAt,
+          sessionId,
+          timeoutMs: definition.toolTimeoutMs,
+          hooks: definition.hooks ?? [],
+          signal: options.signal,
+          onEvent: options.onEvent,
+          onReconciled: tracing && ((event) => tracing.reconciled(event)),
+          skip,
+        })
+      : state;
+  };
+
   const agent: Agent = {
     async close() {
       idle?.clear();
@@ -221,7 +252,13 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
         stored = await store.load(target);
         if (!stored) throw new SessionNotFoundError(target);
       }
-      const state = await takeDecisions(upgrade(stored?.state ?? (target as AgentState)), decisions, {
+      // interrupted calls these decisions do not name are put to their tools' reconcile first
+      const named = (pending: PendingApproval) =>
+        decisions.some((d) => pendingMatches([pending], d?.toolCallId, d).length > 0);
+      const loaded = upgrade(stored?.state ?? (target as AgentState));
+      const sessionId = typeof target === 'string' ? target : null;
+      const settled = await settle(loaded, sessionId, options, named);
+      const state = await takeDecisions(settled, decisions, {
         secret: approvalSecret,
         sessionId: typeof target === 'string' ? target : null,
         toolsAt: agent.toolsAt,
@@ -238,7 +275,20 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
     async chat(sessionId, text, options = {}) {
       if (!store) throw new NoSessionStoreError('chat(sessionId, text)');
       const stored = await store.load(sessionId);
-      const state = stored?.state ?? AgentState.empty();
+      let state = stored?.state ?? AgentState.empty();
+      // a crash's interrupted calls that their tools' reconcile settles: the run goes on first
+      if (stored && state.approval() && (mcp !== undefined || hasReconcilable(state, agent.toolsAt))) {
+        const settled = await settle(state, sessionId, options);
+        if (settled.pendingApprovals().length === 0) {
+          const { signal, onEvent, ...actorOptions } = options;
+          const session = { id: sessionId, version: stored.version };
+          state = await runToOutcome(
+            agent.createActor(settled, listened(actorOptions, onEvent, session)),
+            signal,
+            onEvent,
+          );
+        }
+      }
       if (state.approval()) throw ApprovalError.pending(state);
       return agent
         .execute(state.withUserMessage(text), Object.assign({}, options, { sessionId }))
@@ -263,7 +313,7 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
         approvalSecret && upgraded.approval()
           ? withSignedApprovals(upgraded, approvalSecret, sessionId)
           : upgraded;
-      return start(state, options, session);
+      return start(await settle(state, sessionId, options), options, session);
     },
   };
   /**

@@ -287,6 +287,8 @@ export class AgentState extends AgentStateView {
     const resolved = step.toolExecutions().map((execution) => {
       const decision = approval.decisions[execution.toolCallId()];
       if (!decision || !interrupted.has(execution.toolCallId())) return execution;
+      if ((decision.type === 'approve' || decision.type === 'complete') && decision.reconciled)
+        return execution.withResolution('reconciled');
       return execution.withResolution(
         decision.type === 'reject' ? 'rejected' : decision.type === 'complete' ? 'completed' : 'approved',
       );

@@ -16,11 +16,15 @@ type AgentState = NestedAgentState;
 
 /** A person's decision on one tool call awaiting approval. */
 export type ApprovalDecision =
-  | { readonly type: 'approve' }
+  /** `reconciled`: set by the runtime when the tool's reconcile answered `'not-done'` (no person asked). */
+  | { readonly type: 'approve'; readonly reconciled?: true }
   | { readonly type: 'reject'; readonly reason?: string }
   | { readonly type: 'edit'; readonly args: unknown }
-  /** An interrupted call's outcome, given by a person: recorded as its result, the call not run. */
-  | { readonly type: 'complete'; readonly result: unknown };
+  /**
+   * An interrupted call's outcome, given by a person: recorded as its result, the call not run
+   * (`reconciled`: given by the tool's reconcile answering `'done'`, set by the runtime).
+   */
+  | { readonly type: 'complete'; readonly result: unknown; readonly reconciled?: true };
 
 /**
  * Tool calls of the step in flight that wait for a person, and the decisions taken so far. A step
@@ -119,7 +123,11 @@ export const ApprovalRequest = {
               args: toJsonValue(decision.args, `The edited input of '${toolCallId}'`),
             })
           : decision.type === 'complete'
-            ? Object.freeze({ type: 'complete', result: completedResult(toolCallId, decision.result) })
+            ? Object.freeze({
+                type: 'complete',
+                result: completedResult(toolCallId, decision.result),
+                ...(decision.reconciled === true && { reconciled: true as const }),
+              })
             : decision;
       return Object.freeze({
         ...request,

@@ -61,6 +61,24 @@ export interface ToolFinishedEvent extends EventIds {
   readonly value: unknown;
   readonly durationMs: number;
 }
+/**
+ * A call a crash interrupted was put to its tool's `reconcile` as the run went on: `'done'` (recorded
+ * with the result it gave, not run), `'not-done'` (runs once more, with its idempotency key), or
+ * `'unknown'` (it waits for a person; `error` says why when the reconcile threw, timed out or
+ * answered something else). For a call inside a subagent, `path` and `callPath` lead to it.
+ */
+export interface ToolReconciledEvent extends EventIds {
+  readonly type: 'tool.reconciled';
+  readonly stepNumber: number;
+  readonly toolCallId: string;
+  readonly toolName: string;
+  readonly status: 'done' | 'not-done' | 'unknown';
+  readonly error: AgentError | null;
+  /** The result recorded as the call's output (`'done'`); null otherwise. */
+  readonly value: unknown;
+  readonly path?: readonly string[];
+  readonly callPath?: readonly string[];
+}
 /** @lintignore exported for the declarations of the machine that emits it */
 export interface TextDeltaEvent extends EventIds {
   readonly type: 'text.delta';
@@ -145,6 +163,7 @@ export type AgentEvent =
   | (EventIds & { readonly type: 'event.refused'; readonly event: string; readonly error: AgentError })
   /** A message steered into the run joined the conversation: the model sees it at step `stepNumber`. */
   | (EventIds & { readonly type: 'message.steered'; readonly stepNumber: number; readonly message: Message })
+  | ToolReconciledEvent
   | ReportEvent;
 
 export type LoopEmitted = AgentEvent;

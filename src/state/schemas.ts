@@ -151,7 +151,7 @@ export const toolExecutionSchema = z.strictObject({
   /** A subagent's final state (an AgentState document), validated when the whole is decoded. */
   childState: z.lazy((): z.ZodType<unknown> => agentStateSchema).nullable(),
   /** For a call a crash interrupted: how a person resolved it (absent otherwise, and before). */
-  resolution: z.enum(['approved', 'rejected', 'completed']).optional(),
+  resolution: z.enum(['approved', 'rejected', 'completed', 'reconciled']).optional(),
 });
 
 const inferenceResponseSchema = z.strictObject({
@@ -197,10 +197,14 @@ export const stepExecutionSchema = z.strictObject({ ...stepExecutionShape, step:
 const storedStepExecutionSchema = z.strictObject({ ...stepExecutionShape, step: storedStepSchema });
 
 const approvalDecisionSchema = z.union([
-  z.strictObject({ type: z.literal('approve') }),
+  z.strictObject({ type: z.literal('approve'), reconciled: z.literal(true).optional() }),
   z.strictObject({ type: z.literal('reject'), reason: z.string().optional() }),
   z.strictObject({ type: z.literal('edit'), args: jsonValueSchema }),
-  z.strictObject({ type: z.literal('complete'), result: jsonValueSchema }),
+  z.strictObject({
+    type: z.literal('complete'),
+    result: jsonValueSchema,
+    reconciled: z.literal(true).optional(),
+  }),
 ]);
 
 const approvalShape = {

@@ -36,6 +36,7 @@ const isPlainObject = (value: unknown): value is Record<string, unknown> => {
 const isString = (value: unknown): value is string => typeof value === 'string';
 const isNonEmpty = (value: unknown) => typeof value === 'string' && value.length > 0;
 const isBoolean = (value: unknown) => typeof value === 'boolean';
+const isTrue = (value: unknown) => value === true;
 const isTimestamp = (value: unknown) => typeof value === 'string' && timestampPattern.test(value);
 const isCount = (value: unknown) => typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
 const isAmount = (value: unknown) => typeof value === 'number' && Number.isFinite(value) && value >= 0;
@@ -243,7 +244,7 @@ const toolExecutionKeys = new Set([
   'childState',
   'resolution',
 ]);
-const isResolution = oneOf(['approved', 'rejected', 'completed']);
+const isResolution = oneOf(['approved', 'rejected', 'completed', 'reconciled']);
 const toolExecution: Checker = (value) =>
   isRecord(value) &&
   isNonEmpty(value.id) &&
@@ -298,10 +299,10 @@ const storedStepExecution: Checker = (value) =>
   onlyKeys(value, stepExecutionKeys);
 
 const approvalDecisions: Readonly<Record<string, Checker>> = {
-  approve: strict({ type: isString }),
+  approve: strict({ type: isString }, { reconciled: isTrue }),
   reject: strict({ type: isString }, { reason: isString }),
   edit: strict({ type: isString, args: isJsonValue }),
-  complete: strict({ type: isString, result: isJsonValue }),
+  complete: strict({ type: isString, result: isJsonValue }, { reconciled: isTrue }),
 };
 const approvalDecision: Checker = (value) => {
   if (!isRecord(value)) return false;

@@ -27,10 +27,12 @@ interface ToolExecutionProps {
 }
 
 /**
- * How a person resolved a call that a crash interrupted: run again (`'approved'`, an edit
- * included), recorded as not run (`'rejected'`), or given its result (`'completed'`).
+ * How a call that a crash interrupted was resolved: by a person, run again (`'approved'`, an edit
+ * included), recorded as not run (`'rejected'`), or given its result (`'completed'`); or by its
+ * tool's `reconcile`, with no person asked (`'reconciled'`: recorded with the result it gave when
+ * it answered `'done'`, run once more when it answered `'not-done'`).
  */
-export type ToolResolution = 'approved' | 'rejected' | 'completed';
+export type ToolResolution = 'approved' | 'rejected' | 'completed' | 'reconciled';
 
 /** The outcome of one tool call: its value or its error, whether a hook blocked it, and timing. */
 export class ToolExecution {
@@ -177,7 +179,7 @@ export class ToolExecution {
     return this.props.usage;
   }
 
-  /** For a call a crash interrupted: how a person resolved it; undefined for any other call. */
+  /** For a call a crash interrupted: how a person (or its tool's reconcile) resolved it; undefined for any other call. */
   resolution(): ToolResolution | undefined {
     return this.props.resolution;
   }

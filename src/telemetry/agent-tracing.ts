@@ -1,7 +1,7 @@
 import type { AnyActorRef } from 'xstate';
 import type { Driver } from '../drivers/driver';
 import type { AgentError } from '../state/agent-error';
-import type { AgentEvent } from '../state/loop-events';
+import type { AgentEvent, ToolReconciledEvent } from '../state/loop-events';
 import { genAiMessages } from './gen-ai-messages';
 import { modelAttributes, type TracedModel } from './model-attributes';
 import { loadOpenTelemetryApi, type OpenTelemetryApi } from './open-telemetry-api';
@@ -162,6 +162,33 @@ export class AgentTracing {
         }
       },
     };
+  }
+
+  /**
+   * A `reconcile_tool <tool>` span for a call a crash interrupted that its tool's reconcile was
+   * asked about (before the run that goes on starts): `agent_machine.reconcile.status` says what it
+   * answered (`'done'`, `'not-done'`, `'unknown'`); a reconcile that failed sets the span's error.
+   */
+  reconciled(event: ToolReconciledEvent): void {
+    const api = this.api;
+    if (!api) return;
+    const span = this.options.tracer.startSpan(
+      `reconcile_tool ${event.toolName}`,
+      {
+        kind: INTERNAL,
+        attributes: {
+          'gen_ai.operation.name': 'execute_tool',
+          'gen_ai.tool.name': event.toolName,
+          'gen_ai.tool.call.id': event.toolCallId,
+          'gen_ai.agent.id': event.agentId,
+          'agent_machine.execution_id': event.executionId,
+          'agent_machine.reconcile.status': event.status,
+        },
+      },
+      api.context.active(),
+    );
+    if (event.error) failed(span, event.error, this.options.recordContent);
+    span.end();
   }
 
   private record(run: RunSpans, event: AgentEvent, at?: number): void {

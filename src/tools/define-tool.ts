@@ -73,7 +73,37 @@ export interface Tool<INPUT = any, OUTPUT = unknown> {
    * Unset means the default `toolEffect()` reads: `'unsafe'` with `needsApproval`, else `'idempotent'`.
    */
   readonly effect?: ToolEffect;
+  /**
+   * For an `'unsafe'` tool: asked whether a call a crash interrupted took effect (by its
+   * `idempotencyKey`, the one `execute` had), before a person is: `'done'` records `result` as the
+   * call's output, `'not-done'` runs the call once more, `'unknown'` leaves it to a person.
+   */
+  readonly reconcile?: ToolReconcile<INPUT>;
 }
+
+/** What a tool's `reconcile` is asked about: the interrupted call, as `execute` had it. */
+export interface ReconcileRequest<INPUT = unknown> {
+  readonly input: INPUT;
+  /** The call's own key, the one its interrupted `execute` was given. */
+  readonly idempotencyKey: string;
+  readonly toolCallId: string;
+}
+
+/**
+ * What a tool's `reconcile` answers: the call took effect (`'done'`, with the result to record as
+ * its output), it did not (`'not-done'`: it runs once more, with the same key), or the tool cannot
+ * tell (`'unknown'`: a person decides, as without a reconcile).
+ */
+export type ReconcileOutcome =
+  | { readonly status: 'done'; readonly result: unknown }
+  | { readonly status: 'not-done' }
+  | { readonly status: 'unknown' };
+
+/** A tool's `reconcile`; `signal` aborts when the run stops or the tool's timeout passes. */
+export type ToolReconcile<INPUT = unknown> = (
+  request: ReconcileRequest<INPUT>,
+  options: { readonly signal: AbortSignal },
+) => ReconcileOutcome | PromiseLike<ReconcileOutcome>;
 
 /**
  * What a call does to the world: `'read'` changes nothing; `'idempotent'` may change it, but a
@@ -129,11 +159,22 @@ export function defineTool<S extends z.ZodType, OUTPUT>(tool: {
     | boolean
     | ((input: z.output<S>, options: ApprovalCheckOptions) => boolean | PromiseLike<boolean>);
   effect?: ToolEffect;
+  reconcile?: ToolReconcile<z.output<S>>;
 }): Tool<z.output<S>, OUTPUT> & { readonly effect: ToolEffect } {
   if (tool.effect !== undefined && !TOOL_EFFECTS.includes(tool.effect))
     throw new InvalidArgumentError(
       'effect',
       `${JSON.stringify(tool.effect)} is not 'read', 'idempotent' or 'unsafe'`,
+    );
+  if (tool.reconcile !== undefined && typeof tool.reconcile !== 'function')
+    throw new InvalidArgumentError(
+      'reconcile',
+      `expected a function ({ input, idempotencyKey, toolCallId }, { signal }) => outcome, got ${shownValue(tool.reconcile)}`,
+    );
+  if (tool.reconcile !== undefined && toolEffect(tool) !== 'unsafe')
+    throw new InvalidArgumentError(
+      'reconcile',
+      `only an 'unsafe' tool is reconciled after a crash (this one is '${toolEffect(tool)}', run again as it is): declare effect: 'unsafe'`,
     );
   if (
     tool.timeoutMs !== undefined &&

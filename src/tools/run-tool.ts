@@ -143,7 +143,7 @@ function executeOptions(
  * The key of one call, the same in every attempt and process: a hash of the session (or agent), the
  * agent, the execution, the step's number and the call's id.
  */
-function idempotencyKey(scope: string, state: AgentState, toolCallId: string): string {
+export function idempotencyKey(scope: string, state: AgentState, toolCallId: string): string {
   const subject = JSON.stringify([
     scope,
     state.agentId(),

@@ -30,6 +30,10 @@ export interface LedgerAgentOptions {
    * the ledger holds them (a worker that dies mid-step, N times).
    */
   readonly crashCalls?: Readonly<Record<string, number>>;
+  /** This process SIGSTOPs itself as this step's model call answers (a pause: a long GC, a frozen VM). */
+  readonly selfStopAtStep?: number;
+  /** `record` (then unsafe) reconciles: a call whose line is in the ledger is done, else not done. */
+  readonly reconcile?: boolean;
 }
 
 /**
@@ -42,6 +46,13 @@ export function ledgerAgent(options: LedgerAgentOptions): Agent {
     description: 'Records that it ran',
     inputSchema: z.object({ session: z.string(), n: z.number() }),
     ...(options.effect && { effect: options.effect }),
+    ...(options.reconcile && {
+      effect: 'unsafe' as const,
+      reconcile: ({ input, toolCallId }: { input: { session: string; n: number }; toolCallId: string }) =>
+        readLedger(options.ledger).some((l) => l.session === input.session && l.callId === toolCallId)
+          ? { status: 'done' as const, result: `recorded ${input.n}` }
+          : { status: 'not-done' as const },
+    }),
     execute: async ({ n }, { toolCallId, signal, state }) => {
       appendFileSync(
         options.ledger,
@@ -61,6 +72,7 @@ export function ledgerAgent(options: LedgerAgentOptions): Agent {
   const script: ScriptEntry[] = Array.from({ length: LEDGER_STEPS }, (_, i) => (state: AgentState) => {
     const session = String(state.metadata()[SESSION_TAG] ?? 'untagged');
     const n = i + 1;
+    if (n === options.selfStopAtStep) process.kill(process.pid, 'SIGSTOP');
     return n <= LEDGER_TOOL_STEPS
       ? {
           toolCalls: [{ name: 'record', args: { session, n }, id: `${session}-call-${n}` }],

@@ -30,13 +30,26 @@ export interface WorkerProcessConfig {
   /** Calls that kill the worker the first N times they run (ledgerAgent's `crashCalls`). */
   readonly crashCalls?: Readonly<Record<string, number>>;
   readonly maxSessionCrashes?: number;
+  /** The process SIGSTOPs itself as this step's model call answers (ledgerAgent's `selfStopAtStep`). */
+  readonly selfStopAtStep?: number;
+  /** The ledger tool reconciles interrupted calls from the ledger (ledgerAgent's `reconcile`). */
+  readonly reconcile?: boolean;
 }
 
 const config = JSON.parse(process.argv[2] as string) as WorkerProcessConfig;
 const connection = config.clusterPorts
   ? new Cluster(config.clusterPorts.map((port) => ({ host: '127.0.0.1', port })))
   : { host: '127.0.0.1', port: config.port };
-const store = new RedisSessionStore({ connection, prefix: config.storePrefix });
+/** The store, printing each save a lost lock refused (`save refused <code>`), for the fencing test. */
+class PrintingStore extends RedisSessionStore {
+  override fencedSave(...args: Parameters<RedisSessionStore['fencedSave']>): Promise<number> {
+    return super.fencedSave(...args).catch((error: { code?: string }) => {
+      process.stdout.write(`save refused ${error.code}\n`);
+      throw error;
+    });
+  }
+}
+const store = new PrintingStore({ connection, prefix: config.storePrefix });
 const worker = await createAgentWorker({
   agents: {
     ledger: () =>
@@ -47,6 +60,8 @@ const worker = await createAgentWorker({
         toolDelayMs: config.toolDelayMs,
         effect: config.effect,
         crashCalls: config.crashCalls,
+        selfStopAtStep: config.selfStopAtStep,
+        reconcile: config.reconcile,
       }),
   },
   store,
@@ -59,6 +74,9 @@ const worker = await createAgentWorker({
   sessionLockTtlMs: config.sessionLockTtlMs,
   busyRetryDelayMs: config.busyRetryDelayMs,
   maxSessionCrashes: config.maxSessionCrashes,
+  // errors are printed with their code, so a test can read them in the output
+  onError: (error) =>
+    console.error(`worker error ${(error as { code?: string }).code ?? ''} ${error.message}`),
 });
 
 const stop = async () => {

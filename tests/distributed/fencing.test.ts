@@ -6,9 +6,14 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type AgentClient, createAgentClient } from '../../src/distributed/agent-client';
 import { SessionLockLostError } from '../../src/distributed/errors';
+import { hashTag } from '../../src/distributed/redis-keys';
 import { RedisSessionStore } from '../../src/distributed/redis-session-store';
 import { RunStore } from '../../src/distributed/run-store';
-import { type SessionLock, SessionLocks } from '../../src/distributed/session-lock';
+import {
+  DEFAULT_SESSION_LOCK_PREFIX,
+  type SessionLock,
+  SessionLocks,
+} from '../../src/distributed/session-lock';
 import { InMemorySessionStore } from '../../src/persistence/in-memory-session-store';
 import { ExecutionStatus } from '../../src/state/execution-status';
 import { LEDGER_ANSWER, LEDGER_TOOL_STEPS, ledgerState, readLedger } from './support/ledger-agent';
@@ -88,7 +93,7 @@ describe('a worker paused past its session lock while another takes its job over
     cleanups.push(() => taker.kill());
     const redis = new Redis(server.connection);
     cleanups.push(() => redis.quit());
-    const lockKey = `agent-machine:session-lock:${sessionId}`;
+    const lockKey = `${DEFAULT_SESSION_LOCK_PREFIX}{${hashTag(sessionId)}}`;
     await vi.waitUntil(async () => (await redis.get(lockKey))?.startsWith('wB/') ?? false, {
       timeout: 30_000,
       interval: 20,

@@ -76,7 +76,8 @@ export async function runKillDrill(options: KillDrillOptions): Promise<KillDrill
   const all: WorkerProcess[] = [];
   const starting: Promise<unknown>[] = [];
   const startWorker = async (tag: string) => {
-    const worker = await startWorkerProcess(config(tag));
+    // a loaded machine may take long to start one
+    const worker = await startWorkerProcess(config(tag), 180_000);
     all.push(worker);
     live.push(worker);
   };
@@ -106,7 +107,8 @@ export async function runKillDrill(options: KillDrillOptions): Promise<KillDrill
         const tags = new Set(readLedger(ledger).map((l) => l.worker));
         return live.filter((w) => tags.has(w.tag));
       };
-      while (busy().length === 0 && settled < jobs.length) await sleep(20);
+      // the pool is never left without a worker: a kill waits for a replacement if need be
+      while ((busy().length === 0 || live.length < 2) && settled < jobs.length) await sleep(20);
       const candidates = busy();
       if (candidates.length === 0) break;
       const victim = candidates[Math.floor(random() * candidates.length)] as WorkerProcess;
@@ -114,7 +116,10 @@ export async function runKillDrill(options: KillDrillOptions): Promise<KillDrill
       await victim.kill();
       kills++;
       log(`kill ${kills}: ${victim.tag} at ${((Date.now() - began) / 1000).toFixed(1)} s`);
-      starting.push(startWorker(`r${kills}`));
+      const replacement = startWorker(`r${kills}`);
+      // awaited below; meanwhile its failure is not an unhandled rejection
+      replacement.catch(() => undefined);
+      starting.push(replacement);
     }
     const results = await outcomes;
     await Promise.all(starting);

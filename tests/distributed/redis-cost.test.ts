@@ -2,7 +2,8 @@
  * What the worker pool costs Redis: commands per scripted step (`INFO commandstats` over a run of
  * K 5-step sessions, so the commands scripts run count too) and memory per finished 5-step session
  * (`MEMORY USAGE` of every key of the session and of its job, and its share of the queue's shared
- * keys). And: a job no one listens to publishes no progress events; one with `onProgress` does.
+ * keys). And: a job no one listens to publishes no progress events; one with `onProgress` (or
+ * `progress: true`, then `job.onProgress`) does; `job.onProgress` on a job without throws.
  */
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
@@ -13,6 +14,7 @@ import {
   createAgentWorker,
   RedisSessionStore,
 } from '../../src/distributed/index';
+import { InvalidArgumentError } from '../../src/index';
 import { LEDGER_STEPS, ledgerAgent, ledgerState } from './support/ledger-agent';
 import { type RedisServer, startRedisServer } from './support/redis-server';
 
@@ -122,5 +124,27 @@ describe('Redis cost of the worker pool', () => {
     ).length;
     expect(listenedEvents).toBe(LEDGER_STEPS);
     expect(seen.map((p) => p.stepNumber)).toEqual([1, 2, 3, 4, 5]);
+
+    // progress: true, and a listener subscribed after the enqueue
+    const later = await client.execute(
+      { agent: 'ledger', sessionId: 'later', state: ledgerState('later') },
+      { progress: true },
+    );
+    const laterSeen: number[] = [];
+    later.onProgress((p) => laterSeen.push(p.stepNumber));
+    await later.finished({ timeoutMs: 60_000 });
+    expect(laterSeen.length).toBeGreaterThan(0);
+    expect(laterSeen).toEqual(laterSeen.toSorted((a, b) => a - b));
+    // a job enqueued without progress cannot be listened to: said, not silent
+    expect(() => (jobs[0] as (typeof jobs)[number]).onProgress(() => undefined)).toThrow(
+      InvalidArgumentError,
+    );
+    expect(() => (jobs[0] as (typeof jobs)[number]).onProgress(() => undefined)).toThrow('progress');
+    await expect(
+      client.execute(
+        { agent: 'ledger', sessionId: 'bad', state: ledgerState('bad') },
+        { progress: 'yes' as unknown as boolean },
+      ),
+    ).rejects.toBeInstanceOf(InvalidArgumentError);
   }, 120_000);
 });

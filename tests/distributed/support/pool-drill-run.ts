@@ -24,7 +24,8 @@ console.log(
 if (Object.keys(drill.failures).length > 0) console.log('not complete:', JSON.stringify(drill.failures));
 if (drill.complete !== drill.sessions || drill.kills !== kills) failed = true;
 
-for (const persistence of ['none', 'everysec', 'always'] as RedisPersistence[]) {
+// POOL_RESTART_SESSIONS=0 skips the restart drill
+for (const persistence of (restartSessions > 0 ? ['none', 'everysec', 'always'] : []) as RedisPersistence[]) {
   const r = await runRestartDrill({ persistence, sessions: restartSessions });
   const wait = r.longestLostWaitMs === null ? '-' : `${(r.longestLostWaitMs / 1000).toFixed(1)} s`;
   console.log(

@@ -107,8 +107,10 @@ export async function runKillDrill(options: KillDrillOptions): Promise<KillDrill
         const tags = new Set(readLedger(ledger).map((l) => l.worker));
         return live.filter((w) => tags.has(w.tag));
       };
-      // a kill may take the last live worker: the replacements (slow to start on a loaded machine) go on
-      while (busy().length === 0 && settled < jobs.length) await sleep(20);
+      // One worker dies at a time, as in a pool that goes on: a kill waits for two live workers.
+      // (Killing each replacement as soon as it is busy, before the sessions it took over checkpoint
+      // again, makes three deaths in a row of those sessions: POISON_SESSION, by design.)
+      while ((busy().length === 0 || live.length < 2) && settled < jobs.length) await sleep(20);
       const candidates = busy();
       if (candidates.length === 0) break;
       const victim = candidates[Math.floor(random() * candidates.length)] as WorkerProcess;

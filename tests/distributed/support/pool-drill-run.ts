@@ -16,13 +16,16 @@ const kills = Number(process.env.POOL_KILLS ?? 20);
 const restartSessions = Number(process.env.POOL_RESTART_SESSIONS ?? 60);
 let failed = false;
 
-console.log(`kill drill: POOL_SEED=${seed}, ${sessions} sessions, ${kills} SIGKILLs of worker processes`);
-const drill = await runKillDrill({ sessions, kills, seed, log: (line) => console.log(`  ${line}`) });
-console.log(
-  `${drill.complete} of ${drill.sessions} complete, ${drill.kills} kills, ${drill.seconds.toFixed(1)} s`,
-);
-if (Object.keys(drill.failures).length > 0) console.log('not complete:', JSON.stringify(drill.failures));
-if (drill.complete !== drill.sessions || drill.kills !== kills) failed = true;
+// POOL_SESSIONS=0 skips the kill drill
+if (sessions > 0) {
+  console.log(`kill drill: POOL_SEED=${seed}, ${sessions} sessions, ${kills} SIGKILLs of worker processes`);
+  const drill = await runKillDrill({ sessions, kills, seed, log: (line) => console.log(`  ${line}`) });
+  console.log(
+    `${drill.complete} of ${drill.sessions} complete, ${drill.kills} kills, ${drill.seconds.toFixed(1)} s`,
+  );
+  if (Object.keys(drill.failures).length > 0) console.log('not complete:', JSON.stringify(drill.failures));
+  if (drill.complete !== drill.sessions || drill.kills !== kills) failed = true;
+}
 
 // POOL_RESTART_SESSIONS=0 skips the restart drill
 for (const persistence of (restartSessions > 0 ? ['none', 'everysec', 'always'] : []) as RedisPersistence[]) {

@@ -187,16 +187,20 @@ export async function runRestartDrill(options: RestartDrillOptions): Promise<Res
   try {
     for (let i = 0; i < (options.workers ?? 2); i++)
       workers.push(
-        await startWorkerProcess({
-          port: server.port,
-          queueName,
-          storePrefix: `${queueName}:`,
-          ledger,
-          tag: `w${i + 1}`,
-          concurrency,
-          modelDelayMs: delay,
-          toolDelayMs: delay,
-        }),
+        // a loaded machine may take long to start one
+        await startWorkerProcess(
+          {
+            port: server.port,
+            queueName,
+            storePrefix: `${queueName}:`,
+            ledger,
+            tag: `w${i + 1}`,
+            concurrency,
+            modelDelayMs: delay,
+            toolDelayMs: delay,
+          },
+          180_000,
+        ),
       );
     const jobs = await Promise.all(
       Array.from({ length: options.sessions }, (_, i) => {

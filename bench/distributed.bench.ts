@@ -1,9 +1,12 @@
 /**
  * Agents on a BullMQ worker pool over Redis (src/distributed):
  *
- * 1. Sessions per second through 1, 2 and 3 worker processes on this machine: 60 short sessions
+ * 1. Sessions per second through 1, 2 and 4 worker processes on this machine: 60 short sessions
  *    (two tool steps and an answer, no delays) enqueued at once by a client, timed until the last
  *    final state is back; median of 3 rounds after a warm-up round. Each worker runs 8 jobs at once.
+ *    Also, over the measured rounds: the workers' CPU time per session (utime + stime from
+ *    /proc/<pid>/stat, Linux only) and Redis commands per step (`INFO commandstats`, the commands
+ *    scripts run included; the client's and the idle workers' commands too).
  * 2. The cost of a Redis checkpoint per step: a 200-step run (scripted driver, one trivial tool call
  *    per step) checkpointed to a RedisSessionStore after every step, against the same run on an
  *    InMemorySessionStore and with no store; median of 5 runs.
@@ -14,7 +17,9 @@
  */
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { Redis } from 'ioredis';
 import { z } from 'zod';
 import { createAgentClient, createAgentWorker, RedisSessionStore } from '../src/distributed/index';
 import {
@@ -121,7 +126,8 @@ export default async function run(): Promise<void> {
 async function throughput(port: number): Promise<void> {
   const rows: Record<string, string | number>[] = [];
   let single = 0;
-  for (const processes of [1, 2, 3]) {
+  const raw = new Redis({ host: '127.0.0.1', port });
+  for (const processes of [1, 2, 4]) {
     const queueName = `bench-${randomUUID()}`;
     const prefix = `${queueName}:`;
     const workers = await Promise.all(
@@ -144,7 +150,11 @@ async function throughput(port: number): Promise<void> {
       };
       await round('warmup');
       const measured = [];
+      const cpuBefore = workers.map((w) => w.cpuMs());
+      await raw.config('RESETSTAT');
       for (let r = 0; r < ROUNDS; r++) measured.push(await round(`round-${r}`));
+      const commands = await commandCount(raw);
+      const cpuMs = workers.reduce((sum, w, i) => sum + w.cpuMs() - (cpuBefore[i] as number), 0);
       const ms = median(measured.map((m) => m.ms));
       const perSecond = (SESSIONS / ms) * 1000;
       if (processes === 1) single = perSecond;
@@ -155,12 +165,15 @@ async function throughput(port: number): Promise<void> {
         'steps/s': perSecond * 3,
         'vs 1 process': perSecond / single,
         'workers used': Math.min(...measured.map((m) => m.workers)),
+        'worker CPU ms/session': Number.isNaN(cpuMs) ? 'n/a' : cpuMs / (SESSIONS * ROUNDS),
+        'Redis commands/step': commands / (SESSIONS * ROUNDS * 3),
       });
     } finally {
       await client.close();
       await Promise.all(workers.map((w) => w.stop()));
     }
   }
+  await raw.quit();
   printTable(
     `Sessions through a worker pool: ${SESSIONS} sessions of 3 steps, ${WORKER_CONCURRENCY} jobs per worker (median of ${ROUNDS})`,
     rows,
@@ -220,7 +233,26 @@ async function checkpointCost(port: number): Promise<void> {
 }
 
 interface BenchWorker {
+  /** CPU time (user + system) the process used so far, in ms (NaN where /proc is not there). */
+  cpuMs(): number;
   stop(): Promise<void>;
+}
+
+/** Calls of every command since CONFIG RESETSTAT but the INFO that reads them. */
+async function commandCount(raw: Redis): Promise<number> {
+  const info = await raw.info('commandstats');
+  let total = 0;
+  for (const match of info.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm))
+    if (match[1] !== 'info' && match[1] !== 'config|resetstat') total += Number(match[2]);
+  return total;
+}
+
+/** utime + stime of a process from /proc/<pid>/stat, in ms (clock ticks of 10 ms). */
+function processCpuMs(pid: number | undefined): number {
+  const path = `/proc/${pid}/stat`;
+  if (pid === undefined || !existsSync(path)) return Number.NaN;
+  const fields = readFileSync(path, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
 async function startWorker(config: WorkerConfig): Promise<BenchWorker> {
@@ -232,6 +264,7 @@ async function startWorker(config: WorkerConfig): Promise<BenchWorker> {
   await waitForOutput(child, `ready ${config.tag}`, 30_000);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   return {
+    cpuMs: () => processCpuMs(child.pid),
     stop: async () => {
       child.kill('SIGTERM');
       const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);

@@ -9,7 +9,6 @@ import { InvalidArgumentError } from '../state/errors';
 import type { ExecutionStatus } from '../state/execution-status';
 import type { ChatJobStream } from '../ui/chat-pool-handler';
 import {
-  type AgentJobData,
   AgentJobName,
   type AgentJobReturnValue,
   type AgentStepProgress,
@@ -17,15 +16,10 @@ import {
   DEFAULT_QUEUE_NAME,
   type DecideJobData,
   type ExecuteJobData,
-  parseFailureReason,
   type ResumeJobData,
 } from './agent-job';
-import {
-  AgentJobFailedError,
-  AgentJobLostError,
-  AgentJobTimeoutError,
-  InvalidJobPayloadError,
-} from './errors';
+import { InvalidJobPayloadError } from './errors';
+import { finished } from './job-finished';
 import {
   bullmqConnection,
   bullmqPrefix,
@@ -100,6 +94,11 @@ export interface EnqueueOptions {
   readonly jobId?: string;
   /** Called with each step the job's run records (BullMQ progress), from the first step on. */
   readonly onProgress?: (progress: AgentStepProgress) => void;
+  /**
+   * Whether the worker reports the job's steps as progress (default: only when `onProgress` is
+   * given). A job no one listens to costs no progress writes; `job.onProgress(fn)` needs it.
+   */
+  readonly progress?: boolean;
   /** BullMQ options for this job (delay, priority, attempts, ...). */
   readonly job?: JobOptions;
 }
@@ -128,7 +127,10 @@ export interface AgentJob {
    * AgentJobLostError (JOB_LOST) within about 4 s of the job's disappearance from Redis.
    */
   finished(options?: { timeoutMs?: number }): Promise<AgentJobResult>;
-  /** Calls `listener` for each step recorded from now on; returns the unsubscribe function. */
+  /**
+   * Calls `listener` for each step recorded from now on; returns the unsubscribe function. Only
+   * for a job enqueued with `onProgress` or `progress: true` (else InvalidArgumentError naming `progress`).
+   */
   onProgress(listener: (progress: AgentStepProgress) => void): () => void;
 }
 
@@ -254,6 +256,10 @@ export async function createAgentClient(options: AgentClientOptions): Promise<Ag
   ): Promise<AgentJob> => {
     const jobId = enqueueOptions.jobId ?? randomUUID();
     if (store) data = { ...data, leanResult: true };
+    if (enqueueOptions.progress !== undefined && typeof enqueueOptions.progress !== 'boolean')
+      throw new InvalidArgumentError('progress', 'expected true or false');
+    const progress = enqueueOptions.progress ?? enqueueOptions.onProgress !== undefined;
+    if (progress) data = { ...data, progress: true };
     const unsubscribe = enqueueOptions.onProgress ? subscribe(jobId, enqueueOptions.onProgress) : null;
     let job: Job;
     try {
@@ -267,7 +273,14 @@ export async function createAgentClient(options: AgentClientOptions): Promise<Ag
       name,
       agent: data.agent,
       sessionId: data.sessionId,
-      onProgress: (listener) => subscribe(jobId, listener),
+      onProgress: (listener) => {
+        if (!progress)
+          throw new InvalidArgumentError(
+            'progress',
+            `job ${jobId} was enqueued without progress: pass onProgress or progress: true when enqueuing it`,
+          );
+        return subscribe(jobId, listener);
+      },
       finished: async (waitOptions = {}) => {
         const value = await finished(job, data, queue, queueEvents, waitOptions.timeoutMs);
         return jobResult(value, store);
@@ -332,68 +345,6 @@ function decideData(request: DecideRequest): DecideJobData {
   const data = { agent, sessionId, decisions, ...(chatStream !== undefined ? { chatStream } : {}) };
   checkAgentJob(AgentJobName.Decide, data);
   return data;
-}
-
-/** How often a job waited for is looked up in Redis (JOB_LOST after two looks that do not find it). */
-const JOB_LOST_CHECK_MS = 2_000;
-
-async function finished(
-  job: Job,
-  data: AgentJobData,
-  queue: Queue,
-  queueEvents: QueueEvents,
-  timeoutMs: number | undefined,
-): Promise<AgentJobReturnValue> {
-  if (timeoutMs !== undefined && (!Number.isFinite(timeoutMs) || timeoutMs <= 0))
-    throw new InvalidArgumentError('timeoutMs', `${timeoutMs} is not a positive number of milliseconds`);
-  let value: AgentJobReturnValue;
-  const lost = watchForLoss(job, data, queue);
-  try {
-    value = (await Promise.race([
-      job.waitUntilFinished(queueEvents, timeoutMs),
-      lost.promise,
-    ])) as AgentJobReturnValue;
-  } catch (error) {
-    if (error instanceof AgentJobLostError) throw error;
-    const reason = (error as Error)?.message ?? String(error);
-    if (timeoutMs !== undefined && reason.includes('timed out before finishing'))
-      throw new AgentJobTimeoutError(job.id as string, timeoutMs, { cause: error });
-    const { name, code } = parseFailureReason(reason);
-    throw new AgentJobFailedError(job.id as string, data.sessionId, name, code, reason);
-  } finally {
-    lost.stop();
-  }
-  return value;
-}
-
-/**
- * Looks the job up every JOB_LOST_CHECK_MS while it is waited for; rejects with AgentJobLostError
- * when two looks in a row do not find it (one could miss a job removed as it completed, whose
- * completion is on its way). A look that fails (Redis down) is not counted.
- */
-function watchForLoss(job: Job, data: AgentJobData, queue: Queue) {
-  let timer: NodeJS.Timeout | null = null;
-  let stopped = false;
-  let misses = 0;
-  const promise = new Promise<never>((_, reject) => {
-    const look = async () => {
-      timer = null;
-      const state = await queue.getJobState(job.id as string).catch(() => null);
-      if (stopped) return;
-      misses = state === 'unknown' ? misses + 1 : 0;
-      if (misses >= 2) return reject(new AgentJobLostError(job.id as string, data.sessionId));
-      timer = setTimeout(() => void look(), JOB_LOST_CHECK_MS);
-    };
-    timer = setTimeout(() => void look(), JOB_LOST_CHECK_MS);
-  });
-  promise.catch(() => undefined);
-  return {
-    promise,
-    stop: () => {
-      stopped = true;
-      if (timer) clearTimeout(timer);
-    },
-  };
 }
 
 /** The result of a finished job: its state from the result, or (a lean job) from the store at the version reported. */

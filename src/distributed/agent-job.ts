@@ -46,6 +46,8 @@ const chatStream = z
 
 /** Set by a client that reads final states from the store: the job's result holds no copy of the state. */
 const leanResult = z.literal(true).optional();
+/** Set by a client that listens to the job's steps: the worker reports each as the job's progress. */
+const progress = z.literal(true).optional();
 
 const executeData = z
   .strictObject({
@@ -55,12 +57,13 @@ const executeData = z
     message: z.string().optional(),
     chatStream,
     leanResult,
+    progress,
   })
   .refine((d) => d.state !== undefined || d.message !== undefined, {
     message: 'an execute job needs a state, a message, or both',
   });
 
-const resumeData = z.strictObject({ agent: agentName, sessionId, leanResult });
+const resumeData = z.strictObject({ agent: agentName, sessionId, leanResult, progress });
 
 const decisionRoute = {
   toolCallId: z.string().min(1),
@@ -73,6 +76,7 @@ const decideData = z.strictObject({
   sessionId,
   chatStream,
   leanResult,
+  progress,
   decisions: z
     .array(
       z.union([
@@ -97,6 +101,8 @@ export interface ExecuteJobData {
   readonly chatStream?: ChatJobStream;
   /** The job's result holds no copy of the final state (the client reads it from the store). */
   readonly leanResult?: true;
+  /** The worker reports each step as the job's progress (someone listens). */
+  readonly progress?: true;
 }
 
 /** The data of a resume job. */
@@ -105,6 +111,8 @@ export interface ResumeJobData {
   readonly sessionId: string;
   /** The job's result holds no copy of the final state (the client reads it from the store). */
   readonly leanResult?: true;
+  /** The worker reports each step as the job's progress (someone listens). */
+  readonly progress?: true;
 }
 
 /** The data of a decide job: decisions on the calls a session waits for (`agent.decide`). */
@@ -116,6 +124,8 @@ export interface DecideJobData {
   readonly chatStream?: ChatJobStream;
   /** The job's result holds no copy of the final state (the client reads it from the store). */
   readonly leanResult?: true;
+  /** The worker reports each step as the job's progress (someone listens). */
+  readonly progress?: true;
 }
 
 export type AgentJobData = ExecuteJobData | ResumeJobData | DecideJobData;

@@ -6,17 +6,12 @@ import { AgentState } from '../state/agent-state';
 import type { EventSource } from '../state/event-source';
 import type { AgentEvent } from '../state/loop-events';
 import type { StreamStore } from '../ui/stream-store';
-import {
-  type AgentJobRequest,
-  type AgentJobReturnValue,
-  type AgentStepProgress,
-  JOB_METADATA_KEY,
-  parseAgentJob,
-} from './agent-job';
+import { type AgentJobRequest, type AgentJobReturnValue, JOB_METADATA_KEY, parseAgentJob } from './agent-job';
 import { type ChatRunPublisher, failChatStream, publishChatRun } from './chat-run-publisher';
 import { runDecision } from './decision-run';
 import { NoStreamStoreError, PoisonSessionError, SessionBusyError, UnknownAgentError } from './errors';
 import { bullSignal, jobError, unrecoverable } from './job-errors';
+import { progressReporter } from './job-progress';
 import {
   type BullMQModule,
   bullmqConnection,
@@ -250,7 +245,7 @@ async function runJob(
     runStore.halt({ kind: 'lock-lost', error });
     controller.abort(error);
   });
-  const progress = progressReporter(context, job, request);
+  const progress = progressReporter(job, request, context.workerId, context.onError);
   let chat: ChatRunPublisher | null = null;
   try {
     if (request.kind !== 'resume' && request.chatStream) {
@@ -272,13 +267,12 @@ async function runJob(
     context.runs.delete(runStore);
     throw error;
   }
-  const onEvent = chat
-    ? (event: AgentEvent, source: EventSource) => {
-        progress.onEvent(event, source);
-        chat.onEvent(event, source);
-      }
-    : progress.onEvent;
-  const runOptions = { signal: controller.signal, onEvent, ...(chat && { inspect: chat.inspect }) };
+  const onEvent = listeners(progress.onEvent, chat?.onEvent ?? null);
+  const runOptions = {
+    signal: controller.signal,
+    ...(onEvent && { onEvent }),
+    ...(chat && { inspect: chat.inspect }),
+  };
   try {
     const agent = createAgent({ ...base.definition, store: runStore });
     let running =
@@ -360,42 +354,14 @@ async function otherJobUnfinished(context: JobContext, state: AgentState, job: J
   return UNFINISHED_JOB_STATES.has(await other.getState());
 }
 
-/** Reports each `step.finished` of the run as the job's progress, in order. */
-function progressReporter(context: JobContext, job: Job, request: AgentJobRequest) {
-  const pending = new Set<Promise<void>>();
-  const report = (event: Extract<AgentEvent, { type: 'step.finished' }>) => {
-    const progress: AgentStepProgress = {
-      type: 'step.finished',
-      sessionId: request.sessionId,
-      agent: request.agent,
-      workerId: context.workerId,
-      executionId: event.executionId,
-      stepNumber: event.stepNumber,
-      stepId: event.stepId,
-      stepType: event.stepType,
-      finishReason: event.finishReason,
-      usage: event.usage,
-      errors: event.errors.map((e) => ({ name: e.name, code: e.code, message: e.message })),
-      durationMs: event.durationMs,
-    };
-    const update = job.updateProgress(progress as unknown as object).catch((error: unknown) => {
-      context.onError(
-        new Error(`The progress of job ${job.id} (step ${event.stepNumber}) could not be reported`, {
-          cause: error,
-        }),
-      );
-    });
-    pending.add(update);
-    void update.finally(() => pending.delete(update));
-  };
-  return {
-    /** The run's listener: the root agent's steps are the job's progress (a subagent's are not). */
-    onEvent: (event: AgentEvent, source: EventSource) => {
-      if (event.type === 'step.finished' && source.subagent === null) report(event);
-    },
-    flush: async () => {
-      await Promise.all([...pending]);
-    },
+type RunListener = (event: AgentEvent, source: EventSource) => void;
+
+/** The run's event listener: progress and/or the chat's, or none when no one listens. */
+function listeners(progress: RunListener | null, chat: RunListener | null): RunListener | null {
+  if (!progress || !chat) return progress ?? chat;
+  return (event, source) => {
+    progress(event, source);
+    chat(event, source);
   };
 }
 

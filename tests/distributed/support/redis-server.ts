@@ -22,7 +22,7 @@ export function redisServerPath(): string | null {
   }
 }
 
-function freePort(): Promise<number> {
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.unref();
@@ -80,7 +80,7 @@ export async function startRedisServer(): Promise<RedisServer> {
   throw new Error(`redis-server did not start: ${lastError?.message}`);
 }
 
-function waitForReady(child: ChildProcess): Promise<void> {
+export function waitForReady(child: ChildProcess): Promise<void> {
   return new Promise((resolve, reject) => {
     let output = '';
     const timer = setTimeout(() => done(new Error(`no "Ready" within 10 s: ${output}`)), 10_000);

@@ -12,8 +12,11 @@ export interface WorkerProcess {
   kill(): Promise<NodeJS.Signals | number | null>;
 }
 
-/** Starts tests/distributed/support/worker-process.ts and resolves once it takes jobs. */
-export async function startWorkerProcess(config: WorkerProcessConfig): Promise<WorkerProcess> {
+/** Starts tests/distributed/support/worker-process.ts and resolves once it takes jobs (within `readyTimeoutMs`, default 30 s). */
+export async function startWorkerProcess(
+  config: WorkerProcessConfig,
+  readyTimeoutMs = 30_000,
+): Promise<WorkerProcess> {
   const child = spawn(
     process.execPath,
     ['--import', 'tsx', 'tests/distributed/support/worker-process.ts', JSON.stringify(config)],
@@ -42,8 +45,9 @@ export async function startWorkerProcess(config: WorkerProcessConfig): Promise<W
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => {
       clearInterval(poll);
-      reject(new Error(`worker ${config.tag} not ready within 30 s: ${output}`));
-    }, 30_000);
+      child.kill('SIGKILL');
+      reject(new Error(`worker ${config.tag} not ready within ${readyTimeoutMs} ms: ${output}`));
+    }, readyTimeoutMs);
     const poll = setInterval(() => {
       if (output.includes(`ready ${config.tag}`)) {
         clearInterval(poll);

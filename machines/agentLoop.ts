@@ -56,6 +56,7 @@ export const agentLoop = loopImplementations.createMachine({
     toolExecutorStarted: false,
     steering: [],
     intentSave: input.intentSave ?? null,
+    ledgerScopes: input.ledgerScopes ?? [],
   }),
   initial: 'pending',
   on: {
@@ -85,6 +86,8 @@ export const agentLoop = loopImplementations.createMachine({
         'tool.finished': { actions: 'forwardReport' },
         'text.delta': { actions: 'forwardReport' },
         'context.compacted': { actions: 'forwardReport' },
+        'ledger.reserved': { actions: 'forwardReport' },
+        'ledger.settled': { actions: 'forwardReport' },
       },
       states: {
         // entered only by an agent with beforeExecution hooks: `execute` goes to `step` otherwise

@@ -6,6 +6,7 @@
 import type { AnyActorRef } from 'xstate';
 import type { LoopContext } from '../../machines/agentLoop';
 import type { Driver } from '../drivers/driver';
+import type { BudgetLedger } from '../ledger/budget-ledger';
 import type { McpServers } from '../mcp/mcp-servers';
 import { ExecutionBudget } from '../state/execution-budget';
 import { subagentTool } from '../subagents/subagent-tool';
@@ -28,6 +29,8 @@ export interface Scope {
   readonly tracing?: AgentTracing;
   readonly models?: readonly TracedModel[];
   readonly mcp?: McpServers;
+  /** The root's budget ledger: every agent of the tree charges it. */
+  readonly ledger?: BudgetLedger;
 }
 
 export interface SubagentCalls {
@@ -70,6 +73,7 @@ export function subagentCalls(
         tracing,
         models,
         mcp,
+        ledger: scope.ledger ?? definition.ledger,
       });
       children.set(name, child);
     }

@@ -8,6 +8,7 @@ import {
   ExecutionStatus,
   InMemoryBudgetLedger,
   InvalidArgumentError,
+  reactDriver,
   StopReason,
   type SubagentDefinition,
 } from '../../src/index';
@@ -157,6 +158,21 @@ describe('a run charging the budget ledger', () => {
     expect(stoppedByLedger(call?.childState() as AgentState, 't')).toBe(true);
     expect(call?.error()?.message).toContain("scope 't' cannot cover the next model call");
     expect(await ledger.usage('t')).toMatchObject({ tokens: 2 * CALL_TOKENS, reservedTokens: 0 });
+  });
+});
+
+describe('the ReAct driver', () => {
+  it('reserves, settles and refuses as the model driver does', async () => {
+    const ledger = new InMemoryBudgetLedger();
+    const model = scripted('m', [{ text: 'Final Answer: 5' }]);
+    const agent = createAgent({ driver: reactDriver(model, priced('m')), ledger });
+    const done = await agent.execute(hi(), { ledgerScopes: ['t'] });
+    expect(done.status()).toBe(ExecutionStatus.Completed);
+    expect(await ledger.usage('t')).toEqual({ cost: CALL_COST, tokens: CALL_TOKENS, reservedCost: 0, reservedTokens: 0 });
+    await ledger.setLimit('t', { maxTokens: CALL_TOKENS + 1 });
+    const stopped = await agent.execute(hi(), { ledgerScopes: ['t'] });
+    expect(model.calls).toBe(1);
+    expect(stoppedByLedger(stopped, 't')).toBe(true);
   });
 });
 

@@ -44,10 +44,14 @@ const chatStream = z
   })
   .optional();
 
+/** The budget ledger scopes the job's run charges (`ExecuteOptions.ledgerScopes`). */
+const ledgerScopes = z.array(z.string().min(1)).optional();
+
 const executeData = z
   .strictObject({
     agent: agentName,
     sessionId,
+    ledgerScopes,
     state: z.record(z.string(), z.unknown()).optional(),
     message: z.string().optional(),
     chatStream,
@@ -56,7 +60,7 @@ const executeData = z
     message: 'an execute job needs a state, a message, or both',
   });
 
-const resumeData = z.strictObject({ agent: agentName, sessionId });
+const resumeData = z.strictObject({ agent: agentName, sessionId, ledgerScopes });
 
 const decisionRoute = {
   toolCallId: z.string().min(1),
@@ -67,6 +71,7 @@ const decisionRoute = {
 const decideData = z.strictObject({
   agent: agentName,
   sessionId,
+  ledgerScopes,
   chatStream,
   decisions: z
     .array(
@@ -84,6 +89,8 @@ const decideData = z.strictObject({
 export interface ExecuteJobData {
   readonly agent: string;
   readonly sessionId: string;
+  /** The budget ledger scopes the job's run charges. */
+  readonly ledgerScopes?: readonly string[];
   /** `AgentState.toJSON()`; without it the stored session (or an empty state) is used. */
   readonly state?: AgentStateJSON;
   /** A user message appended to the state before the run. */
@@ -96,12 +103,16 @@ export interface ExecuteJobData {
 export interface ResumeJobData {
   readonly agent: string;
   readonly sessionId: string;
+  /** The budget ledger scopes the job's run charges. */
+  readonly ledgerScopes?: readonly string[];
 }
 
 /** The data of a decide job: decisions on the calls a session waits for (`agent.decide`). */
 export interface DecideJobData {
   readonly agent: string;
   readonly sessionId: string;
+  /** The budget ledger scopes the job's run charges. */
+  readonly ledgerScopes?: readonly string[];
   readonly decisions: readonly ApprovalInput[];
   /** Where the run's UI message chunks go (a chat served by the pool). */
   readonly chatStream?: ChatJobStream;
@@ -117,15 +128,22 @@ export type AgentJobRequest =
       readonly sessionId: string;
       readonly state: AgentState | null;
       readonly message: string | null;
+      readonly ledgerScopes?: readonly string[];
       /** Only on a chat's job: where its run's UI message chunks go. */
       readonly chatStream?: ChatJobStream;
     }
-  | { readonly kind: 'resume'; readonly agent: string; readonly sessionId: string }
+  | {
+      readonly kind: 'resume';
+      readonly agent: string;
+      readonly sessionId: string;
+      readonly ledgerScopes?: readonly string[];
+    }
   | {
       readonly kind: 'decide';
       readonly agent: string;
       readonly sessionId: string;
       readonly decisions: readonly ApprovalInput[];
+      readonly ledgerScopes?: readonly string[];
       /** Only on a chat's job: where its run's UI message chunks go. */
       readonly chatStream?: ChatJobStream;
     };
@@ -160,6 +178,7 @@ export function parseAgentJob(name: unknown, data: unknown): AgentJobRequest {
     state,
     message: execute.message ?? null,
     ...(execute.chatStream && { chatStream: execute.chatStream as ChatJobStream }),
+    ...(execute.ledgerScopes && { ledgerScopes: execute.ledgerScopes }),
   };
 }
 

@@ -252,7 +252,12 @@ async function runJob(
         chat.onEvent(event, source);
       }
     : progress.onEvent;
-  const runOptions = { signal: controller.signal, onEvent, ...(chat && { inspect: chat.inspect }) };
+  const runOptions = {
+    signal: controller.signal,
+    onEvent,
+    ...(chat && { inspect: chat.inspect }),
+    ...(request.ledgerScopes && { ledgerScopes: request.ledgerScopes }),
+  };
   try {
     const agent = createAgent({ ...base.definition, store: runStore });
     let running =

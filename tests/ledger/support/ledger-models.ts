@@ -97,3 +97,6 @@ export function scripted(
   model.calls = 0;
   return model;
 }
+
+/** The tokens of one call of `scripted` (its default usage). */
+export const CALL_TOKENS = INPUT_TOKENS + OUTPUT_TOKENS;

@@ -22,6 +22,12 @@ export interface ChatAccess {
 export type ChatHandler = (request: Request) => Promise<Response>;
 
 /** What the routes every chat handler serves need: the part that starts a run is `post`. */
+/** Maps a chat request (authorized) to the budget ledger scopes its run charges. */
+export type LedgerScopesOf = (
+  request: Request,
+  chatId: string,
+) => readonly string[] | Promise<readonly string[]>;
+
 export interface ChatRoutes {
   readonly store: SessionStore;
   readonly streams: StreamStore;
@@ -29,7 +35,7 @@ export interface ChatRoutes {
   readonly maxBodyBytes: number;
   readonly onError: (error: unknown) => void;
   /** Answers a chat request that was read, checked and authorized (`chatId` is a valid session id). */
-  readonly post: (chat: ChatRequest) => Promise<Response>;
+  readonly post: (chat: ChatRequest, request: Request) => Promise<Response>;
   /** How a run's stream is read back from `streams` (default: as written). */
   readonly readBack?: (chunks: AsyncIterable<UIMessageChunk>) => AsyncIterable<UIMessageChunk>;
 }
@@ -53,7 +59,7 @@ export function chatRoutes(routes: ChatRoutes): ChatHandler {
     const chat = parseChatRequest(await readText(request, routes.maxBodyBytes));
     const chatId = assertSessionId(chat.chatId);
     await allow(request, chatId, chat.kind === 'message' ? 'write' : 'decide');
-    return routes.post({ ...chat, chatId });
+    return routes.post({ ...chat, chatId }, request);
   }
 
   async function stopRun(request: Request, chatId: string): Promise<Response> {

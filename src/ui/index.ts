@@ -10,7 +10,7 @@ export {
   STEER_ID,
 } from './chat-pool-handler';
 export { type ChatDecision, type ChatRequest, ChatRequestError, parseChatRequest } from './chat-request';
-export type { ChatAccess, ChatAction, ChatHandler, WhileRunning } from './chat-routes';
+export type { ChatAccess, ChatAction, ChatHandler, LedgerScopesOf, WhileRunning } from './chat-routes';
 export { toNodeHandler } from './node-handler';
 export { mendRestartedSteps, type StepRestartedData, stepRestartedChunk } from './step-restart';
 export {

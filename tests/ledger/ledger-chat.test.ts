@@ -1,0 +1,35 @@
+import { describe, expect, it } from 'vitest';
+import { InMemoryBudgetLedger } from '../../src/index';
+import { startChat } from '../support/chat-fixtures';
+import { readChunks, userMessageBody } from '../support/ui-stream';
+import { stoppedByLedger } from './support/cap-scenario';
+import { CALL_TOKENS, MAX_OUTPUT, PRICE, scripted } from './support/ledger-models';
+
+const post = (api: string, body: string, user: string) =>
+  fetch(api, { method: 'POST', headers: { 'content-type': 'application/json', 'x-user': user }, body });
+
+describe('createChatHandler({ ledgerScopes })', () => {
+  it("charges the scopes it maps each request to, and stops a user's run at the user's cap", async () => {
+    const ledger = new InMemoryBudgetLedger();
+    const model = scripted('m', [{ text: 'hello' }]);
+    const asked: string[] = [];
+    const { api, store } = await startChat(
+      { model, ledger, modelOptions: { pricing: { m: PRICE }, callOptions: { maxOutputTokens: MAX_OUTPUT } } },
+      {
+        ledgerScopes: (request, chatId) => {
+          asked.push(chatId);
+          return ['tenant:acme', `user:${request.headers.get('x-user')}`];
+        },
+      },
+    );
+    await readChunks(await post(api, userMessageBody('c1', 'Hi'), '1'));
+    expect(asked).toEqual(['c1']);
+    expect((await ledger.usage('user:1')).tokens).toBe(CALL_TOKENS);
+    expect((await ledger.usage('tenant:acme')).tokens).toBe(CALL_TOKENS);
+
+    await ledger.setLimit('user:2', { maxTokens: 1 });
+    await readChunks(await post(api, userMessageBody('c2', 'Hi'), '2'));
+    expect(stoppedByLedger((await store.load('c2'))?.state as never, 'user:2')).toBe(true);
+    expect(model.calls).toBe(1);
+  });
+});

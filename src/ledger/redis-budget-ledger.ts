@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { AgentMachineError, InvalidArgumentError, shownValue } from '../state/errors';
 import {
   type BudgetLedger,
@@ -17,6 +18,7 @@ import { RELEASE, RENEW, RESERVE, SETTLE, USAGE } from './ledger-scripts';
 interface LedgerRedis {
   readonly status: string;
   eval(script: string, numberOfKeys: number, ...args: (string | number)[]): Promise<unknown>;
+  evalsha(sha: string, numberOfKeys: number, ...args: (string | number)[]): Promise<unknown>;
   hset(key: string, field: string, value: string): Promise<unknown>;
   quit(): Promise<unknown>;
   disconnect(): void;
@@ -171,9 +173,16 @@ export class RedisBudgetLedger implements BudgetLedger {
     return [periodKey('day', now), periodKey('month', now)];
   }
 
+  /** Runs `script` by its SHA1 (loaded by an EVAL the first time the server does not know it). */
   async #run(script: string, ...args: (string | number)[]): Promise<unknown> {
     const redis = await this.#open();
-    return redis.eval(script, this.#keys.length, ...this.#keys, ...args);
+    const sha = shaOf(script);
+    try {
+      return await redis.evalsha(sha, this.#keys.length, ...this.#keys, ...args);
+    } catch (error) {
+      if (!String((error as Error)?.message).startsWith('NOSCRIPT')) throw error;
+      return redis.eval(script, this.#keys.length, ...this.#keys, ...args);
+    }
   }
 
   #open(): Promise<LedgerRedis> {
@@ -192,6 +201,13 @@ export class RedisBudgetLedger implements BudgetLedger {
 }
 
 type RedisConstructor = new (options: object) => LedgerRedis;
+
+const shas = new Map<string, string>();
+const shaOf = (script: string): string => {
+  let sha = shas.get(script);
+  if (!sha) shas.set(script, (sha = createHash('sha1').update(script).digest('hex')));
+  return sha;
+};
 
 async function openConnection(connection: object): Promise<LedgerRedis> {
   const client = connection as { duplicate?: () => LedgerRedis };

@@ -125,11 +125,14 @@ class Hold implements LedgerHold {
     const { leaseMs } = run.ledger;
     if (leaseMs === undefined) return;
     // renewed three times a lease: a process that dies stops renewing, and its hold ends with the lease
-    this.#timer = setInterval(() => {
-      run.ledger.renew(key).catch((error: unknown) => {
-        this.#leaseError = error;
-      });
-    }, Math.max(1, Math.floor(leaseMs / 3)));
+    this.#timer = setInterval(
+      () => {
+        run.ledger.renew(key).catch((error: unknown) => {
+          this.#leaseError = error;
+        });
+      },
+      Math.max(1, Math.floor(leaseMs / 3)),
+    );
     this.#timer.unref?.();
   }
 

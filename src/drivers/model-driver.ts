@@ -2,13 +2,12 @@ import { type ContextOptions, ContextWindow } from '../context/context-window';
 import { assistantOutput } from '../messages/assistant-output';
 import { toPromptMessage } from '../messages/prompt-message';
 import type { PromptMessage } from '../messages/shapes';
+import type { AgentState } from '../state/agent-state';
 import { AgentStep, InferenceResponse, type StepRequest } from '../state/agent-step';
 import { AppendOnlyList } from '../state/append-only-list';
 import type { Message, ProviderMetadata } from '../state/message';
 import { Usage } from '../state/usage';
-import type { AgentState } from '../state/agent-state';
 import type { Driver, DriverContext } from './driver';
-import { reserveCall } from './ledger-call';
 import {
   type CallableModel,
   type CallOptions,
@@ -16,6 +15,7 @@ import {
   type LanguageModel,
   type ModelCallSettings,
 } from './language-model';
+import { reserveCall } from './ledger-call';
 import {
   conversationWithCurrentToolTrace,
   currentToolTraceList,

@@ -8,8 +8,8 @@ import { Message, type ToolCall } from '../state/message';
 import { inputJsonSchema, type ToolSet, toolDescription } from '../tools/define-tool';
 import type { Driver } from './driver';
 import { type CallableModel, type CallOptions, callable, type LanguageModel } from './language-model';
-import { conversationWithCurrentToolTrace } from './message-compiler';
 import { reserveCall } from './ledger-call';
+import { conversationWithCurrentToolTrace } from './message-compiler';
 import { callModel, callUsage, llmConfigOptions } from './model-call';
 import type { ModelDriverOptions } from './model-driver';
 import {

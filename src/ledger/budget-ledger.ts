@@ -127,7 +127,10 @@ function checkMax(name: string, value: unknown, integer: boolean): number | null
     (integer && !Number.isInteger(value))
   ) {
     const kind = integer ? 'a whole number >= 0' : 'a finite number >= 0';
-    throw new InvalidArgumentError(`setLimit(scope, { ${name} })`, `expected ${kind} or null, got ${shownValue(value)}`);
+    throw new InvalidArgumentError(
+      `setLimit(scope, { ${name} })`,
+      `expected ${kind} or null, got ${shownValue(value)}`,
+    );
   }
   return value;
 }

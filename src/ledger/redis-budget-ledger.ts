@@ -205,7 +205,10 @@ type RedisConstructor = new (options: object) => LedgerRedis;
 const shas = new Map<string, string>();
 const shaOf = (script: string): string => {
   let sha = shas.get(script);
-  if (!sha) shas.set(script, (sha = createHash('sha1').update(script).digest('hex')));
+  if (!sha) {
+    sha = createHash('sha1').update(script).digest('hex');
+    shas.set(script, sha);
+  }
   return sha;
 };
 

@@ -257,7 +257,6 @@ function registerSubagents(machine: typeof agentLoop, subagents: SubagentCalls):
 
 const noSignal = new AbortController().signal;
 
-
 const IN_PROGRESS = statePath(StateId.inProgress);
 
 /**

@@ -132,7 +132,10 @@ export class AgentTracing {
           this.api.trace.setSpan(run.context, agent),
         );
         try {
-          const answered = await driver.infer(state, context.ledger ? withLedgerAttributes(context, span) : context);
+          const answered = await driver.infer(
+            state,
+            context.ledger ? withLedgerAttributes(context, span) : context,
+          );
           const step = answered.currentStep();
           if (step) {
             const usage = step.inferenceResponse().usage;

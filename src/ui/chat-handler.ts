@@ -163,7 +163,14 @@ function createAgentChatHandler(options: ChatHandlerOptions): ChatHandler {
       const stored = await store.load(chatId);
       stream =
         chat.kind === 'message'
-          ? startMessage(chatId, stored?.state ?? AgentState.empty(), chat.text, stop.signal, actor.inspect, scopes)
+          ? startMessage(
+              chatId,
+              stored?.state ?? AgentState.empty(),
+              chat.text,
+              stop.signal,
+              actor.inspect,
+              scopes,
+            )
           : startDecisions(chatId, stored?.state ?? null, chat.decisions, stop.signal, actor.inspect, scopes);
     } catch (error) {
       await streams.end(chatId, streamId);

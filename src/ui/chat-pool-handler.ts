@@ -133,7 +133,13 @@ export function createPoolChatHandler(options: PoolChatHandlerOptions): ChatHand
       chunks = mendRestartedSteps(opened);
       if (chat.kind === 'message') {
         if (stored?.state.approval()) throw ApprovalError.pending(stored.state);
-        await client.execute({ agent, sessionId: chatId, message: chat.text, chatStream: { streamId }, ...scopes });
+        await client.execute({
+          agent,
+          sessionId: chatId,
+          message: chat.text,
+          chatStream: { streamId },
+          ...scopes,
+        });
       } else {
         if (!stored)
           throw new ChatRequestError('SESSION_NOT_FOUND', `No chat "${chatId}" to approve calls in.`);

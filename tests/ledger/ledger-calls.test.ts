@@ -39,7 +39,12 @@ describe('a run charging the budget ledger', () => {
     expect(state.stopSignal()?.context).toMatchObject({ limit: 'ledger', spent: 0, reserved: 0, max: 1e-9 });
     expect(state.stopSignal()?.source).toBe('budgetLedger');
     // nothing was held on the scope that could have covered it
-    expect(await ledger.usage('tenant:acme')).toEqual({ cost: 0, tokens: 0, reservedCost: 0, reservedTokens: 0 });
+    expect(await ledger.usage('tenant:acme')).toEqual({
+      cost: 0,
+      tokens: 0,
+      reservedCost: 0,
+      reservedTokens: 0,
+    });
   });
 
   it('settles each call to its real usage priced with modelOptions.pricing, and reports both ends', async () => {
@@ -53,7 +58,12 @@ describe('a run charging the budget ledger', () => {
     });
     expect(state.status()).toBe(ExecutionStatus.Completed);
     const usage = await ledger.usage('tenant:acme');
-    expect(usage).toEqual({ cost: 2 * CALL_COST, tokens: 2 * CALL_TOKENS, reservedCost: 0, reservedTokens: 0 });
+    expect(usage).toEqual({
+      cost: 2 * CALL_COST,
+      tokens: 2 * CALL_TOKENS,
+      reservedCost: 0,
+      reservedTokens: 0,
+    });
     const ledgerEvents = events.filter((e) => e.type.startsWith('ledger.'));
     expect(ledgerEvents.map((e) => e.type)).toEqual([
       'ledger.reserved',
@@ -61,12 +71,20 @@ describe('a run charging the budget ledger', () => {
       'ledger.reserved',
       'ledger.settled',
     ]);
-    const [reserved, settled] = ledgerEvents as [AgentEvent & Record<string, unknown>, AgentEvent & Record<string, unknown>];
+    const [reserved, settled] = ledgerEvents as [
+      AgentEvent & Record<string, unknown>,
+      AgentEvent & Record<string, unknown>,
+    ];
     expect(reserved).toMatchObject({ stepNumber: 1, scopes: ['tenant:acme'] });
     // the worst case: at least the real use, with the whole output allowance
     expect(reserved.tokens as number).toBeGreaterThan(INPUT_TOKENS + MAX_OUTPUT);
     expect(reserved.cost as number).toBeGreaterThan(CALL_COST);
-    expect(settled).toMatchObject({ key: reserved.key, cost: CALL_COST, tokens: CALL_TOKENS, released: false });
+    expect(settled).toMatchObject({
+      key: reserved.key,
+      cost: CALL_COST,
+      tokens: CALL_TOKENS,
+      released: false,
+    });
   });
 
   it('releases the reservation of a call that failed: nothing charged, nothing held', async () => {
@@ -74,7 +92,12 @@ describe('a run charging the budget ledger', () => {
     const model = new MockLanguageModelV4({
       modelId: 'm',
       doGenerate: async () => {
-        throw new APICallError({ message: 'bad request', url: 'http://127.0.0.1/x', requestBodyValues: {}, statusCode: 400 });
+        throw new APICallError({
+          message: 'bad request',
+          url: 'http://127.0.0.1/x',
+          requestBodyValues: {},
+          statusCode: 400,
+        });
       },
     });
     const agent = createAgent({ model, ledger, modelOptions: priced('m') });
@@ -90,7 +113,12 @@ describe('a run charging the budget ledger', () => {
     const primary = new MockLanguageModelV4({
       modelId: 'primary',
       doGenerate: async () => {
-        throw new APICallError({ message: 'down', url: 'http://127.0.0.1/x', requestBodyValues: {}, statusCode: 503 });
+        throw new APICallError({
+          message: 'down',
+          url: 'http://127.0.0.1/x',
+          requestBodyValues: {},
+          statusCode: 503,
+        });
       },
     });
     const backup = scripted('backup', [{ text: 'hello' }]);
@@ -106,16 +134,31 @@ describe('a run charging the budget ledger', () => {
     expect(primary.doGenerateCalls).toHaveLength(2);
     expect(events.filter((e) => e.type === 'ledger.reserved')).toHaveLength(1);
     expect(events.filter((e) => e.type === 'ledger.settled')).toHaveLength(1);
-    expect(await ledger.usage('t')).toEqual({ cost: CALL_COST, tokens: CALL_TOKENS, reservedCost: 0, reservedTokens: 0 });
+    expect(await ledger.usage('t')).toEqual({
+      cost: CALL_COST,
+      tokens: CALL_TOKENS,
+      reservedCost: 0,
+      reservedTokens: 0,
+    });
   });
 
   it('charges the scopes of the run for the calls of subagents at depth 2', async () => {
     const ledger = new InMemoryBudgetLedger();
     await ledger.setLimit('tenant:acme', { maxCost: 1 });
     const fetcherModel = scripted('fetcher', [{ text: 'page' }]);
-    const researcherModel = scripted('researcher', [{ tool: 'fetcher', input: { task: 'fetch' } }, { text: 'notes' }]);
-    const rootModel = scripted('root', [{ tool: 'researcher', input: { task: 'research' } }, { text: 'done' }]);
-    const fetcher: SubagentDefinition = { description: 'Fetches', model: fetcherModel, modelOptions: priced('fetcher') };
+    const researcherModel = scripted('researcher', [
+      { tool: 'fetcher', input: { task: 'fetch' } },
+      { text: 'notes' },
+    ]);
+    const rootModel = scripted('root', [
+      { tool: 'researcher', input: { task: 'research' } },
+      { text: 'done' },
+    ]);
+    const fetcher: SubagentDefinition = {
+      description: 'Fetches',
+      model: fetcherModel,
+      modelOptions: priced('fetcher'),
+    };
     const researcher: SubagentDefinition = {
       description: 'Researches',
       model: researcherModel,
@@ -145,7 +188,11 @@ describe('a run charging the budget ledger', () => {
     const fetcherModel = scripted('fetcher', [{ text: 'page' }]);
     const rootModel = scripted('root', [{ tool: 'fetcher', input: { task: 'fetch' } }, { text: 'done' }]);
     // the child may answer at length: its worst case is more than the scope has left
-    const fetcher = { description: 'Fetches', model: fetcherModel, modelOptions: { callOptions: { maxOutputTokens: 100_000 } } };
+    const fetcher = {
+      description: 'Fetches',
+      model: fetcherModel,
+      modelOptions: { callOptions: { maxOutputTokens: 100_000 } },
+    };
     const agent = createAgent({
       model: rootModel,
       ledger,
@@ -168,7 +215,12 @@ describe('the ReAct driver', () => {
     const agent = createAgent({ driver: reactDriver(model, priced('m')), ledger });
     const done = await agent.execute(hi(), { ledgerScopes: ['t'] });
     expect(done.status()).toBe(ExecutionStatus.Completed);
-    expect(await ledger.usage('t')).toEqual({ cost: CALL_COST, tokens: CALL_TOKENS, reservedCost: 0, reservedTokens: 0 });
+    expect(await ledger.usage('t')).toEqual({
+      cost: CALL_COST,
+      tokens: CALL_TOKENS,
+      reservedCost: 0,
+      reservedTokens: 0,
+    });
     await ledger.setLimit('t', { maxTokens: CALL_TOKENS + 1 });
     const stopped = await agent.execute(hi(), { ledgerScopes: ['t'] });
     expect(model.calls).toBe(1);

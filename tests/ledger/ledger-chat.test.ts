@@ -14,7 +14,11 @@ describe('createChatHandler({ ledgerScopes })', () => {
     const model = scripted('m', [{ text: 'hello' }]);
     const asked: string[] = [];
     const { api, store } = await startChat(
-      { model, ledger, modelOptions: { pricing: { m: PRICE }, callOptions: { maxOutputTokens: MAX_OUTPUT } } },
+      {
+        model,
+        ledger,
+        modelOptions: { pricing: { m: PRICE }, callOptions: { maxOutputTokens: MAX_OUTPUT } },
+      },
       {
         ledgerScopes: (request, chatId) => {
           asked.push(chatId);

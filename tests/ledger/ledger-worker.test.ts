@@ -30,11 +30,21 @@ describe('ledgerScopes through the worker pool', () => {
     const worker = await createAgentWorker({ agents: { a: () => agent }, store, connection, queueName });
     const client = await createAgentClient({ connection, queueName });
     try {
-      const first = await client.execute({ agent: 'a', sessionId: 's1', message: 'hi', ledgerScopes: ['user:1'] });
+      const first = await client.execute({
+        agent: 'a',
+        sessionId: 's1',
+        message: 'hi',
+        ledgerScopes: ['user:1'],
+      });
       expect((await first.finished()).status).toBe('completed');
       expect((await ledger.usage('user:1')).tokens).toBe(CALL_TOKENS);
       await ledger.setLimit('user:1', { maxTokens: CALL_TOKENS + 1 });
-      const second = await client.execute({ agent: 'a', sessionId: 's2', message: 'hi', ledgerScopes: ['user:1'] });
+      const second = await client.execute({
+        agent: 'a',
+        sessionId: 's2',
+        message: 'hi',
+        ledgerScopes: ['user:1'],
+      });
       const done = await second.finished();
       expect(stoppedByLedger(done.state, 'user:1')).toBe(true);
       expect(model.calls).toBe(1);

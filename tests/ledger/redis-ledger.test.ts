@@ -15,7 +15,8 @@ beforeAll(async () => {
   redis = new Redis(server.connection);
 }, 20_000);
 afterAll(async () => {
-  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  for (const child of children)
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   await redis?.quit();
   await server?.stop();
 });
@@ -112,7 +113,14 @@ describe('RedisBudgetLedger', () => {
     const leaseMs = 300;
     const ledger = ledgerOn(prefix, leaseMs);
     await ledger.setLimit('tenant:acme', { maxCost: 1 });
-    const doomed = startLedgerProcess({ port: server.port, prefix, leaseMs, scope: 'tenant:acme', runs: 1, hang: true });
+    const doomed = startLedgerProcess({
+      port: server.port,
+      prefix,
+      leaseMs,
+      scope: 'tenant:acme',
+      runs: 1,
+      hang: true,
+    });
     await doomed.printed('ready');
     doomed.go();
     await doomed.printed('calling');
@@ -132,7 +140,12 @@ describe('RedisBudgetLedger', () => {
       timeout: 20_000,
       interval: 20,
     });
-    expect(await ledger.usage('tenant:acme')).toEqual({ cost: 0, tokens: 0, reservedCost: 0, reservedTokens: 0 });
+    expect(await ledger.usage('tenant:acme')).toEqual({
+      cost: 0,
+      tokens: 0,
+      reservedCost: 0,
+      reservedTokens: 0,
+    });
     await ledger.close();
   }, 60_000);
 
@@ -150,7 +163,9 @@ describe('RedisBudgetLedger', () => {
   });
 
   it('checks its options', () => {
-    expect(() => new RedisBudgetLedger({ connection: server.connection, leaseMs: 0 })).toThrow(InvalidArgumentError);
+    expect(() => new RedisBudgetLedger({ connection: server.connection, leaseMs: 0 })).toThrow(
+      InvalidArgumentError,
+    );
     expect(() => new RedisBudgetLedger({ connection: server.connection, prefix: 'a{b}' })).toThrow(/prefix/);
     expect(() => new RedisBudgetLedger({ connection: null as never })).toThrow(/connection/);
   });

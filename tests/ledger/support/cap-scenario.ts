@@ -2,12 +2,12 @@ import { expect } from 'vitest';
 import {
   type AgentState,
   type AgentStep,
-  InMemoryBudgetLedger,
-  AgentState as State,
   type BudgetLedger,
   createAgent,
   ExecutionBudget,
   ExecutionStatus,
+  InMemoryBudgetLedger,
+  AgentState as State,
   StopReason,
 } from '../../../src/index';
 import { add } from '../../support/agents';

@@ -77,7 +77,9 @@ export function ledgerContract(name: string, make: LedgerFactory): void {
       for (const scope of ['daily', 'monthly', 'forever']) {
         await ledger.reserve(scope, [scope], { cost: 1, tokens: 1 });
         await ledger.settle(scope, [scope], { cost: 1, tokens: 1 });
-        expect((await ledger.reserve(`${scope}-2`, [scope], { cost: 0.5, tokens: 1 })).status).toBe('refused');
+        expect((await ledger.reserve(`${scope}-2`, [scope], { cost: 0.5, tokens: 1 })).status).toBe(
+          'refused',
+        );
       }
       at('2027-01-01T00:00:01Z');
       expect(await ledger.usage('daily')).toEqual(EMPTY);

@@ -8,7 +8,8 @@ export const MAX_OUTPUT = 50;
 /** A price per million tokens that makes costs easy to read (1 token in = 1e-6, out = 2e-6). */
 export const PRICE: ModelPrice = { inputPerMillion: 1, outputPerMillion: 2 };
 /** The real cost of one call of `answering` (its fixed usage). */
-export const CALL_COST = (INPUT_TOKENS * PRICE.inputPerMillion + OUTPUT_TOKENS * PRICE.outputPerMillion) / 1e6;
+export const CALL_COST =
+  (INPUT_TOKENS * PRICE.inputPerMillion + OUTPUT_TOKENS * PRICE.outputPerMillion) / 1e6;
 
 const usage = (input: number, output: number): LanguageModelV4GenerateResult['usage'] => ({
   inputTokens: { total: input, noCache: input, cacheRead: 0, cacheWrite: undefined },
@@ -61,13 +62,18 @@ export function answering(
 export const promptTokens = (prompt: unknown): number => Math.ceil(JSON.stringify(prompt).length / 4);
 
 /** One scripted answer: a tool call, or a text. */
-export type Answer = { readonly tool: string; readonly input: Record<string, unknown> } | { readonly text: string };
+export type Answer =
+  | { readonly tool: string; readonly input: Record<string, unknown> }
+  | { readonly text: string };
 
 /** A model that gives `answers` in order (the last one again after them), each with `tokens` of usage. */
 export function scripted(
   modelId: string,
   answers: readonly Answer[],
-  tokens: { readonly input: number; readonly output: number } = { input: INPUT_TOKENS, output: OUTPUT_TOKENS },
+  tokens: { readonly input: number; readonly output: number } = {
+    input: INPUT_TOKENS,
+    output: OUTPUT_TOKENS,
+  },
 ): MockLanguageModelV4 & { calls: number } {
   const model = new MockLanguageModelV4({
     modelId,

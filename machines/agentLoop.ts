@@ -86,8 +86,6 @@ export const agentLoop = loopImplementations.createMachine({
         'tool.finished': { actions: 'forwardReport' },
         'text.delta': { actions: 'forwardReport' },
         'context.compacted': { actions: 'forwardReport' },
-        'ledger.reserved': { actions: 'forwardReport' },
-        'ledger.settled': { actions: 'forwardReport' },
       },
       states: {
         // entered only by an agent with beforeExecution hooks: `execute` goes to `step` otherwise

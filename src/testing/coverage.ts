@@ -23,14 +23,7 @@ function transitionKey(t: TransitionLike): string {
   return `${t.source.id} --${t.eventType || 'always'}${guard}--> ${targets}`;
 }
 
-const REPORTS = new Set([
-  'tool.started',
-  'tool.finished',
-  'text.delta',
-  'context.compacted',
-  'ledger.reserved',
-  'ledger.settled',
-]);
+const REPORTS = new Set(['tool.started', 'tool.finished', 'text.delta', 'context.compacted']);
 
 export class Coverage {
   private readonly states = new Set<string>();

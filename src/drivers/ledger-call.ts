@@ -17,7 +17,7 @@ import type { PricingTable } from './model-call';
 const MESSAGE_ALLOWANCE = 8;
 
 /** A reservation held for one step's model call(s): settle it with the step's usage, or release it. */
-export interface LedgerHold {
+interface LedgerHold {
   settle(usage: Usage): Promise<void>;
   release(): Promise<void>;
 }
@@ -28,7 +28,7 @@ export interface LedgerHold {
  * plus an allowance per message, and `maxOutputTokens`; cost at the dearest model's price. A
  * measure it cannot bound is null, with the reason.
  */
-export function worstCase(
+function worstCase(
   models: readonly CallableModel[],
   call: CallOptions,
   pricing: PricingTable | undefined,

@@ -143,9 +143,20 @@ class Hold implements LedgerHold {
     this.ended({ ...spent, released: false, ...this.#lease() });
   }
 
+  /**
+   * Releases the reservation of a call that failed. Never throws (the call's error is the one the
+   * run records): a release that fails leaves the reservation to its lease, and says so in the
+   * `ledger.settled` event's `leaseError`.
+   */
   async release(): Promise<void> {
     clearInterval(this.#timer);
-    await this.run.ledger.release(this.key);
+    try {
+      await this.run.ledger.release(this.key);
+    } catch (error) {
+      this.#leaseError = new Error(
+        `releasing the reservation failed (its lease ends it): ${(error as Error)?.message ?? String(error)}`,
+      );
+    }
     this.ended({ cost: 0, tokens: 0, released: true, ...this.#lease() });
   }
 

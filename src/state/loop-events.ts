@@ -109,7 +109,7 @@ export interface LedgerReservedEvent extends EventIds {
 /**
  * The reservation of a model call ended: settled to what the call used (`cost`, `tokens`), or
  * `released` (the call failed or was stopped: nothing charged). `leaseError`: renewing the
- * reservation's lease failed meanwhile (the message), though the settlement went through.
+ * reservation's lease failed meanwhile, or releasing it failed (then its lease ends it): the message.
  */
 export interface LedgerSettledEvent extends EventIds {
   readonly type: 'ledger.settled';

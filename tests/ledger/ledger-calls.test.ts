@@ -108,6 +108,34 @@ describe('a run charging the budget ledger', () => {
     expect(events.find((e) => e.type === 'ledger.settled')).toMatchObject({ released: true, cost: 0 });
   });
 
+  it("keeps the call's error when releasing its reservation fails, and says so in ledger.settled", async () => {
+    class Unreachable extends InMemoryBudgetLedger {
+      override async release(): Promise<void> {
+        throw new Error('ledger unreachable');
+      }
+    }
+    const ledger = new Unreachable();
+    const model = new MockLanguageModelV4({
+      modelId: 'm',
+      doGenerate: async () => {
+        throw new APICallError({
+          message: 'bad request',
+          url: 'http://127.0.0.1/x',
+          requestBodyValues: {},
+          statusCode: 400,
+        });
+      },
+    });
+    const agent = createAgent({ model, ledger, modelOptions: priced('m') });
+    const events: AgentEvent[] = [];
+    const state = await agent.execute(hi(), { ledgerScopes: ['t'], onEvent: (e) => events.push(e) });
+    expect(state.errors()[0]?.message).toContain('bad request');
+    expect(events.find((e) => e.type === 'ledger.settled')).toMatchObject({
+      released: true,
+      leaseError: expect.stringContaining('ledger unreachable'),
+    });
+  });
+
   it('charges a step whose model failed over to a fallback model once, under one reservation key', async () => {
     const ledger = new InMemoryBudgetLedger();
     const primary = new MockLanguageModelV4({

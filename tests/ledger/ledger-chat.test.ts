@@ -1,5 +1,14 @@
+import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { InMemoryBudgetLedger } from '../../src/index';
+import {
+  createAgentClient,
+  createAgentWorker,
+  RedisSessionStore,
+  RedisStreamStore,
+} from '../../src/distributed/index';
+import { createAgent, createChatHandler, InMemoryBudgetLedger } from '../../src/index';
+import { startRedisServer } from '../distributed/support/redis-server';
+import { serveChat } from '../support/ai-chat';
 import { startChat } from '../support/chat-fixtures';
 import { readChunks, userMessageBody } from '../support/ui-stream';
 import { stoppedByLedger } from './support/cap-scenario';
@@ -36,4 +45,47 @@ describe('createChatHandler({ ledgerScopes })', () => {
     expect(stoppedByLedger((await store.load('c2'))?.state as never, 'user:2')).toBe(true);
     expect(model.calls).toBe(1);
   });
+
+  it('sends the scopes with the job of a chat served by the worker pool', async () => {
+    const redis = await startRedisServer();
+    const connection = redis.connection;
+    const prefix = `q-${randomUUID()}:`;
+    const queueName = `q-${randomUUID()}`;
+    const store = new RedisSessionStore({ connection, prefix });
+    const streams = new RedisStreamStore({ connection, prefix });
+    const ledger = new InMemoryBudgetLedger();
+    const agent = createAgent({
+      model: scripted('m', [{ text: 'hello' }]),
+      ledger,
+      store,
+      modelOptions: { pricing: { m: PRICE }, callOptions: { maxOutputTokens: MAX_OUTPUT } },
+    });
+    const worker = await createAgentWorker({
+      agents: { a: () => agent },
+      store,
+      streams,
+      connection,
+      queueName,
+    });
+    const client = await createAgentClient({ connection, queueName });
+    const handler = createChatHandler({
+      client,
+      agent: 'a',
+      store,
+      streams,
+      ledgerScopes: (request) => [`user:${request.headers.get('x-user')}`],
+    });
+    const server = await serveChat(handler);
+    try {
+      await readChunks(await post(server.api, userMessageBody('p1', 'Hi'), '7'));
+      expect((await ledger.usage('user:7')).tokens).toBe(CALL_TOKENS);
+    } finally {
+      await server.close();
+      await client.close();
+      await worker.close();
+      await streams.close();
+      await store.close();
+      await redis.stop();
+    }
+  }, 60_000);
 });

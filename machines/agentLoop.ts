@@ -60,6 +60,7 @@ export const agentLoop = loopImplementations.createMachine({
     toolExecutorStarted: false,
     steering: [],
     intentSave: input.intentSave ?? null,
+    ledgerScopes: input.ledgerScopes ?? [],
   }),
   initial: 'pending',
   on: {

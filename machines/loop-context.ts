@@ -42,6 +42,8 @@ export interface LoopContext {
    * saves it into its own intent, up to the root's session. Null for a root (it saves to its session).
    */
   readonly intentSave: IntentSave | null;
+  /** The budget ledger scopes the run's model calls charge (a subagent: its caller's); none: []. */
+  readonly ledgerScopes: readonly string[];
 }
 
 /**
@@ -71,6 +73,8 @@ export interface LoopInput {
   readonly checkStep?: StepCheck;
   /** For a subagent: how its intent is saved through its caller (`LoopContext.intentSave`). */
   readonly intentSave?: IntentSave | null;
+  /** The budget ledger scopes the run charges (`LoopContext.ledgerScopes`). Default none. */
+  readonly ledgerScopes?: readonly string[];
 }
 
 /** A synchronous check of the step in flight: the state with what it found recorded (errors, signals). */

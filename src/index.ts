@@ -59,6 +59,7 @@ export type {
 } from './hooks/hook';
 export { type ResponseSchema, structuredOutputGuard } from './hooks/structured-output-guard';
 export * from './inspect/index';
+export * from './ledger/index';
 export * from './mcp/index';
 export * from './messages/index';
 export * from './persistence/index';
@@ -92,6 +93,8 @@ export * from './state/index';
 export type {
   AgentEventType,
   ContextCompactedEvent,
+  LedgerReservedEvent,
+  LedgerSettledEvent,
   ReportEvent,
   SummaryFallback,
   ToolReconciledEvent,

@@ -67,6 +67,8 @@ export interface ExecuteRequest {
   /** The name the workers registered the agent under. */
   readonly agent: string;
   readonly sessionId: string;
+  /** The budget ledger scopes the run charges (`ExecuteOptions.ledgerScopes`). */
+  readonly ledgerScopes?: readonly string[];
   /** The state to run (it replaces the stored session); without it, the stored session is used. */
   readonly state?: AgentState;
   /** A user message appended before the run (to `state`, or to the stored session). */
@@ -78,12 +80,16 @@ export interface ExecuteRequest {
 export interface ResumeRequest {
   readonly agent: string;
   readonly sessionId: string;
+  /** The budget ledger scopes the run charges (`ExecuteOptions.ledgerScopes`). */
+  readonly ledgerScopes?: readonly string[];
 }
 
 /** Decisions on the calls a session waits for (`state.pendingApprovals()`, its subagents' included). */
 export interface DecideRequest {
   readonly agent: string;
   readonly sessionId: string;
+  /** The budget ledger scopes the run charges (`ExecuteOptions.ledgerScopes`). */
+  readonly ledgerScopes?: readonly string[];
   readonly decisions: readonly ApprovalInput[];
   /** The chat stream the worker writes the run's UI message chunks to (`createChatHandler({ client })` sets it). */
   readonly chatStream?: ChatJobStream;
@@ -317,7 +323,7 @@ export async function createAgentClient(options: AgentClientOptions): Promise<Ag
 /** The job data of an execute request, validated as the worker will (bad input fails here, early). */
 function executeData(request: ExecuteRequest): ExecuteJobData {
   if (!request || typeof request !== 'object') throw new InvalidJobPayloadError('data', 'expected an object');
-  const { agent, sessionId, state, message, chatStream } = request;
+  const { agent, sessionId, state, message, chatStream, ledgerScopes } = request;
   if (state !== undefined && !(state instanceof AgentState))
     throw new InvalidJobPayloadError('data.state', 'expected an AgentState (or no state)');
   const data: ExecuteJobData = {
@@ -326,6 +332,7 @@ function executeData(request: ExecuteRequest): ExecuteJobData {
     ...(state !== undefined ? { state: state.toJSON() as ExecuteJobData['state'] } : {}),
     ...(message !== undefined ? { message } : {}),
     ...(chatStream !== undefined ? { chatStream } : {}),
+    ...(ledgerScopes !== undefined ? { ledgerScopes } : {}),
   };
   // The state is an AgentState already: the rest is checked, the state is not decoded again.
   checkAgentJob(AgentJobName.Execute, data);
@@ -334,15 +341,22 @@ function executeData(request: ExecuteRequest): ExecuteJobData {
 
 function resumeData(request: ResumeRequest): ResumeJobData {
   if (!request || typeof request !== 'object') throw new InvalidJobPayloadError('data', 'expected an object');
-  const data = { agent: request.agent, sessionId: request.sessionId };
+  const { agent, sessionId, ledgerScopes } = request;
+  const data = { agent, sessionId, ...(ledgerScopes !== undefined ? { ledgerScopes } : {}) };
   checkAgentJob(AgentJobName.Resume, data);
   return data;
 }
 
 function decideData(request: DecideRequest): DecideJobData {
   if (!request || typeof request !== 'object') throw new InvalidJobPayloadError('data', 'expected an object');
-  const { agent, sessionId, decisions, chatStream } = request;
-  const data = { agent, sessionId, decisions, ...(chatStream !== undefined ? { chatStream } : {}) };
+  const { agent, sessionId, decisions, chatStream, ledgerScopes } = request;
+  const data = {
+    agent,
+    sessionId,
+    decisions,
+    ...(chatStream !== undefined ? { chatStream } : {}),
+    ...(ledgerScopes !== undefined ? { ledgerScopes } : {}),
+  };
   checkAgentJob(AgentJobName.Decide, data);
   return data;
 }

@@ -48,11 +48,14 @@ const chatStream = z
 const leanResult = z.literal(true).optional();
 /** Set by a client that listens to the job's steps: the worker reports each as the job's progress. */
 const progress = z.literal(true).optional();
+/** The budget ledger scopes the job's run charges (`ExecuteOptions.ledgerScopes`). */
+const ledgerScopes = z.array(z.string().min(1)).optional();
 
 const executeData = z
   .strictObject({
     agent: agentName,
     sessionId,
+    ledgerScopes,
     state: z.record(z.string(), z.unknown()).optional(),
     message: z.string().optional(),
     chatStream,
@@ -63,7 +66,7 @@ const executeData = z
     message: 'an execute job needs a state, a message, or both',
   });
 
-const resumeData = z.strictObject({ agent: agentName, sessionId, leanResult, progress });
+const resumeData = z.strictObject({ agent: agentName, sessionId, leanResult, progress, ledgerScopes });
 
 const decisionRoute = {
   toolCallId: z.string().min(1),
@@ -74,6 +77,7 @@ const decisionRoute = {
 const decideData = z.strictObject({
   agent: agentName,
   sessionId,
+  ledgerScopes,
   chatStream,
   leanResult,
   progress,
@@ -93,6 +97,8 @@ const decideData = z.strictObject({
 export interface ExecuteJobData {
   readonly agent: string;
   readonly sessionId: string;
+  /** The budget ledger scopes the job's run charges. */
+  readonly ledgerScopes?: readonly string[];
   /** `AgentState.toJSON()`; without it the stored session (or an empty state) is used. */
   readonly state?: AgentStateJSON;
   /** A user message appended to the state before the run. */
@@ -113,12 +119,16 @@ export interface ResumeJobData {
   readonly leanResult?: true;
   /** The worker reports each step as the job's progress (someone listens). */
   readonly progress?: true;
+  /** The budget ledger scopes the job's run charges. */
+  readonly ledgerScopes?: readonly string[];
 }
 
 /** The data of a decide job: decisions on the calls a session waits for (`agent.decide`). */
 export interface DecideJobData {
   readonly agent: string;
   readonly sessionId: string;
+  /** The budget ledger scopes the job's run charges. */
+  readonly ledgerScopes?: readonly string[];
   readonly decisions: readonly ApprovalInput[];
   /** Where the run's UI message chunks go (a chat served by the pool). */
   readonly chatStream?: ChatJobStream;
@@ -138,15 +148,22 @@ export type AgentJobRequest =
       readonly sessionId: string;
       readonly state: AgentState | null;
       readonly message: string | null;
+      readonly ledgerScopes?: readonly string[];
       /** Only on a chat's job: where its run's UI message chunks go. */
       readonly chatStream?: ChatJobStream;
     }
-  | { readonly kind: 'resume'; readonly agent: string; readonly sessionId: string }
+  | {
+      readonly kind: 'resume';
+      readonly agent: string;
+      readonly sessionId: string;
+      readonly ledgerScopes?: readonly string[];
+    }
   | {
       readonly kind: 'decide';
       readonly agent: string;
       readonly sessionId: string;
       readonly decisions: readonly ApprovalInput[];
+      readonly ledgerScopes?: readonly string[];
       /** Only on a chat's job: where its run's UI message chunks go. */
       readonly chatStream?: ChatJobStream;
     };
@@ -181,6 +198,7 @@ export function parseAgentJob(name: unknown, data: unknown): AgentJobRequest {
     state,
     message: execute.message ?? null,
     ...(execute.chatStream && { chatStream: execute.chatStream as ChatJobStream }),
+    ...(execute.ledgerScopes && { ledgerScopes: execute.ledgerScopes }),
   };
 }
 

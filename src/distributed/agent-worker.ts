@@ -272,6 +272,7 @@ async function runJob(
     signal: controller.signal,
     ...(onEvent && { onEvent }),
     ...(chat && { inspect: chat.inspect }),
+    ...(request.ledgerScopes && { ledgerScopes: request.ledgerScopes }),
   };
   try {
     const agent = createAgent({ ...base.definition, store: runStore });

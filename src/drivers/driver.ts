@@ -1,3 +1,4 @@
+import type { LedgerRun } from '../ledger/budget-ledger';
 import type { AgentState } from '../state/agent-state';
 import type { ReportEvent } from '../state/loop-events';
 import type { ToolSet } from '../tools/define-tool';
@@ -14,6 +15,11 @@ export interface DriverContext {
    * it, and it goes when the run does. Absent when a driver is called outside an agent.
    */
   readonly run?: object;
+  /**
+   * The budget ledger and the scopes this run charges (absent without a ledger): a driver that
+   * calls a model reserves each call's worst case first (see `reserveCall`).
+   */
+  readonly ledger?: LedgerRun;
 }
 
 /**

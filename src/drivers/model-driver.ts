@@ -2,11 +2,12 @@ import { type ContextOptions, ContextWindow } from '../context/context-window';
 import { assistantOutput } from '../messages/assistant-output';
 import { toPromptMessage } from '../messages/prompt-message';
 import type { PromptMessage } from '../messages/shapes';
-import { AgentStep, InferenceResponse } from '../state/agent-step';
+import type { AgentState } from '../state/agent-state';
+import { AgentStep, InferenceResponse, type StepRequest } from '../state/agent-step';
 import { AppendOnlyList } from '../state/append-only-list';
 import type { Message, ProviderMetadata } from '../state/message';
 import { Usage } from '../state/usage';
-import type { Driver } from './driver';
+import type { Driver, DriverContext } from './driver';
 import {
   type CallableModel,
   type CallOptions,
@@ -14,6 +15,7 @@ import {
   type LanguageModel,
   type ModelCallSettings,
 } from './language-model';
+import { reserveCall } from './ledger-call';
 import {
   conversationWithCurrentToolTrace,
   currentToolTraceList,
@@ -80,6 +82,30 @@ export function modelDriver(languageModel: LanguageModel, options: ModelDriverOp
         ? modelSummarizer(summarize === true ? languageModel : (summarize as LanguageModel), options)
         : null,
     );
+  /** The step's answer: its model call over the chain of models, within the context window if any. */
+  const answer = async (
+    models: readonly CallableModel[],
+    call: CallOptions,
+    state: AgentState,
+    input: readonly Message[] | AppendOnlyList<Message>,
+    context: DriverContext,
+    request: StepRequest,
+  ): Promise<AgentState> => {
+    // with a context window the prompt is made from the fitted messages instead
+    if (window) {
+      const system = state.systemPrompt();
+      const version = (models[0] as CallableModel).specificationVersion;
+      const prompt = (fitted: readonly Message[]) => toPrompt(system, fitted, version);
+      const done = await callWithinWindow(window, models, call, prompt, state, input, context, options);
+      return done.state.withCurrentStep(
+        toStep(done.result, input, done.model, options.pricing, done.extraUsage).withRequest(request),
+      );
+    }
+    const answered = await callModels(models, call, state, context, options);
+    return state.withCurrentStep(
+      toStep(answered.result, input, answered.model, options.pricing).withRequest(request),
+    );
+  };
   return {
     name: `model:${defaultModel.provider}/${defaultModel.modelId}`,
     async infer(state, context) {
@@ -114,19 +140,18 @@ export function modelDriver(languageModel: LanguageModel, options: ModelDriverOp
       const format = state.responseFormat();
       if (format.type === 'json')
         call.responseFormat = { type: 'json', schema: format.schema as never, name: format.name };
-      // with a context window the prompt is made from the fitted messages instead
-      if (window) {
-        const system = state.systemPrompt();
-        const prompt = (fitted: readonly Message[]) => toPrompt(system, fitted, version);
-        const done = await callWithinWindow(window, models, call, prompt, state, input, context, options);
-        return done.state.withCurrentStep(
-          toStep(done.result, input, done.model, options.pricing, done.extraUsage).withRequest(request),
-        );
+      // the budget ledger's reservation: one for the step, whichever model answers, after retries
+      const hold = context.ledger ? await reserveCall(models, call, state, context, options.pricing) : null;
+      if (!hold) return answer(models, call, state, input, context, request);
+      let answered: AgentState;
+      try {
+        answered = await answer(models, call, state, input, context, request);
+      } catch (error) {
+        await hold.release();
+        throw error;
       }
-      const answered = await callModels(models, call, state, context, options);
-      return state.withCurrentStep(
-        toStep(answered.result, input, answered.model, options.pricing).withRequest(request),
-      );
+      await hold.settle((answered.currentStep() as AgentStep).inferenceResponse().usage);
+      return answered;
     },
   };
 }

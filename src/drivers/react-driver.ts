@@ -8,6 +8,7 @@ import { Message, type ToolCall } from '../state/message';
 import { inputJsonSchema, type ToolSet, toolDescription } from '../tools/define-tool';
 import type { Driver } from './driver';
 import { type CallableModel, type CallOptions, callable, type LanguageModel } from './language-model';
+import { reserveCall } from './ledger-call';
 import { conversationWithCurrentToolTrace } from './message-compiler';
 import { callModel, callUsage, llmConfigOptions } from './model-call';
 import type { ModelDriverOptions } from './model-driver';
@@ -74,15 +75,19 @@ export function reactDriver(languageModel: LanguageModel, options: ReActDriverOp
         prompt: toReActPrompt(system, input, model.specificationVersion),
         abortSignal: context.signal,
       };
-      const result = await callModel(model, call, state, context, options);
+      // the budget ledger's reservation of the call's worst case (see the model driver)
+      const hold = context.ledger ? await reserveCall([model], call, state, context, options.pricing) : null;
+      let result: Awaited<ReturnType<typeof callModel>>;
+      try {
+        result = await callModel(model, call, state, context, options);
+      } catch (error) {
+        await hold?.release();
+        throw error;
+      }
+      const usage = callUsage(result, model, options.pricing);
+      await hold?.settle(usage);
       const text = result.content.map((part) => (part.type === 'text' ? part.text : '')).join('');
-      return answer(
-        state,
-        input,
-        text,
-        result.finishReason.unified,
-        callUsage(result, model, options.pricing),
-      );
+      return answer(state, input, text, result.finishReason.unified, usage);
     },
   };
 }

@@ -134,7 +134,14 @@ export function traceTiming(trace: Trace, actor: string, state: AgentState): Tra
   return { epoch, model, path, actorTree: buildTree(actor, 0), events, compactions };
 }
 
-const REPORTS = new Set(['tool.started', 'tool.finished', 'text.delta', 'context.compacted']);
+const REPORTS = new Set([
+  'tool.started',
+  'tool.finished',
+  'text.delta',
+  'context.compacted',
+  'ledger.reserved',
+  'ledger.settled',
+]);
 
 function payloadOf(entry: TraceEntry, trace: Trace): Record<string, unknown> | null {
   if (entry.kind !== 'emitted' && entry.kind !== 'event') return null;

@@ -28,6 +28,12 @@ export interface CreateActorOptions {
   readonly session?: LoopSession;
   /** XState's clock for delayed transitions (the approval timeout); `SimulatedClock` in tests. */
   readonly clock?: ActorOptions<typeof agentLoop>['clock'];
+  /**
+   * The scopes of the agent's budget ledger this run charges (`'tenant:acme'`, `'user:42'`): every
+   * model call reserves its worst case on all of them first, and the run stops with
+   * `token_limit_reached` when one cannot cover it. Needs `createAgent({ ledger })`.
+   */
+  readonly ledgerScopes?: readonly string[];
 }
 
 export interface ExecuteOptions extends Omit<CreateActorOptions, 'session'> {
@@ -102,6 +108,8 @@ export interface Agent {
     intentSave?: IntentSave,
     /** Something can see the run's states (`LoopContext.observed`); default: `reports`. */
     observed?: boolean,
+    /** The budget ledger scopes the run charges (`CreateActorOptions.ledgerScopes`). */
+    ledgerScopes?: readonly string[],
   ): LoopInput;
   /** The XState actor (not started): starts in `pending`; send `execute`, `user.message`, `stop`. */
   createActor(state: AgentState, options?: CreateActorOptions): AgentActor;

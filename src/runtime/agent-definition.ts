@@ -5,6 +5,7 @@ import type { ModelDriverOptions } from '../drivers/model-driver';
 import type { ErrorPolicyOptions } from '../hooks/error-policy';
 import type { Hook } from '../hooks/hook';
 import type { ResponseSchema } from '../hooks/structured-output-guard';
+import type { BudgetLedger } from '../ledger/budget-ledger';
 import { MCP_SERVER_NAME, type McpServersConfig, mcpConfigProblem } from '../mcp/mcp-server-config';
 import type { SessionStore } from '../persistence/session-store';
 import { AgentMachineError } from '../state/errors';
@@ -46,6 +47,12 @@ export interface AgentDefinition {
   readonly systemPrompt?: string;
   /** Limits per execution. Default: `ExecutionBudget.default()` (20 steps); opt out with `unlimited()`. */
   readonly budget?: ExecutionBudget;
+  /**
+   * A budget shared by runs, processes and subagents (InMemoryBudgetLedger, RedisBudgetLedger):
+   * each run charges the scopes it is given (`execute(state, { ledgerScopes })`), reserving every
+   * model call's worst case first. Subagents charge their caller's scopes.
+   */
+  readonly ledger?: BudgetLedger;
   readonly hooks?: readonly Hook[];
   /** Model finish reasons that end the run with FinishReasonReceived (e.g. `['length']`). */
   readonly finishReasons?: readonly string[];
@@ -182,6 +189,12 @@ export function checkDefinition(
     throw new InvalidDefinitionError(
       at('budget'),
       'must be an ExecutionBudget (new ExecutionBudget({ maxSteps: 10 }))',
+    );
+  }
+  if (definition.ledger !== undefined && typeof definition.ledger?.reserve !== 'function') {
+    throw new InvalidDefinitionError(
+      at('ledger'),
+      'must be a BudgetLedger (new InMemoryBudgetLedger(), new RedisBudgetLedger({ connection }))',
     );
   }
   for (const [name, tool] of Object.entries(definition.tools ?? {})) {

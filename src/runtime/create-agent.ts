@@ -4,12 +4,13 @@ import type { LoopSession } from '../../machines/agentLoop';
 import type { Driver } from '../drivers/driver';
 import { modelDriver } from '../drivers/model-driver';
 import type { ResponseSchema } from '../hooks/structured-output-guard';
+import type { BudgetLedger } from '../ledger/budget-ledger';
 import { McpServers } from '../mcp/mcp-servers';
 import { NoSessionStoreError, SessionConflictError, SessionNotFoundError } from '../persistence/errors';
 import type { ResponseFormat } from '../state/agent-context';
 import { AgentState } from '../state/agent-state';
 import { ApprovalError } from '../state/approval-error';
-import { InvalidArgumentError } from '../state/errors';
+import { InvalidArgumentError, shownValue } from '../state/errors';
 import type { RunListener } from '../state/event-source';
 import { ExecutionBudget } from '../state/execution-budget';
 import { ExecutionStatus } from '../state/execution-status';
@@ -60,6 +61,7 @@ export type {
 export function createAgent(definition: AgentDefinition): Agent {
   checkDefinition(definition);
   return buildAgent(definition, {
+    ledger: definition.ledger,
     depth: 0,
     maxDepth: definition.subagents?.maxDepth ?? DEFAULT_MAX_DEPTH,
     tracing: definition.telemetry && new AgentTracing(definition.telemetry),
@@ -87,6 +89,8 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
   const ownMcp = definition.mcpServers && new McpServers(definition.mcpServers);
   const mcp = ownsTools ? ownMcp : scope.mcp;
   const { tracing } = scope;
+  // a subagent charges its caller's ledger (and scopes: `spawnSubagent`)
+  const ledger = scope.ledger ?? definition.ledger;
   const models = tracing && tracedModels(definition, scope);
   const inference = tracing ? tracing.traceDriver(driver, models ?? []) : driver;
   const agentName = definition.name ?? 'agent';
@@ -104,6 +108,7 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
     subagents,
     mcp,
     approvalSecret,
+    ledger,
   });
 
   // made at the first run no one listens to
@@ -172,7 +177,7 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
       // a path through no subagent of this agent (a state from elsewhere) leads to no tools
       return subagents.has(name) ? subagents.childAgent(name).toolsAt(rest) : {};
     },
-    inputFor: (state, runBudget, session, reports, intentSave, observed) => ({
+    inputFor: (state, runBudget, session, reports, intentSave, observed, ledgerScopes) => ({
       state: prepare(state),
       hookStages,
       checkStep,
@@ -181,6 +186,7 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
       reports: reports ?? true,
       observed: observed ?? reports ?? true,
       intentSave: intentSave ?? null,
+      ledgerScopes: ledgerScopes ?? [],
     }),
     createActor(state, options = {}) {
       const {
@@ -188,9 +194,11 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
         session,
         reports,
         observed,
+        ledgerScopes,
         ...actorOptions
       } = options as InternalActorOptions;
       if (session && !store) throw new NoSessionStoreError('A session');
+      checkLedgerScopes(ledgerScopes, ledger);
       // Spans are made from the run's events and states: a traced run reports them, and is
       // observed, even with no one listening. An actor its caller holds is observed.
       const input = agent.inputFor(
@@ -200,6 +208,7 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
         (reports ?? true) || !!tracing,
         undefined,
         (observed ?? reports ?? true) || !!tracing,
+        ledgerScopes,
       );
       if (!input.reports) quiet ??= quietMachine(machine);
       const actor = createActor(input.reports ? machine : (quiet as typeof machine), {
@@ -342,6 +351,21 @@ function signalOnly(options: object): boolean {
   for (const key in options)
     if (key !== 'signal' && (options as Record<string, unknown>)[key] !== undefined) return false;
   return true;
+}
+
+/** A run's `ledgerScopes`: non-empty strings, for an agent with a ledger. */
+function checkLedgerScopes(scopes: unknown, ledger: BudgetLedger | undefined): void {
+  if (scopes === undefined) return;
+  if (!Array.isArray(scopes) || scopes.some((scope) => typeof scope !== 'string' || scope.length === 0))
+    throw new InvalidArgumentError(
+      'ledgerScopes',
+      `expected an array of non-empty strings ('tenant:acme', 'user:42'), got ${shownValue(scopes)}`,
+    );
+  if (!ledger && scopes.length > 0)
+    throw new InvalidArgumentError(
+      'ledgerScopes',
+      'the agent has no budget ledger to charge them to: createAgent({ ledger: new InMemoryBudgetLedger() })',
+    );
 }
 
 function notAState(value: unknown): InvalidArgumentError {

@@ -22,6 +22,7 @@ import { finishReasonGuard } from '../hooks/finish-reason-guard';
 import type { Hook } from '../hooks/hook';
 import { hooksFor, isPromise, runStage } from '../hooks/hook-stack';
 import { structuredOutputGuard } from '../hooks/structured-output-guard';
+import type { BudgetLedger, LedgerRun } from '../ledger/budget-ledger';
 import type { McpServers } from '../mcp/mcp-servers';
 import { NoSessionStoreError } from '../persistence/errors';
 import type { SessionStore } from '../persistence/session-store';
@@ -60,9 +61,11 @@ export function provideLoop(
     readonly mcp: McpServers | undefined;
     /** The root's `approvalSecret`: its pending approvals are signed (children's are signed by the root). */
     readonly approvalSecret?: string;
+    /** The budget ledger the runs' model calls charge (the run's `ledgerScopes`). */
+    readonly ledger?: BudgetLedger;
   },
 ): ProvidedLoop {
-  const { driver, tools, store, subagents, mcp, approvalSecret } = parts;
+  const { driver, tools, store, subagents, mcp, approvalSecret, ledger } = parts;
   const userHooks = definition.hooks ?? [];
   const stages: Record<HookStage, Hook[]> = {
     beforeExecution: hooksFor(userHooks, 'beforeExecution'),
@@ -176,6 +179,7 @@ export function provideLoop(
           context.reports,
           intentSave,
           context.observed,
+          context.ledgerScopes,
         );
         spawnByName(subagentActor(event.name), { id: event.id, input });
         return {};
@@ -200,6 +204,7 @@ export function provideLoop(
           tools: subagents.toolsFor(self, offered),
           report: reporter(self),
           run: self,
+          ledger: ledger && ledgerRun(ledger, contextOf(self).ledgerScopes),
         };
         const answered = admitInference(await driver.infer(state, context), driver.name);
         return needsApprovals ? signed(await requestApprovals(answered, offered), self) : answered;
@@ -301,6 +306,10 @@ class StepToolOptions implements ToolExecutorOptions {
     return this.request.signal;
   }
 }
+
+/** The run's ledger and the scopes it charges; none without scopes. */
+const ledgerRun = (ledger: BudgetLedger, scopes: readonly string[]): LedgerRun | undefined =>
+  scopes.length === 0 ? undefined : { ledger, scopes };
 
 const contextOf = (self: AnyActorRef) => (self.getSnapshot() as { context: LoopContext }).context;
 

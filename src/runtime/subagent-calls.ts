@@ -7,6 +7,7 @@ import type { AnyActorRef } from 'xstate';
 import type { LoopContext } from '../../machines/agentLoop';
 import type { Driver } from '../drivers/driver';
 import type { PricingTable } from '../drivers/model-call';
+import type { BudgetLedger } from '../ledger/budget-ledger';
 import type { McpServers } from '../mcp/mcp-servers';
 import { ExecutionBudget } from '../state/execution-budget';
 import { subagentTool } from '../subagents/subagent-tool';
@@ -31,6 +32,8 @@ export interface Scope {
   readonly mcp?: McpServers;
   /** The caller's pricing table: a child with a model and no table of its own prices its calls by it. */
   readonly pricing?: PricingTable;
+  /** The root's budget ledger: every agent of the tree charges it. */
+  readonly ledger?: BudgetLedger;
 }
 
 export interface SubagentCalls {
@@ -74,6 +77,7 @@ export function subagentCalls(
         models,
         mcp,
         pricing,
+        ledger: scope.ledger ?? definition.ledger,
       });
       children.set(name, child);
     }

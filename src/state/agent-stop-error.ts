@@ -1,6 +1,6 @@
 import type { AgentState } from './agent-state';
 import { AgentMachineError } from './errors';
-import { StopReason } from './stop-reason';
+import { StopReason, stopReasons } from './stop-reason';
 import { StopSignal } from './stop-signal';
 
 /**
@@ -17,6 +17,11 @@ export class AgentStopError extends AgentMachineError {
 
   /** Set by the loop's executors: the state as it stood when the stop was thrown. */
   state?: AgentState;
+  /**
+   * The stop reason recorded (StopRequested unless a subclass says otherwise: the budget ledger's
+   * refusal is TokenLimitReached).
+   */
+  readonly stopReason?: StopReason;
 
   constructor(
     message: string,
@@ -41,6 +46,9 @@ export class AgentStopError extends AgentMachineError {
 
   static toSignal(error: unknown): StopSignal {
     const stop = error as AgentStopError;
-    return StopSignal.of(StopReason.StopRequested, stop.message, stop.context ?? {}, stop.source ?? '');
+    const reason = stopReasons.includes(stop.stopReason as StopReason)
+      ? (stop.stopReason as StopReason)
+      : StopReason.StopRequested;
+    return StopSignal.of(reason, stop.message, stop.context ?? {}, stop.source ?? '');
   }
 }

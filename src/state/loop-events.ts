@@ -110,8 +110,44 @@ export interface SummaryFallback {
   readonly message: string;
 }
 
+/**
+ * The budget ledger holds a model call's worst case on the run's scopes (`ledgerScopes`) before
+ * the call starts: `cost` is null when no scope caps cost and the model has no price.
+ */
+export interface LedgerReservedEvent extends EventIds {
+  readonly type: 'ledger.reserved';
+  readonly stepNumber: number;
+  /** The reservation's key: one per step, the same across retries and fallback models. */
+  readonly key: string;
+  readonly scopes: readonly string[];
+  readonly cost: number | null;
+  readonly tokens: number | null;
+}
+
+/**
+ * The reservation of a model call ended: settled to what the call used (`cost`, `tokens`), or
+ * `released` (the call failed or was stopped: nothing charged). `leaseError`: renewing the
+ * reservation's lease failed meanwhile, or releasing it failed (then its lease ends it): the message.
+ */
+export interface LedgerSettledEvent extends EventIds {
+  readonly type: 'ledger.settled';
+  readonly stepNumber: number;
+  readonly key: string;
+  readonly scopes: readonly string[];
+  readonly cost: number;
+  readonly tokens: number;
+  readonly released: boolean;
+  readonly leaseError?: string;
+}
+
 /** Events the loop's own actors report to it while they run; the machine emits them unchanged. */
-export type ReportEvent = ToolStartedEvent | ToolFinishedEvent | TextDeltaEvent | ContextCompactedEvent;
+export type ReportEvent =
+  | ToolStartedEvent
+  | ToolFinishedEvent
+  | TextDeltaEvent
+  | ContextCompactedEvent
+  | LedgerReservedEvent
+  | LedgerSettledEvent;
 
 /** The typed events an agent actor emits (`actor.on(type, listener)`). */
 export type AgentEvent =

@@ -1,7 +1,8 @@
 import type { AnyActorRef } from 'xstate';
-import type { Driver } from '../drivers/driver';
+import type { Driver, DriverContext } from '../drivers/driver';
+import { LedgerLimitError } from '../ledger/ledger-limit-error';
 import type { AgentError } from '../state/agent-error';
-import type { AgentEvent, ToolReconciledEvent } from '../state/loop-events';
+import type { AgentEvent, ReportEvent, ToolReconciledEvent } from '../state/loop-events';
 import { genAiMessages } from './gen-ai-messages';
 import { modelAttributes, type TracedModel } from './model-attributes';
 import { loadOpenTelemetryApi, type OpenTelemetryApi } from './open-telemetry-api';
@@ -131,7 +132,10 @@ export class AgentTracing {
           this.api.trace.setSpan(run.context, agent),
         );
         try {
-          const answered = await driver.infer(state, context);
+          const answered = await driver.infer(
+            state,
+            context.ledger ? withLedgerAttributes(context, span) : context,
+          );
           const step = answered.currentStep();
           if (step) {
             const usage = step.inferenceResponse().usage;
@@ -155,6 +159,8 @@ export class AgentTracing {
           }
           return answered;
         } catch (error) {
+          if (LedgerLimitError.isInstance(error))
+            span.setAttribute('agent_machine.ledger.refused_scope', error.limit.scope);
           failed(span, error as Error, this.options.recordContent);
           throw error;
         } finally {
@@ -355,4 +361,30 @@ function failed(
       : `${type} (the error message is recorded only with telemetry: { recordContent: true })`,
   });
   span.setAttribute('error.type', type);
+}
+
+/**
+ * The driver's context with its ledger reports also set on the model call's span: the scopes, the
+ * worst case reserved and what was settled (`agent_machine.ledger.*`).
+ */
+function withLedgerAttributes(context: DriverContext, span: TelemetrySpan): DriverContext {
+  return Object.create(context, {
+    report: {
+      value: (event: ReportEvent) => {
+        if (event.type === 'ledger.reserved')
+          span.setAttributes({
+            'agent_machine.ledger.scopes': [...event.scopes],
+            'agent_machine.ledger.reserved_cost': event.cost ?? undefined,
+            'agent_machine.ledger.reserved_tokens': event.tokens ?? undefined,
+          });
+        else if (event.type === 'ledger.settled')
+          span.setAttributes({
+            'agent_machine.ledger.settled_cost': event.cost,
+            'agent_machine.ledger.settled_tokens': event.tokens,
+            'agent_machine.ledger.released': event.released,
+          });
+        context.report(event);
+      },
+    },
+  });
 }

@@ -18,6 +18,7 @@ import {
   type ChatAccess,
   type ChatHandler,
   chatRoutes,
+  type LedgerScopesOf,
   relayRunning,
   sessionBusy,
   type WhileRunning,
@@ -40,6 +41,7 @@ interface ChatAgent {
       readonly sessionId: string;
       readonly signal?: AbortSignal;
       readonly inspect?: (event: InspectionEvent) => void;
+      readonly ledgerScopes?: readonly string[];
     },
   ): AgentStream;
   decide(
@@ -49,6 +51,7 @@ interface ChatAgent {
       readonly onEvent: RunListener;
       readonly signal?: AbortSignal;
       readonly inspect?: (event: InspectionEvent) => void;
+      readonly ledgerScopes?: readonly string[];
     },
   ): Promise<AgentState>;
 }
@@ -87,6 +90,11 @@ export interface ChatHandlerOptions {
   readonly whileRunning?: WhileRunning;
   /** How often a run renews its stream's lease while it writes nothing (a long tool call), in ms. Default 10,000. */
   readonly streamRenewMs?: number;
+  /**
+   * The budget ledger scopes a request's run charges (`['tenant:acme', 'user:42']`, from its
+   * cookie or token), asked once per authorized message or decision; the agent needs a `ledger`.
+   */
+  readonly ledgerScopes?: LedgerScopesOf;
 }
 
 /**
@@ -118,6 +126,9 @@ export function createChatHandler(options: ChatHandlerOptions | PoolChatHandlerO
   return createAgentChatHandler(options as ChatHandlerOptions);
 }
 
+/** A request's ledger scopes, as run options (none without `ledgerScopes`). */
+type Scopes = { readonly ledgerScopes: readonly string[] } | undefined;
+
 function createAgentChatHandler(options: ChatHandlerOptions): ChatHandler {
   const { agent, errorText } = options;
   if (!agent.definition.store) throw new NoSessionStoreError('createChatHandler({ agent })');
@@ -128,8 +139,9 @@ function createAgentChatHandler(options: ChatHandlerOptions): ChatHandler {
   const renewMs = options.streamRenewMs ?? 10_000;
   const whileRunning = whileRunningOption(options.whileRunning);
 
-  async function post(chat: ChatRequest): Promise<Response> {
+  async function post(chat: ChatRequest, request: Request): Promise<Response> {
     const { chatId } = chat;
+    const scopes = options.ledgerScopes && { ledgerScopes: await options.ledgerScopes(request, chatId) };
     // One run per chat across every handler sharing `streams`: claiming its stream is the lock.
     const streamId = newId();
     while (!(await streams.begin(chatId, streamId))) {
@@ -152,13 +164,20 @@ function createAgentChatHandler(options: ChatHandlerOptions): ChatHandler {
       const stored = await store.load(chatId);
       stream =
         chat.kind === 'message'
-          ? startMessage(chatId, stored?.state ?? AgentState.empty(), chat.text, stop.signal, actor.inspect)
-          : startDecisions(chatId, stored?.state ?? null, chat.decisions, stop.signal, actor.inspect);
+          ? startMessage(
+              chatId,
+              stored?.state ?? AgentState.empty(),
+              chat.text,
+              stop.signal,
+              actor.inspect,
+              scopes,
+            )
+          : startDecisions(chatId, stored?.state ?? null, chat.decisions, stop.signal, actor.inspect, scopes);
     } catch (error) {
       await streams.end(chatId, streamId);
       throw error;
     }
-    void publish(stream, chatId, streamId, stop, actor);
+    void publish(stream, chatId, streamId, stop, actor, scopes);
     return stream.toUIMessageStreamResponse({ errorText });
   }
 
@@ -174,6 +193,7 @@ function createAgentChatHandler(options: ChatHandlerOptions): ChatHandler {
     streamId: string,
     stop: AbortController,
     actor: RunningActor,
+    scopes: Scopes,
   ) {
     const writer = new StreamWriter(streams, chatId, streamId, { onError });
     const renew = setInterval(
@@ -199,7 +219,7 @@ function createAgentChatHandler(options: ChatHandlerOptions): ChatHandler {
         }
         final = await running.state;
         const next = await nextQueuedExecution(store, chatId, final, queued, stop.signal, (state) =>
-          agent.stream(state, { sessionId: chatId, signal: stop.signal }),
+          agent.stream(state, { sessionId: chatId, signal: stop.signal, ...scopes }),
         );
         if (!next) break;
         writer.write(next.marker);
@@ -236,6 +256,7 @@ function createAgentChatHandler(options: ChatHandlerOptions): ChatHandler {
     text: string,
     signal: AbortSignal,
     inspect: (event: InspectionEvent) => void,
+    scopes: Scopes,
   ): AgentStream {
     if (state.approval()) throw ApprovalError.pending(state);
     // messages steered in as the last run concluded came before this one
@@ -243,6 +264,7 @@ function createAgentChatHandler(options: ChatHandlerOptions): ChatHandler {
       sessionId: chatId,
       signal,
       inspect,
+      ...scopes,
     });
   }
 
@@ -252,12 +274,13 @@ function createAgentChatHandler(options: ChatHandlerOptions): ChatHandler {
     decisions: readonly ChatDecision[],
     signal: AbortSignal,
     inspect: (event: InspectionEvent) => void,
+    scopes: Scopes,
   ) {
     if (!state) throw new ChatRequestError('SESSION_NOT_FOUND', `No chat "${chatId}" to approve calls in.`);
     const inputs = toApprovalInputs(state, decisions);
     const continuation = streamContinuation(decisionContinuation(state, inputs, decisions));
     return new AgentStream(
-      (onEvent) => agent.decide(chatId, inputs, { onEvent, inspect, signal }),
+      (onEvent) => agent.decide(chatId, inputs, { onEvent, inspect, signal, ...scopes }),
       continuation,
     );
   }

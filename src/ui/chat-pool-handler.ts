@@ -10,6 +10,7 @@ import {
   type ChatAccess,
   type ChatHandler,
   chatRoutes,
+  type LedgerScopesOf,
   relayRunning,
   sessionBusy,
   streamResponse,
@@ -42,12 +43,14 @@ export interface ChatPoolClient {
     readonly sessionId: string;
     readonly message: string;
     readonly chatStream: ChatJobStream;
+    readonly ledgerScopes?: readonly string[];
   }): Promise<unknown>;
   decide(request: {
     readonly agent: string;
     readonly sessionId: string;
     readonly decisions: readonly ApprovalInput[];
     readonly chatStream: ChatJobStream;
+    readonly ledgerScopes?: readonly string[];
   }): Promise<unknown>;
 }
 
@@ -63,6 +66,8 @@ export interface PoolChatHandlerOptions {
   readonly streams: StreamStore;
   /** As `ChatHandlerOptions.authorize`. */
   readonly authorize?: (request: Request, access: ChatAccess) => boolean | Promise<boolean>;
+  /** As `ChatHandlerOptions.ledgerScopes`: the scopes go with the job (the workers' agent has the ledger). */
+  readonly ledgerScopes?: LedgerScopesOf;
   /** The largest request body accepted, in bytes. Default 1 MiB. */
   readonly maxBodyBytes?: number;
   /** Gets the errors answered with 500. Default: `console.error`. */
@@ -124,6 +129,7 @@ export function createPoolChatHandler(options: PoolChatHandlerOptions): ChatHand
   async function post(chat: ChatRequest, request: Request): Promise<Response> {
     const { chatId } = chat;
     const mend = mendFor(request);
+    const scopes = options.ledgerScopes && { ledgerScopes: await options.ledgerScopes(request, chatId) };
     const streamId = newId();
     while (!(await streams.begin(chatId, streamId))) {
       // a run goes on: steered into it, or queued for the next execution, on its worker (if it
@@ -144,13 +150,25 @@ export function createPoolChatHandler(options: PoolChatHandlerOptions): ChatHand
       chunks = mend(opened);
       if (chat.kind === 'message') {
         if (stored?.state.approval()) throw ApprovalError.pending(stored.state);
-        await client.execute({ agent, sessionId: chatId, message: chat.text, chatStream: { streamId } });
+        await client.execute({
+          agent,
+          sessionId: chatId,
+          message: chat.text,
+          chatStream: { streamId },
+          ...scopes,
+        });
       } else {
         if (!stored)
           throw new ChatRequestError('SESSION_NOT_FOUND', `No chat "${chatId}" to approve calls in.`);
         const decisions = toApprovalInputs(stored.state, chat.decisions);
         const continuation = decisionContinuation(stored.state, decisions, chat.decisions);
-        await client.decide({ agent, sessionId: chatId, decisions, chatStream: { streamId, continuation } });
+        await client.decide({
+          agent,
+          sessionId: chatId,
+          decisions,
+          chatStream: { streamId, continuation },
+          ...scopes,
+        });
         // the client holds the message so far: the replay of it that starts the stream is not sent
         chunks = afterPrefix(chunks, continuation.prefix.length);
       }

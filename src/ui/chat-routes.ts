@@ -22,6 +22,12 @@ export interface ChatAccess {
 export type ChatHandler = (request: Request) => Promise<Response>;
 
 /** What the routes every chat handler serves need: the part that starts a run is `post`. */
+/** Maps a chat request (authorized) to the budget ledger scopes its run charges. */
+export type LedgerScopesOf = (
+  request: Request,
+  chatId: string,
+) => readonly string[] | Promise<readonly string[]>;
+
 export interface ChatRoutes {
   readonly store: SessionStore;
   readonly streams: StreamStore;

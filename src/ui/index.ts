@@ -10,7 +10,7 @@ export {
   STEER_ID,
 } from './chat-pool-handler';
 export { type ChatDecision, type ChatRequest, ChatRequestError, parseChatRequest } from './chat-request';
-export type { ChatAccess, ChatAction, ChatHandler, WhileRunning } from './chat-routes';
+export type { ChatAccess, ChatAction, ChatHandler, LedgerScopesOf, WhileRunning } from './chat-routes';
 export { AI_SDK_VERSION_HEADER, type AiSdkVersion } from './client-version';
 export { toNodeHandler } from './node-handler';
 export { mendRestartedSteps, type StepRestartedData, stepRestartedChunk } from './step-restart';

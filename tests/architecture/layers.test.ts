@@ -1,6 +1,6 @@
 /**
  * The house rules of DESIGN.md's layout, checked on the source: folders depend one way
- * (state <- messages, machines, hooks, context <- tools <- drivers <- subagents, persistence,
+ * (state <- messages, machines, hooks, context <- tools <- ledger <- drivers <- subagents, persistence,
  * telemetry, mcp <- ui <- runtime <- the rest),
  * the chart depends on src/state alone, and no file reaches itself through its imports.
  * Type-only imports count: they are dependencies a reader follows too.
@@ -20,6 +20,7 @@ const RANK: Record<string, number> = {
   machines: 1,
   hooks: 1,
   tools: 2,
+  ledger: 2.5,
   drivers: 3,
   context: 1,
   subagents: 4,

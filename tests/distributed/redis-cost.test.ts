@@ -14,7 +14,7 @@ import {
   createAgentWorker,
   RedisSessionStore,
 } from '../../src/distributed/index';
-import { InvalidArgumentError } from '../../src/index';
+import { InvalidArgumentError } from '../../src/state/errors';
 import { LEDGER_STEPS, ledgerAgent, ledgerState } from './support/ledger-agent';
 import { type RedisServer, startRedisServer } from './support/redis-server';
 

@@ -10,7 +10,9 @@ import { AgentState } from '../../src/state/agent-state';
 
 describe('journal head fields', () => {
   it("are the state document's fields, its context's settings flat, but its messages", () => {
-    const document = JSON.parse(JSON.stringify(AgentState.empty())) as Record<string, unknown>;
+    // with every optional field set (agentVersion is written only when an agent has a version)
+    const full = AgentState.empty().withAgentVersion('1');
+    const document = JSON.parse(JSON.stringify(full)) as Record<string, unknown>;
     const { formatVersion: _version, context, ...fields } = document;
     const { messages: _messages, ...settings } = context as Record<string, unknown>;
     expect([...HEAD_FIELDS].sort()).toEqual([...Object.keys(fields), ...Object.keys(settings)].sort());

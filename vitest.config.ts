@@ -66,6 +66,22 @@ const SLOW_FILES = [
   'examples/model-based.test.ts',
 ];
 
+/**
+ * Files the fast tier runs in isolation (a module registry of their own): they mock modules
+ * (`vi.mock`), or other test files import them (their suites register when they are first imported).
+ * The rest of the fast tier shares one registry per worker (`isolate: false`), which halves `npm
+ * test`: importing the library once per file was most of its time. `test:all` isolates every file.
+ */
+const ISOLATED_FILES = [
+  'tests/loop/idle-actors.test.ts',
+  'tests/state/error-classes.test.ts',
+  'tests/telemetry/spans.test.ts',
+  'tests/persistence/journal.contract.test.ts',
+  'tests/persistence/journal-damage.test.ts',
+  'tests/persistence/session-store.contract.test.ts',
+];
+const everything = process.env.AM_TEST_TIER === 'all';
+
 export default defineConfig({
   test: {
     // Installs (or names) the programs from Debian's packages that some tests drive: tests/support/test-tools.ts.
@@ -79,9 +95,11 @@ export default defineConfig({
         test: {
           name: 'fast',
           include: ['tests/**/*.test.ts', 'src/**/*.test.ts', 'examples/**/*.test.ts'],
-          exclude: [...configDefaults.exclude, ...SLOW_FILES],
+          exclude: [...configDefaults.exclude, ...SLOW_FILES, ...ISOLATED_FILES],
+          isolate: everything,
         },
       },
+      { extends: true, test: { name: 'fast-isolated', include: ISOLATED_FILES } },
       { extends: true, test: { name: 'slow', include: SLOW_FILES } },
     ],
   },

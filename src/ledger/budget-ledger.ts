@@ -1,4 +1,5 @@
 import { InvalidArgumentError, shownValue } from '../state/errors';
+import { checkLimit as checkBudgetLimit } from '../state/execution-budget';
 
 /** How often a scope's usage starts again: each UTC day, each UTC month, or never (`null`). */
 export type LedgerPeriod = 'day' | 'month' | null;
@@ -118,21 +119,9 @@ export function checkScope(scope: unknown, argument: string): asserts scope is s
     throw new InvalidArgumentError(argument, `expected a non-empty string, got ${shownValue(scope)}`);
 }
 
+/** A ledger limit, checked as a budget's limits are. */
 function checkMax(name: string, value: unknown, integer: boolean): number | null {
-  if (value === undefined || value === null) return null;
-  if (
-    typeof value !== 'number' ||
-    !Number.isFinite(value) ||
-    value < 0 ||
-    (integer && !Number.isInteger(value))
-  ) {
-    const kind = integer ? 'a whole number >= 0' : 'a finite number >= 0';
-    throw new InvalidArgumentError(
-      `setLimit(scope, { ${name} })`,
-      `expected ${kind} or null, got ${shownValue(value)}`,
-    );
-  }
-  return value;
+  return checkBudgetLimit(`setLimit(scope, { ${name} })`, value, integer);
 }
 
 /** The key of the period `now` falls in (UTC): `'2026-12-06'` for a day, `'2026-12'` for a month, `''` for none. */

@@ -32,10 +32,10 @@ export class ExecutionBudget {
   readonly deadline: Date | null;
 
   constructor(limits: BudgetLimits = {}) {
-    this.maxSteps = checkLimit('maxSteps', limits.maxSteps, true);
-    this.maxTokens = checkLimit('maxTokens', limits.maxTokens, true);
-    this.maxSeconds = checkLimit('maxSeconds', limits.maxSeconds, false);
-    this.maxCost = checkLimit('maxCost', limits.maxCost, false);
+    this.maxSteps = checkLimit('ExecutionBudget.maxSteps', limits.maxSteps, true);
+    this.maxTokens = checkLimit('ExecutionBudget.maxTokens', limits.maxTokens, true);
+    this.maxSeconds = checkLimit('ExecutionBudget.maxSeconds', limits.maxSeconds, false);
+    this.maxCost = checkLimit('ExecutionBudget.maxCost', limits.maxCost, false);
     this.deadline = checkDeadline(limits.deadline);
     Object.freeze(this);
   }
@@ -137,7 +137,11 @@ export class ExecutionBudget {
   }
 }
 
-function checkLimit(name: string, value: unknown, integer: boolean): number | null {
+/**
+ * A limit: absent (`null`), or a finite number >= 0 (a whole one when `integer`); else
+ * `InvalidArgumentError` naming `argument`. Shared by the budget ledger's limits.
+ */
+export function checkLimit(argument: string, value: unknown, integer: boolean): number | null {
   if (value === undefined || value === null) return null;
   if (
     typeof value !== 'number' ||
@@ -146,10 +150,7 @@ function checkLimit(name: string, value: unknown, integer: boolean): number | nu
     (integer && !Number.isInteger(value))
   ) {
     const kind = integer ? 'a whole number >= 0' : 'a finite number >= 0';
-    throw new InvalidArgumentError(
-      `ExecutionBudget.${name}`,
-      `expected ${kind} or null, got ${shownValue(value)}`,
-    );
+    throw new InvalidArgumentError(argument, `expected ${kind} or null, got ${shownValue(value)}`);
   }
   return value;
 }

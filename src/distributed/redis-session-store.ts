@@ -15,28 +15,16 @@ import {
   savedAtOf,
   storedVersion,
 } from '../persistence/session-document';
-import { assertSessionId, isValidSessionId } from '../persistence/session-id';
+import { assertSessionId } from '../persistence/session-id';
 import type { LoadedSession } from '../persistence/session-store';
 import { assertExpectedVersion, assertState } from '../persistence/store-arguments';
 import type { AgentState } from '../state/agent-state';
 import { InvalidArgumentError } from '../state/errors';
 import { SessionLockLostError } from './errors';
-import {
-  assertKeyPrefix,
-  globEscape,
-  idOfTag,
-  legacySessionKeys,
-  type SessionKeys,
-  sessionKeys,
-} from './redis-keys';
-import { closeRedis, connectRedis, connectTimeout, type RedisHandle, scanKeys } from './redis-modules';
-import {
-  FORK_DOCUMENT_SCRIPT,
-  FORK_SCRIPT,
-  LOAD_SCRIPT,
-  MIGRATE_SCRIPT,
-  SAVE_SCRIPT,
-} from './redis-session-scripts';
+import { assertKeyPrefix, type SessionKeys, sessionKeys } from './redis-keys';
+import { closeRedis, connectRedis, connectTimeout, type RedisHandle } from './redis-modules';
+import { deleteSession, listSessionIds, moveOldLayout } from './redis-session-layout';
+import { FORK_DOCUMENT_SCRIPT, FORK_SCRIPT, LOAD_SCRIPT, SAVE_SCRIPT } from './redis-session-scripts';
 import type { RedisConnection } from './redis-types';
 
 /** The prefix of the store's keys when none is given. */
@@ -153,7 +141,7 @@ export class RedisSessionStore implements JournaledSessionStore {
           keys.document,
         )) as [string, string[] | string | undefined];
         if (outcome === 'none') {
-          if (attempt === 0 && (await this.migrate(redis, id))) continue;
+          if (attempt === 0 && (await moveOldLayout(redis, this.prefix, id))) continue;
           return null;
         }
         if (outcome === 'document') return decodeSessionDocument(found as string, this.legacyAt(id));
@@ -204,7 +192,7 @@ export class RedisSessionStore implements JournaledSessionStore {
       let reply = await this.append(redis, id, expectedVersion, next, false, fence);
       // Nothing under the new keys: the session may be in the old layout (moved now), or new.
       if (reply[0] === 'absent') {
-        await this.migrate(redis, id);
+        await moveOldLayout(redis, this.prefix, id);
         reply = await this.append(redis, id, expectedVersion, next, true, fence);
       }
       // The stored head is not the one this store remembers: the whole state goes in a snapshot.
@@ -262,7 +250,7 @@ export class RedisSessionStore implements JournaledSessionStore {
       const stored = await this.stored(redis, id);
       if (stored === null) throw new SessionNotFoundError(id);
       // The fork's id may be taken in the old layout: it is moved first, and then refused.
-      await this.migrate(redis, target);
+      await moveOldLayout(redis, this.prefix, target);
       const keys = this.keys(target);
       let loaded: LoadedSession;
       let copied: unknown;
@@ -300,34 +288,13 @@ export class RedisSessionStore implements JournaledSessionStore {
     return this.run(async (redis) => {
       const id = assertSessionId(sessionId);
       this.tips.delete(id);
-      const keys = this.keys(id);
-      const old = legacySessionKeys(this.prefix, id);
-      // One command per key of the old layout: on a Cluster they are in other slots.
-      await Promise.all([
-        redis.del(keys.journal, keys.snapshot, keys.document),
-        redis.del(old.journal),
-        redis.del(old.snapshot),
-        redis.del(old.document),
-        redis.zrem(old.index, id),
-      ]);
+      await deleteSession(redis, this.prefix, id);
     });
   }
 
   /** Every session id, sorted: the session keys of each master, and the old layout's index. */
   list(): Promise<string[]> {
-    return this.run(async (redis) => {
-      const ids = new Set(await redis.zrange(legacySessionKeys(this.prefix, '').index, 0, -1));
-      const prefix = globEscape(this.prefix);
-      for (const kind of ['journal', 'session'])
-        for (const key of await scanKeys(redis, `${prefix}{*}:${kind}`)) {
-          const tag = key.slice(this.prefix.length + 1, key.length - kind.length - 2);
-          if (key.endsWith(`}:${kind}`) && !/[{}]/.test(tag)) {
-            const id = idOfTag(tag);
-            if (isValidSessionId(id)) ids.add(id);
-          }
-        }
-      return [...ids].sort();
-    });
+    return this.run((redis) => listSessionIds(redis, this.prefix));
   }
 
   private async append(
@@ -364,31 +331,8 @@ export class RedisSessionStore implements JournaledSessionStore {
       if (records.length > 0) return { records };
       const document = await redis.get(keys.document);
       if (document !== null) return { document };
-      if (attempt > 0 || !(await this.migrate(redis, id))) return null;
+      if (attempt > 0 || !(await moveOldLayout(redis, this.prefix, id))) return null;
     }
-  }
-
-  /**
-   * Moves a session stored under the old key layout to the new keys (at its first touch);
-   * resolves true if it was there. Its index entry is removed after the move.
-   */
-  private async migrate(redis: RedisHandle, id: string): Promise<boolean> {
-    const old = legacySessionKeys(this.prefix, id);
-    const [journal, document] = await Promise.all([redis.exists(old.journal), redis.exists(old.document)]);
-    if (journal === 0 && document === 0) return false;
-    const keys = this.keys(id);
-    await redis.eval(
-      MIGRATE_SCRIPT,
-      6,
-      old.journal,
-      old.snapshot,
-      old.document,
-      keys.journal,
-      keys.snapshot,
-      keys.document,
-    );
-    await redis.zrem(old.index, id);
-    return true;
   }
 
   /** Waits for the operations in flight, then closes the store's connection. */

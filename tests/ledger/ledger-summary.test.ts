@@ -37,7 +37,7 @@ const usage = (input: number, output: number): LanguageModelV4GenerateResult['us
  * model answers each summary call using what its worst case allows (its prompt's bytes in, the
  * whole output cap out). `log` gets `call:<model>` as each call starts.
  */
-function models(log: string[], pages = 8) {
+function models(log: string[], pages = 8, summaryFails = false) {
   let steps = 0;
   const agentModel = new MockLanguageModelV4({
     modelId: 'm',
@@ -60,6 +60,7 @@ function models(log: string[], pages = 8) {
     doGenerate: async ({ prompt }) => {
       log.push('call:summarizer');
       expect(isSummaryCall(prompt)).toBe(true);
+      if (summaryFails) throw new Error('summarizer down');
       return {
         content: [{ type: 'text', text: 'Pages were read.' }],
         finishReason: { unified: 'stop', raw: undefined },
@@ -71,8 +72,12 @@ function models(log: string[], pages = 8) {
   return { agentModel, summaryModel };
 }
 
-function summarizingAgent(ledger: InMemoryBudgetLedger, log: string[], pricing = true) {
-  const { agentModel, summaryModel } = models(log);
+function summarizingAgent(
+  ledger: InMemoryBudgetLedger,
+  log: string[],
+  { pricing = true, outputCap = true, summaryFails = false } = {},
+) {
+  const { agentModel, summaryModel } = models(log, 8, summaryFails);
   return createAgent({
     model: agentModel,
     tools: { read },
@@ -81,7 +86,8 @@ function summarizingAgent(ledger: InMemoryBudgetLedger, log: string[], pricing =
     context: { maxInputTokens: 1_200, summarize: summaryModel },
     modelOptions: {
       pricing: pricing ? { m: PRICE, summarizer: SUMMARY_PRICE } : { m: PRICE },
-      callOptions: { maxOutputTokens: MAX_OUTPUT },
+      callOptions: outputCap ? { maxOutputTokens: MAX_OUTPUT } : {},
+      maxRetries: 0,
     },
   });
 }
@@ -141,7 +147,7 @@ describe('the summary calls of a context window, on the budget ledger', () => {
     const ledger = new InMemoryBudgetLedger();
     await ledger.setLimit('tenant:acme', { maxCost: 1 });
     const log: string[] = [];
-    const state = await summarizingAgent(ledger, log, false).execute(
+    const state = await summarizingAgent(ledger, log, { pricing: false }).execute(
       AgentState.empty().withUserMessage('Read the pages.'),
       { ledgerScopes: ['tenant:acme'] },
     );
@@ -150,5 +156,44 @@ describe('the summary calls of a context window, on the budget ledger', () => {
     expect(state.errors()[0]).toMatchObject({ name: InvalidArgumentError.name, code: 'INVALID_ARGUMENT' });
     expect(state.errors()[0]?.message).toContain("modelOptions.pricing['summarizer']");
     expect(await ledger.usage('tenant:acme')).toMatchObject({ reservedCost: 0, reservedTokens: 0 });
+  });
+
+  it('a summary call with no output cap under a token cap is refused, naming modelOptions.callOptions.maxOutputTokens', async () => {
+    // the steps are bounded by the state's llmConfig; the summary call takes only the driver's options
+    const ledger = new InMemoryBudgetLedger();
+    await ledger.setLimit('tenant:acme', { maxTokens: 1_000_000 });
+    const log: string[] = [];
+    const state = await summarizingAgent(ledger, log, { outputCap: false }).execute(
+      AgentState.empty().withLlmConfig({ maxOutputTokens: MAX_OUTPUT }).withUserMessage('Read the pages.'),
+      { ledgerScopes: ['tenant:acme'] },
+    );
+    expect(log).toContain('call:m');
+    expect(log).not.toContain('call:summarizer');
+    expect(state.status()).toBe(ExecutionStatus.Failed);
+    expect(state.errors()[0]).toMatchObject({ name: InvalidArgumentError.name, code: 'INVALID_ARGUMENT' });
+    expect(state.errors()[0]?.message).toContain('modelOptions.callOptions.maxOutputTokens');
+    expect(await ledger.usage('tenant:acme')).toMatchObject({ reservedCost: 0, reservedTokens: 0 });
+  });
+
+  it('a summary call that fails releases its reservation; the window trims instead and the run goes on', async () => {
+    const ledger = new InMemoryBudgetLedger();
+    await ledger.setLimit('tenant:acme', { maxCost: 10 });
+    const log: string[] = [];
+    const events: AgentEvent[] = [];
+    const state = await summarizingAgent(ledger, log, { summaryFails: true }).execute(
+      AgentState.empty().withUserMessage('Read the pages.'),
+      { ledgerScopes: ['tenant:acme'], onEvent: (event) => events.push(event) },
+    );
+    expect(state.status()).toBe(ExecutionStatus.Completed);
+    expect(log).toContain('call:summarizer');
+    const summaryEnds = events.filter(
+      (e) => e.type === 'ledger.settled' && /:summary\d+$/.test((e as { key: string }).key),
+    );
+    expect(summaryEnds.length).toBeGreaterThan(0);
+    for (const end of summaryEnds) expect(end).toMatchObject({ released: true, cost: 0, tokens: 0 });
+    const usage = await ledger.usage('tenant:acme');
+    expect(usage).toMatchObject({ reservedCost: 0, reservedTokens: 0 });
+    // only the steps' calls were charged
+    expect(usage.cost).toBeCloseTo(state.usage().cost, 12);
   });
 });

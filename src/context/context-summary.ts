@@ -1,5 +1,6 @@
 import type { AgentState } from '../state/agent-state';
-import { AgentMachineError } from '../state/errors';
+import { AgentStopError } from '../state/agent-stop-error';
+import { AgentMachineError, InvalidArgumentError } from '../state/errors';
 import { Message } from '../state/message';
 import { Usage } from '../state/usage';
 import { promptUnits, taskOf } from './prompt-units';
@@ -128,6 +129,8 @@ export async function foldIntoSummary(
     try {
       answer = await summarize({ instructions: INSTRUCTIONS, text: request }, signal);
     } catch (error) {
+      // the budget ledger refused the call, or cannot bound it: the run stops as at a step's call
+      if (AgentStopError.isInstance(error) || InvalidArgumentError.isInstance(error)) throw error;
       throw new SummarizerFailedError(error, usage);
     }
     text = answer.text.trim();

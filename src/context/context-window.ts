@@ -65,6 +65,8 @@ export interface FitRequest {
   readonly signal: AbortSignal;
   /** Set when the provider refused the previous attempt at this prompt as too long. */
   readonly refused?: ContextOverflow;
+  /** The summarizer for this fit in place of the window's own (the same model, charging the run's budget ledger). */
+  readonly summarize?: Summarizer;
 }
 
 export interface Fitted {
@@ -146,7 +148,7 @@ export class ContextWindow {
         current.messages,
         indexes,
         { targetEstimate, summaryEstimate: SUMMARY_ESTIMATE, chunkEstimate: Math.floor(max / 2) },
-        this.summarize,
+        request.summarize ?? this.summarize,
         request.signal,
       );
     } catch (error) {

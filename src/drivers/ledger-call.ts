@@ -68,7 +68,8 @@ function worstCase(
  * Reserves the worst case of the step's model call on every scope of the run (none without a
  * ledger: null). A scope that cannot cover it throws LedgerLimitError (the run stops, no call
  * starts); one capped on a measure the call cannot bound throws InvalidArgumentError naming what
- * is missing. The key is the step's: retries and fallback models of the step share it.
+ * is missing. The key is the step's: retries and fallback models of the step share it; `suffix`
+ * makes another call of the step its own (a summary call of its context window: `:summary<n>`).
  */
 export async function reserveCall(
   models: readonly CallableModel[],
@@ -76,11 +77,12 @@ export async function reserveCall(
   state: AgentState,
   context: DriverContext,
   pricing: PricingTable | undefined,
+  suffix = '',
 ): Promise<LedgerHold | null> {
   const run = context.ledger;
   if (!run || run.scopes.length === 0) return null;
   const ids = stepEventIds(state);
-  const key = `${ids.agentId}:${ids.executionId}:${ids.stepNumber}`;
+  const key = `${ids.agentId}:${ids.executionId}:${ids.stepNumber}${suffix}`;
   const amount = worstCase(models, call, pricing);
   const answer = await run.ledger.reserve(key, run.scopes, amount);
   if (answer.status === 'unbounded') throw amount.why[answer.measure];

@@ -1,3 +1,4 @@
+import type { Summarizer } from '../context/context-summary';
 import { type ContextOptions, ContextWindow } from '../context/context-window';
 import { assistantOutput } from '../messages/assistant-output';
 import { toPromptMessage } from '../messages/prompt-message';
@@ -24,7 +25,7 @@ import {
 import { callUsage, llmConfigOptions, type ModelCallOptions, type PricingTable } from './model-call';
 import { callModels } from './model-fallback';
 import type { CollectedResult } from './model-stream';
-import { modelSummarizer } from './model-summarizer';
+import { chargedSummarizer, modelSummarizer } from './model-summarizer';
 import { describedTools, requestOf } from './request-digest';
 import { activeTools, type PrepareStep, stepModel } from './step-settings';
 import { callWithinWindow } from './windowed-model-call';
@@ -73,15 +74,16 @@ export function modelDriver(languageModel: LanguageModel, options: ModelDriverOp
   const compile = options.compileMessages ?? conversationWithCurrentToolTrace;
   const fallbacks = (options.fallbackModels ?? []).map(callable);
   const summarize = options.context?.summarize;
+  // anything but true or a model is refused by ContextWindow, naming `summarize`
+  const summaryModel =
+    summarize === true || (typeof summarize === 'object' && summarize !== null)
+      ? summarize === true
+        ? languageModel
+        : (summarize as LanguageModel)
+      : null;
   const window =
     options.context !== undefined &&
-    new ContextWindow(
-      options.context,
-      // anything but true or a model is refused by ContextWindow, naming `summarize`
-      summarize === true || (typeof summarize === 'object' && summarize !== null)
-        ? modelSummarizer(summarize === true ? languageModel : (summarize as LanguageModel), options)
-        : null,
-    );
+    new ContextWindow(options.context, summaryModel ? modelSummarizer(summaryModel, options) : null);
   /** The step's answer: its model call over the chain of models, within the context window if any. */
   const answer = async (
     models: readonly CallableModel[],
@@ -90,13 +92,24 @@ export function modelDriver(languageModel: LanguageModel, options: ModelDriverOp
     input: readonly Message[] | AppendOnlyList<Message>,
     context: DriverContext,
     request: StepRequest,
+    summarizer?: Summarizer,
   ): Promise<AgentState> => {
     // with a context window the prompt is made from the fitted messages instead
     if (window) {
       const system = state.systemPrompt();
       const version = (models[0] as CallableModel).specificationVersion;
       const prompt = (fitted: readonly Message[]) => toPrompt(system, fitted, version);
-      const done = await callWithinWindow(window, models, call, prompt, state, input, context, options);
+      const done = await callWithinWindow(
+        window,
+        models,
+        call,
+        prompt,
+        state,
+        input,
+        context,
+        options,
+        summarizer,
+      );
       return done.state.withCurrentStep(
         toStep(done.result, input, done.model, options.pricing, done.extraUsage).withRequest(request),
       );
@@ -143,17 +156,31 @@ export function modelDriver(languageModel: LanguageModel, options: ModelDriverOp
       // the budget ledger's reservation: one for the step, whichever model answers, after retries
       const hold = context.ledger ? await reserveCall(models, call, state, context, options.pricing) : null;
       if (!hold) return answer(models, call, state, input, context, request);
+      // the window's summary calls reserve and settle their own (the step's usage counts them too)
+      const charged =
+        window && summaryModel ? chargedSummarizer(summaryModel, options, { state, context }) : null;
       let answered: AgentState;
       try {
-        answered = await answer(models, call, state, input, context, request);
+        answered = await answer(models, call, state, input, context, request, charged?.summarize);
       } catch (error) {
         await hold.release();
         throw error;
       }
-      await hold.settle((answered.currentStep() as AgentStep).inferenceResponse().usage);
+      const usage = (answered.currentStep() as AgentStep).inferenceResponse().usage;
+      await hold.settle(charged ? withoutSummaries(usage, charged.settled()) : usage);
       return answered;
     },
   };
+}
+
+/** A step's usage less that of its summary calls, settled on the budget ledger by themselves. */
+function withoutSummaries(step: Usage, summaries: Usage): Usage {
+  if (summaries === Usage.zero) return step;
+  return Usage.of({
+    inputTokens: Math.max(0, step.inputTokens - summaries.inputTokens),
+    outputTokens: Math.max(0, step.outputTokens - summaries.outputTokens),
+    cost: Math.max(0, step.cost - summaries.cost),
+  });
 }
 
 /**

@@ -1,4 +1,5 @@
 import { contextOverflowOf } from '../context/context-overflow';
+import type { Summarizer } from '../context/context-summary';
 import type { ContextWindow, Fitted } from '../context/context-window';
 import { estimateTextTokens } from '../context/token-estimate';
 import type { AgentState } from '../state/agent-state';
@@ -26,7 +27,8 @@ export interface WindowedCall {
  * A step's model call with its prompt kept within the context window: `messages` (the compiled
  * conversation) are fitted, each compaction reported as a `context.compacted` event, and a prompt
  * the provider refuses as too long is compacted once more (forced) and sent again. A second
- * refusal, or any other error, is thrown as it is.
+ * refusal, or any other error, is thrown as it is. `summarize`, when given, makes the step's
+ * summaries in place of the window's own summarizer (charging the run's budget ledger).
  */
 export async function callWithinWindow(
   window: ContextWindow,
@@ -37,9 +39,11 @@ export async function callWithinWindow(
   messages: readonly Message[] | AppendOnlyList<Message>,
   context: DriverContext,
   options: ModelCallOptions,
+  summarize?: Summarizer,
 ): Promise<WindowedCall> {
   const request = {
     messages,
+    summarize,
     fixedEstimate: fixedEstimate(state.systemPrompt(), call.tools),
     run: context.run,
     signal: context.signal,

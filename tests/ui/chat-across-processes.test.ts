@@ -123,7 +123,8 @@ describe('a chat served by two processes over Redis', () => {
   it('POST <api>/<id>/stop on one process stops the run in the other; its stream ends with finish', async () => {
     const chatId = `stop-${seed}`;
     const { chat, errors } = chatClient(first, chatId);
-    const sent = chat.sendMessage({ text: 'Lisbon?' });
+    // the model types 3 words, then waits for the stop: however loaded the machine, the stop comes mid-answer
+    const sent = chat.sendMessage({ text: 'Lisbon? (hold after 3)' });
     await until(() => words(chat.messages.at(-1)) >= 3);
     const stop = await fetch(`${second}/${chatId}/stop`, {
       method: 'POST',

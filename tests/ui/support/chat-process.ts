@@ -4,13 +4,15 @@
  * it prints as `{"port":N}`. The model searches, then types WORDS words, one every WORD_DELAY_MS
  * (aborted by a stop). Runs until killed. Optional: WHILE_RUNNING (the handler's `whileRunning`),
  * LEASE_MS and BLOCK_MS (the stream store's), STREAM_RENEW_MS, and HOLD_AFTER_WORDS: the model
- * stops typing after that many words and waits until the run is stopped (a process to kill mid-run).
+ * stops typing after that many words and waits until the run is stopped (a process to kill mid-run);
+ * a chat whose first message says `(hold after N)` does so after N words.
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
 import { RedisStreamStore } from '../../../src/distributed/index';
 import { abortableDelay } from '../../../src/drivers/abortable-delay';
+import type { Driver } from '../../../src/drivers/driver';
 import { scriptedDriver } from '../../../src/drivers/scripted-driver';
 import { SqliteSessionStore } from '../../../src/persistence/sqlite-session-store';
 import { createAgent } from '../../../src/runtime/create-agent';
@@ -36,10 +38,25 @@ const script = scriptedDriver([
       ? { text: answerText(words) }
       : { toolCalls: [{ name: 'search', args: { query: 'lisbon' } }] },
 ]);
-/** The scripted answer, its text reported word by word with a delay, as a streaming model sends it. */
-const typing = typingDriver(script, (i, signal) =>
-  i > 0 ? abortableDelay(i >= holdAfter ? 2 ** 31 - 1 : wordDelayMs, signal) : undefined,
-);
+/**
+ * The scripted answer, its text reported word by word with a delay, as a streaming model sends
+ * it, holding before word `hold` until the run is stopped.
+ */
+const typingHeldAt = (hold: number) =>
+  typingDriver(script, (i, signal) =>
+    i > 0 ? abortableDelay(i >= hold ? 2 ** 31 - 1 : wordDelayMs, signal) : undefined,
+  );
+const plain = typingHeldAt(holdAfter);
+/** A chat whose first message says `(hold after N)` types N words, then waits to be stopped. */
+const typing: Driver = {
+  name: 'typing',
+  infer(state, context) {
+    const asked = /\(hold after (\d+)\)/.exec(
+      String(state.messages().find((m) => m.role === 'user')?.content),
+    );
+    return (asked ? typingHeldAt(Number(asked[1])) : plain).infer(state, context);
+  },
+};
 
 const agent = createAgent({
   driver: typing,

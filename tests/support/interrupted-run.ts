@@ -15,7 +15,8 @@ const { agent } = interruptedAgent(store, {
   asked: where === 'asked',
   onPay: () => {
     process.stdout.write(`${CRASH_POINT}\n`);
-    return new Promise<void>(() => {});
+    // a timer holds the process open until the SIGKILL: a bare pending promise would let it exit
+    return new Promise<void>(() => setInterval(() => {}, 60_000));
   },
 });
 const waiting = await agent.execute(AgentState.empty().withUserMessage('Pay Bob 5'), { sessionId });

@@ -41,7 +41,9 @@ export function reconcileAgent(
     ...(options.reconcile && { reconcile: options.reconcile }),
     execute: async ({ amount }, { toolCallId, idempotencyKey }) => {
       appendFileSync(ledger, `${idempotencyKey} ${toolCallId}\n`);
-      if (options.hang) await new Promise(() => {});
+      // a timer holds the process open: a bare pending promise would let it exit as soon as
+      // nothing else is scheduled, before the test kills it
+      if (options.hang) await new Promise(() => setInterval(() => {}, 60_000));
       return `paid ${amount}`;
     },
   });

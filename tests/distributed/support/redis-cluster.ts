@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Cluster, Redis } from 'ioredis';
-import { redisServerPath } from './redis-server';
+import { freePort, redisServerPath, waitForReady } from './redis-server';
 
 const run = promisify(execFile);
 
@@ -24,19 +24,6 @@ export interface RedisCluster {
   stop(): Promise<void>;
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 /** Ports P such that P and P + 10000 (the cluster bus) are both free now. */
 async function freeClusterPort(taken: Set<number>): Promise<number> {
   for (;;) {
@@ -49,30 +36,6 @@ async function freeClusterPort(taken: Set<number>): Promise<number> {
     });
     if (bus) return port;
   }
-}
-
-function waitForReady(child: ChildProcess): Promise<void> {
-  return new Promise((resolve, reject) => {
-    let output = '';
-    const timer = setTimeout(() => done(new Error(`no "Ready" within 10 s: ${output}`)), 10_000);
-    const done = (error?: Error) => {
-      clearTimeout(timer);
-      child.stdout?.off('data', onData);
-      child.off('exit', onExit);
-      if (error) reject(error);
-      else resolve();
-    };
-    const onData = (chunk: Buffer) => {
-      output += chunk;
-      if (output.includes('Ready to accept connections')) done();
-    };
-    const onExit = (code: number | null) => done(new Error(`redis-server exited (${code}): ${output}`));
-    child.stdout?.on('data', onData);
-    child.stderr?.on('data', (chunk: Buffer) => {
-      output += chunk;
-    });
-    child.on('exit', onExit);
-  });
 }
 
 /** Polls `cluster info` on every node until each says cluster_state:ok (a safety net of 30 s). */

@@ -214,6 +214,32 @@ describe('upgrading an agent under waiting sessions', { timeout: 120_000 }, () =
     expect((await store.load('new-one'))?.state.metadata().plan).toBeUndefined();
   });
 
+  it('a chat turn on a completed session of version 1 takes it migrated and saves it as version 2', async () => {
+    await park('chat.db');
+    const store = sqlite('chat.db');
+    let calls = 0;
+    const agent = paymentAgent({
+      ...v2Options(store),
+      migrations: [
+        {
+          from: '1',
+          tools: { send_payment: 'pay' },
+          state: (state) => {
+            calls++;
+            return state.withMetadata('plan', 'gold');
+          },
+        },
+      ],
+    });
+    expect((await store.load('done-03'))?.state.agentVersion()).toBe('1');
+    const answered = await agent.chat('done-03', 'hello again');
+    expect(answered.metadata().plan).toBe('gold');
+    expect(calls).toBe(1);
+    const saved = (await sqlite('chat.db').load('done-03'))?.state as AgentState;
+    expect(saved.agentVersion()).toBe('2');
+    expect(saved.metadata().plan).toBe('gold');
+  });
+
   it('a failing state migration makes the session orphaned, naming the migration', async () => {
     const agent = paymentAgent({
       ...v2Options(),

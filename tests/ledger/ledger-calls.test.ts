@@ -1,8 +1,10 @@
 import { APICallError } from '@ai-sdk/provider';
 import { MockLanguageModelV4 } from 'ai/test';
 import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { reactDriver } from '../../src/drivers/react-driver';
 import { InMemoryBudgetLedger } from '../../src/ledger/in-memory-budget-ledger';
+import { InMemorySessionStore } from '../../src/persistence/in-memory-session-store';
 import type { SubagentDefinition } from '../../src/runtime/agent-definition';
 import { createAgent } from '../../src/runtime/create-agent';
 import { AgentState } from '../../src/state/agent-state';
@@ -10,6 +12,7 @@ import { InvalidArgumentError } from '../../src/state/errors';
 import { ExecutionStatus } from '../../src/state/execution-status';
 import type { AgentEvent } from '../../src/state/loop-events';
 import { StopReason } from '../../src/state/stop-reason';
+import { defineTool } from '../../src/tools/define-tool';
 import { add } from '../support/agents';
 import { memoryTracer } from '../support/otel';
 import { stoppedByLedger } from './support/cap-scenario';
@@ -43,6 +46,42 @@ describe('a run charging the budget ledger', () => {
       reservedCost: 0,
       reservedTokens: 0,
     });
+  });
+
+  it('charges the scopes decide names for the calls of the run it continues', async () => {
+    const ledger = new InMemoryBudgetLedger();
+    const store = new InMemorySessionStore();
+    const asked = defineTool({
+      description: 'Add, asked first',
+      inputSchema: z.object({ a: z.number(), b: z.number() }),
+      needsApproval: true,
+      execute: async ({ a, b }) => a + b,
+    });
+    const model = scripted('m', [{ tool: 'add', input: { a: 1, b: 2 } }, { text: '3' }, { text: 'again' }]);
+    const agent = createAgent({ model, ledger, store, tools: { add: asked }, modelOptions: priced('m') });
+    const waiting = await agent.execute(hi(), { sessionId: 's', ledgerScopes: ['tenant:acme'] });
+    expect(waiting.pendingApprovals()).toHaveLength(1);
+    expect((await ledger.usage('tenant:acme')).cost).toBeCloseTo(CALL_COST);
+    // the step after the approval is charged to the scopes decide names
+    const [pending] = waiting.pendingApprovals();
+    const decided = await agent.decide(
+      's',
+      [{ toolCallId: pending?.toolCallId as string, type: 'approve' }],
+      {
+        ledgerScopes: ['user:7'],
+      },
+    );
+    expect(decided.status()).toBe(ExecutionStatus.Completed);
+    expect((await ledger.usage('user:7')).cost).toBeCloseTo(CALL_COST);
+    expect((await ledger.usage('tenant:acme')).cost).toBeCloseTo(CALL_COST);
+    // a later run of the session's state under a capped scope is refused before its call
+    await ledger.setLimit('user:8', { maxCost: 1e-9 });
+    const next = await agent.execute(decided.forNextExecution().withUserMessage('more'), {
+      sessionId: 's2',
+      ledgerScopes: ['user:8'],
+    });
+    expect(stoppedByLedger(next, 'user:8')).toBe(true);
+    expect((await ledger.usage('user:8')).reservedCost).toBe(0);
   });
 
   it('settles each call to its real usage priced with modelOptions.pricing, and reports both ends', async () => {

@@ -288,7 +288,17 @@ function processCpuMs(pid: number | undefined): number {
 async function startWorker(config: WorkerConfig): Promise<BenchWorker> {
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', fileURLToPath(import.meta.url), '--worker', JSON.stringify(config)],
+    [
+      // BENCH_WORKER_PROFILE=<dir>: a CPU profile of each worker process, written there when it stops
+      ...(process.env.BENCH_WORKER_PROFILE
+        ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_WORKER_PROFILE}`]
+        : []),
+      '--import',
+      'tsx',
+      fileURLToPath(import.meta.url),
+      '--worker',
+      JSON.stringify(config),
+    ],
     { stdio: ['pipe', 'pipe', 'pipe'] },
   );
   await waitForOutput(child, `ready ${config.tag}`, 30_000);

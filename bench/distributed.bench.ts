@@ -11,6 +11,11 @@
  *    per step) checkpointed to a RedisSessionStore after every step, against the same run on an
  *    InMemorySessionStore and with no store; median of 5 runs.
  *
+ * 3. (1) again on a 3-master Redis Cluster of its own (`redis-cli --cluster create` on loopback
+ *    ports; the store's default prefix, the client and workers given an ioredis Cluster;
+ *    BENCH_CLUSTER=0 leaves it out); commands counted on every master.
+ *    The queue's keys share one slot (BullMQ's hash-tagged prefix), so one master takes them.
+ *
  * It starts its own redis-server (127.0.0.1, a free port, a temporary directory, no persistence)
  * and stops it at the end; without redis-server it says so and returns. The worker processes are
  * this file run with `--worker <config>`.
@@ -19,7 +24,7 @@ import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import { z } from 'zod';
 import { createAgentClient, createAgentWorker, RedisSessionStore } from '../src/distributed/index';
 import {
@@ -31,17 +36,20 @@ import {
   type SessionStore,
   scriptedDriver,
 } from '../src/index';
+import { startRedisCluster } from '../tests/distributed/support/redis-cluster';
 import { median, now, printTable } from './harness';
 import { redisServerPath, serveUntilTerminated, startRedis, waitForOutput } from './redis-process';
 
 const SESSIONS = 60;
 const ROUNDS = 3;
-const WORKER_CONCURRENCY = 8;
+const WORKER_CONCURRENCY = Number(process.env.BENCH_WORKER_CONCURRENCY ?? 8);
 const LONG_RUN_STEPS = 200;
 const LONG_RUNS = 5;
 
 interface WorkerConfig {
-  readonly port: number;
+  /** One Redis: its port; a Cluster: its masters' ports (the startup nodes). */
+  readonly ports: readonly number[];
+  readonly cluster: boolean;
   readonly queueName: string;
   readonly prefix: string;
   readonly tag: string;
@@ -88,8 +96,14 @@ function longAgent(steps: number, store: SessionStore | undefined) {
   });
 }
 
+/** What a worker, the client and the store are given: options of one Redis, or an ioredis Cluster. */
+function connectionOf(target: { ports: readonly number[]; cluster: boolean }) {
+  const nodes = target.ports.map((port) => ({ host: '127.0.0.1', port }));
+  return target.cluster ? new Cluster(nodes) : (nodes[0] as { host: string; port: number });
+}
+
 async function runWorker(config: WorkerConfig): Promise<void> {
-  const connection = { host: '127.0.0.1', port: config.port };
+  const connection = connectionOf(config);
   const store = new RedisSessionStore({ connection, prefix: config.prefix });
   const worker = await createAgentWorker({
     agents: { short: shortAgent() },
@@ -116,24 +130,39 @@ export default async function run(): Promise<void> {
   }
   const redis = await startRedis(binary);
   try {
-    await throughput(redis.port);
+    await throughput({ ports: [redis.port], cluster: false }, 'one Redis');
     await checkpointCost(redis.port);
   } finally {
     await redis.stop();
   }
+  if (process.env.BENCH_CLUSTER === '0') return;
+  const cluster = await startRedisCluster();
+  try {
+    await throughput({ ports: cluster.nodes.map((n) => n.port), cluster: true }, 'a 3-master Redis Cluster');
+  } finally {
+    await cluster.stop();
+  }
 }
 
-async function throughput(port: number): Promise<void> {
+async function throughput(
+  target: { ports: readonly number[]; cluster: boolean },
+  where: string,
+): Promise<void> {
   const rows: Record<string, string | number>[] = [];
   let single = 0;
-  const raw = new Redis({ host: '127.0.0.1', port });
+  // every master's counts (a Cluster spreads the commands over its masters)
+  const raws = target.ports.map((port) => new Redis({ host: '127.0.0.1', port }));
   for (const processes of [1, 2, 4]) {
     const queueName = `bench-${randomUUID()}`;
+    // on a Cluster too: each session's keys carry its own hash tag after the prefix
     const prefix = `${queueName}:`;
     const workers = await Promise.all(
-      Array.from({ length: processes }, (_, i) => startWorker({ port, queueName, prefix, tag: `w${i + 1}` })),
+      Array.from({ length: processes }, (_, i) =>
+        startWorker({ ...target, queueName, prefix, tag: `w${i + 1}` }),
+      ),
     );
-    const client = await createAgentClient({ connection: { host: '127.0.0.1', port }, queueName });
+    const connection = connectionOf(target);
+    const client = await createAgentClient({ connection, queueName });
     try {
       const round = async (label: string) => {
         const start = now();
@@ -151,9 +180,9 @@ async function throughput(port: number): Promise<void> {
       await round('warmup');
       const measured = [];
       const cpuBefore = workers.map((w) => w.cpuMs());
-      await raw.config('RESETSTAT');
+      await Promise.all(raws.map((raw) => raw.config('RESETSTAT')));
       for (let r = 0; r < ROUNDS; r++) measured.push(await round(`round-${r}`));
-      const commands = await commandCount(raw);
+      const commands = (await Promise.all(raws.map(commandCount))).reduce((a, b) => a + b, 0);
       const cpuMs = workers.reduce((sum, w, i) => sum + w.cpuMs() - (cpuBefore[i] as number), 0);
       const ms = median(measured.map((m) => m.ms));
       const perSecond = (SESSIONS / ms) * 1000;
@@ -170,12 +199,13 @@ async function throughput(port: number): Promise<void> {
       });
     } finally {
       await client.close();
+      if (connection instanceof Cluster) await connection.quit();
       await Promise.all(workers.map((w) => w.stop()));
     }
   }
-  await raw.quit();
+  await Promise.all(raws.map((raw) => raw.quit()));
   printTable(
-    `Sessions through a worker pool: ${SESSIONS} sessions of 3 steps, ${WORKER_CONCURRENCY} jobs per worker (median of ${ROUNDS})`,
+    `Sessions through a worker pool on ${where}: ${SESSIONS} sessions of 3 steps, ${WORKER_CONCURRENCY} jobs per worker (median of ${ROUNDS})`,
     rows,
   );
 }
@@ -258,7 +288,17 @@ function processCpuMs(pid: number | undefined): number {
 async function startWorker(config: WorkerConfig): Promise<BenchWorker> {
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', fileURLToPath(import.meta.url), '--worker', JSON.stringify(config)],
+    [
+      // BENCH_WORKER_PROFILE=<dir>: a CPU profile of each worker process, written there when it stops
+      ...(process.env.BENCH_WORKER_PROFILE
+        ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_WORKER_PROFILE}`]
+        : []),
+      '--import',
+      'tsx',
+      fileURLToPath(import.meta.url),
+      '--worker',
+      JSON.stringify(config),
+    ],
     { stdio: ['pipe', 'pipe', 'pipe'] },
   );
   await waitForOutput(child, `ready ${config.tag}`, 30_000);

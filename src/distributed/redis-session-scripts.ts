@@ -14,10 +14,10 @@
 export const SAVE_SCRIPT = `
 local actual = ''
 local gen = ''
-local length = redis.call('LLEN', KEYS[1])
+local newest = redis.call('LINDEX', KEYS[1], -1)
 local legacy = false
-if length > 0 then
-  local head = string.sub(redis.call('LINDEX', KEYS[1], -1), 1, 200)
+if newest then
+  local head = string.sub(newest, 1, 200)
   actual, gen = string.match(head, '^{"journal":%d+,"v":(%d+),"gen":"([^"]*)"')
   if not actual then return {'corrupt'} end
 elseif redis.call('EXISTS', KEYS[2]) == 1 then
@@ -38,8 +38,9 @@ if actual ~= ARGV[1] then return {'conflict', actual} end
 -- it holds the token ARGV[7]
 if KEYS[4] and redis.call('GET', KEYS[4]) ~= ARGV[7] then return {'fenced'} end
 if ARGV[3] == 'delta' and gen ~= ARGV[4] then return {'stale'} end
-redis.call('RPUSH', KEYS[1], ARGV[2])
-if ARGV[3] == 'snapshot' then redis.call('SET', KEYS[3], length) end
+-- RPUSH answers the new length: the record's position is one less
+local length = redis.call('RPUSH', KEYS[1], ARGV[2])
+if ARGV[3] == 'snapshot' then redis.call('SET', KEYS[3], length - 1) end
 if legacy then redis.call('DEL', KEYS[2]) end
 if ARGV[6] ~= '' then
   redis.call('EXPIRE', KEYS[1], ARGV[6])
@@ -49,23 +50,26 @@ return {'ok'}
 `;
 
 /**
- * Reads what a load needs in one step: the records from the newest snapshot on. KEYS: the journal,
+ * Reads what a load needs in one step: the records from the newest snapshot on (the position and
+ * LRANGE; LLEN only when that finds nothing). KEYS: the journal,
  * the snapshot position, the document from before the journal. Replies `{ 'ok', records }`,
  * `{ 'document', text }` (no journal, a document from before it), `{ 'none' }`, or
  * `{ 'position', position }` when the position is missing, not a whole number, or not in the list
  * (damage: a save always sets it with the first record).
  */
 export const LOAD_SCRIPT = `
-local length = redis.call('LLEN', KEYS[1])
-if length == 0 then
+local position = redis.call('GET', KEYS[2])
+local from = position and string.match(position, '^%d+$') and tonumber(position)
+if from then
+  local records = redis.call('LRANGE', KEYS[1], from, -1)
+  if #records > 0 then return {'ok', records} end
+end
+if redis.call('LLEN', KEYS[1]) == 0 then
   local document = redis.call('GET', KEYS[3])
   if document then return {'document', document} end
   return {'none'}
 end
-local position = redis.call('GET', KEYS[2])
-local from = position and string.match(position, '^%d+$') and tonumber(position)
-if not from or from >= length then return {'position', position or ''} end
-return {'ok', redis.call('LRANGE', KEYS[1], from, -1)}
+return {'position', position or ''}
 `;
 
 /**

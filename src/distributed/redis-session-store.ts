@@ -23,6 +23,7 @@ import { InvalidArgumentError } from '../state/errors';
 import { SessionLockLostError } from './errors';
 import { assertKeyPrefix, type SessionKeys, sessionKeys } from './redis-keys';
 import { closeRedis, connectRedis, connectTimeout, type RedisHandle } from './redis-modules';
+import { runScript } from './redis-script-call';
 import { deleteSession, listSessionIds, moveOldLayout } from './redis-session-layout';
 import { FORK_DOCUMENT_SCRIPT, FORK_SCRIPT, LOAD_SCRIPT, SAVE_SCRIPT } from './redis-session-scripts';
 import type { RedisConnection } from './redis-types';
@@ -133,7 +134,8 @@ export class RedisSessionStore implements JournaledSessionStore {
       this.tips.delete(id);
       const keys = this.keys(id);
       for (let attempt = 0; ; attempt++) {
-        const [outcome, found] = (await redis.eval(
+        const [outcome, found] = (await runScript(
+          redis,
           LOAD_SCRIPT,
           3,
           keys.journal,
@@ -258,11 +260,19 @@ export class RedisSessionStore implements JournaledSessionStore {
         // A session from before the journal: its document is copied as it is.
         loaded = decodeSessionDocument(stored.document, this.legacyAt(id));
         if (loaded.version !== version) throw new CheckpointNotFoundError(id, version);
-        copied = await redis.eval(FORK_DOCUMENT_SCRIPT, 2, keys.journal, keys.document, stored.document);
+        copied = await runScript(
+          redis,
+          FORK_DOCUMENT_SCRIPT,
+          2,
+          keys.journal,
+          keys.document,
+          stored.document,
+        );
       } else {
         loaded = { state: replayRecords(stored.records, this.at(id), version).state, version };
         const fork = forkRecords(stored.records, version, this.at(id));
-        copied = await redis.eval(
+        copied = await runScript(
+          redis,
           FORK_SCRIPT,
           3,
           keys.journal,
@@ -316,8 +326,9 @@ export class RedisSessionStore implements JournaledSessionStore {
       this.idleTtl,
     ];
     // FENCE: the lock's key (in the session's slot) joins the keys, its token the arguments
-    if (fence) return (await redis.eval(SAVE_SCRIPT, 4, ...keys, fence.key, ...args, fence.token)) as Reply;
-    return (await redis.eval(SAVE_SCRIPT, 3, ...keys, ...args)) as Reply;
+    if (fence)
+      return (await runScript(redis, SAVE_SCRIPT, 4, ...keys, fence.key, ...args, fence.token)) as Reply;
+    return (await runScript(redis, SAVE_SCRIPT, 3, ...keys, ...args)) as Reply;
   }
 
   /** The stored records (or document from before the journal) of a session, or null. */

@@ -10,6 +10,7 @@ import {
 import type { UIMessageChunk } from '../ui/ui-message';
 import { assertKeyPrefix, chatKeys } from './redis-keys';
 import { closeRedis, connectRedis, connectTimeout, type RedisHandle } from './redis-modules';
+import { runScript } from './redis-script-call';
 import { DEFAULT_SESSION_KEY_PREFIX } from './redis-session-store';
 import { APPEND_SCRIPT, BEGIN_SCRIPT, END_SCRIPT, STEER_SCRIPT, STOP_SCRIPT } from './redis-stream-scripts';
 import type { RedisConnection } from './redis-types';
@@ -98,7 +99,8 @@ export class RedisStreamStore implements StreamStore {
 
   async begin(chatId: string, streamId: string): Promise<boolean> {
     const redis = await this.redis();
-    const claimed = await redis.eval(
+    const claimed = await runScript(
+      redis,
       BEGIN_SCRIPT,
       2,
       this.activeKey(chatId),
@@ -111,7 +113,8 @@ export class RedisStreamStore implements StreamStore {
 
   private async write(chatId: string, streamId: string, json: string): Promise<void> {
     const redis = await this.redis();
-    const written = await redis.eval(
+    const written = await runScript(
+      redis,
       APPEND_SCRIPT,
       2,
       this.activeKey(chatId),
@@ -133,7 +136,8 @@ export class RedisStreamStore implements StreamStore {
 
   async end(chatId: string, streamId: string): Promise<void> {
     const redis = await this.redis();
-    await redis.eval(
+    await runScript(
+      redis,
       END_SCRIPT,
       4,
       this.activeKey(chatId),
@@ -203,7 +207,8 @@ export class RedisStreamStore implements StreamStore {
   async requestStop(chatId: string): Promise<boolean> {
     const redis = await this.redis();
     return this.onOpenStream(redis, chatId, (streamId) =>
-      redis.eval(
+      runScript(
+        redis,
         STOP_SCRIPT,
         2,
         this.activeKey(chatId),
@@ -260,7 +265,8 @@ export class RedisStreamStore implements StreamStore {
     const redis = await this.redis();
     const json = JSON.stringify(message);
     return this.onOpenStream(redis, chatId, (streamId) =>
-      redis.eval(
+      runScript(
+        redis,
         STEER_SCRIPT,
         3,
         this.activeKey(chatId),

@@ -22,7 +22,8 @@ afterAll(async () => {
 
 async function calls(): Promise<{ eval: number; evalsha: number }> {
   const info = await redis.info('commandstats');
-  const count = (name: string) => Number(new RegExp(`^cmdstat_${name}:calls=(\\d+)`, 'm').exec(info)?.[1] ?? 0);
+  const count = (name: string) =>
+    Number(new RegExp(`^cmdstat_${name}:calls=(\\d+)`, 'm').exec(info)?.[1] ?? 0);
   return { eval: count('eval'), evalsha: count('evalsha') };
 }
 

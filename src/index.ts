@@ -93,6 +93,7 @@ export {
   MissingRecordedResultError,
   type ReplayOptions,
   type ReplayResult,
+  type RunInputOptions,
   type SessionUpgradeReport,
   type UpgradeReport,
   type UpgradeSource,

@@ -30,7 +30,7 @@ export interface AgentRuns {
 }
 
 /** What a run's start reads of a call's options; the rest are the actor's. */
-export interface RunStartOptions {
+interface RunStartOptions {
   readonly signal?: AbortSignal;
   readonly onEvent?: RunListener;
   readonly inspect?: unknown;
@@ -39,7 +39,7 @@ export interface RunStartOptions {
 type SessionOptions = Omit<ExecuteOptions, 'sessionId'>;
 
 /** Runs `state` on a new actor of `agent` to its outcome, in `session` when given: how every run starts. */
-export function startRun(
+function startRun(
   agent: Pick<Agent, 'createActor'>,
   state: AgentState,
   options: RunStartOptions,

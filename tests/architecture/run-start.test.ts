@@ -42,7 +42,7 @@ describe('starting a run', () => {
     );
     expect(outside).toEqual(['runtime/agent-runs.ts']);
     const runs = readFileSync(join(root, 'src/runtime/agent-runs.ts'), 'utf8');
-    const startRun = runs.slice(runs.indexOf('export function startRun'));
+    const startRun = runs.slice(runs.indexOf('\nfunction startRun('));
     expect(startRun.slice(0, startRun.indexOf('\n}\n'))).toContain('runToOutcome(');
   });
 

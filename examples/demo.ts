@@ -23,15 +23,13 @@ import type { AnyActorRef, InspectionEvent } from 'xstate';
 import {
   type AgentEvent,
   AgentState,
-  combineInspectors,
   createAgent,
   ExecutionBudget,
   modelDriver,
-  recordTrace,
-  renderRunViewer,
   scriptedDriver,
   type Usage,
 } from '../src/index';
+import { combineInspectors, recordTrace, renderRunViewer } from '../src/inspect/index';
 import { calculator, search } from './support/travel';
 
 const apiKey = process.env.OPENAI_API_KEY;

@@ -21,17 +21,15 @@ import { z } from 'zod';
 import {
   type AgentState,
   createAgent,
-  createChatHandler,
   type Driver,
   defineTool,
   ExecutionBudget,
   modelDriver,
   type SessionStore,
   SqliteSessionStore,
-  type StreamStore,
   scriptedDriver,
-  toNodeHandler,
 } from '../src/index';
+import { createChatHandler, type StreamStore, toNodeHandler } from '../src/ui/index';
 import { calculator, search } from './support/travel';
 
 export interface ChatAppOptions {

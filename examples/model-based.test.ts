@@ -5,7 +5,8 @@
  *   npx vitest run examples/model-based.test.ts
  */
 import { describe, expect, it } from 'vitest';
-import { createAgentTestModel, ExecutionBudget, type Hook } from '../src/index';
+import { ExecutionBudget, type Hook } from '../src/index';
+import { createAgentTestModel } from '../src/testing/index';
 
 // The hook under test: it keeps an audit trail of steps in the state's metadata.
 const audit: Hook = {

@@ -1,10 +1,11 @@
 /**
- * The main entry: everything an app uses. The same names are also grouped by audience in subpath
- * entries: `agent-machine/stores`, `/distributed`, `/inspect`, `/ui`, `/mcp`, `/telemetry`,
- * `/testing`; the chart's protocol and plumbing for custom runtimes in `/internal` (re-exported
- * here, deprecated, until the next release).
+ * The main entry: what an app uses (createAgent, defineTool, the drivers, the stores an app picks,
+ * the state and its readers, the errors an app catches). The other names are grouped by audience in
+ * subpath entries: `agent-machine/stores`, `/distributed`, `/inspect`, `/ui`, `/mcp`, `/telemetry`,
+ * `/testing`; the chart's protocol and plumbing for custom runtimes in `/internal`. The names this
+ * entry exported before they moved are re-exported, deprecated, until the next release
+ * (src/deprecated/). tests/architecture/main-entry.test.ts holds it to 120 values.
  */
-import * as internal from './internal';
 
 export { type AgentEvent, type HookStage, LoopTag, StateId, statePath } from '../machines/agentLoop';
 export { type ContextOverflow, contextOverflowOf } from './context/context-overflow';
@@ -15,7 +16,8 @@ export {
   InvalidContextOptionsError,
 } from './context/context-window';
 export { estimateMessageTokens, estimateTextTokens } from './context/token-estimate';
-export * from './distributed/index';
+// Names this entry exported before they moved to a subpath entry: deprecated, removed in the next release.
+export * from './deprecated/index';
 export type { Driver, DriverContext } from './drivers/driver';
 export {
   type LanguageModel,
@@ -42,7 +44,6 @@ export {
   type ReplayDriverOptions,
   replayDriver,
 } from './drivers/replay-driver';
-export { digestOf, stepRequest } from './drivers/request-digest';
 export { type ScriptEntry, type ScriptStep, scriptedDriver } from './drivers/scripted-driver';
 export type { PrepareStep, StepSettings } from './drivers/step-settings';
 export { consecutiveErrorSteps, type ErrorPolicyOptions, errorPolicy } from './hooks/error-policy';
@@ -58,11 +59,24 @@ export type {
   ToolUseDecision,
 } from './hooks/hook';
 export { type ResponseSchema, structuredOutputGuard } from './hooks/structured-output-guard';
-export * from './inspect/index';
 export * from './ledger/index';
-export * from './mcp/index';
 export * from './messages/index';
-export * from './persistence/index';
+export type { Durability } from './persistence/durability';
+export {
+  CheckpointNotFoundError,
+  InvalidSessionIdError,
+  NoSessionStoreError,
+  SessionConflictError,
+  SessionNotFoundError,
+} from './persistence/errors';
+export type { ExecutionStore } from './persistence/execution-store';
+export { FileSessionStore } from './persistence/file-session-store';
+export { InMemoryExecutionStore } from './persistence/in-memory-execution-store';
+export { InMemorySessionStore } from './persistence/in-memory-session-store';
+export type { Checkpoint } from './persistence/journal/checkpoint';
+export type { LoadedSession, SessionStore } from './persistence/session-store';
+export { SqliteExecutionStore } from './persistence/sqlite-execution-store';
+export { SqliteSessionStore } from './persistence/sqlite-session-store';
 export type { SubagentDefinition } from './runtime/agent-definition';
 export { type AgentDefinition, InvalidDefinitionError } from './runtime/agent-definition';
 export { ChatTurnConflictError } from './runtime/chat-turn-conflict-error';
@@ -79,6 +93,7 @@ export {
   MissingRecordedResultError,
   type ReplayOptions,
   type ReplayResult,
+  type RunInputOptions,
   type SessionUpgradeReport,
   type UpgradeReport,
   type UpgradeSource,
@@ -106,8 +121,6 @@ export {
   SubagentFailedError,
   type SubagentsConfig,
 } from './subagents/subagent-definition';
-export * from './telemetry/index';
-export * from './testing/index';
 export type { ReconcileOutcome, ReconcileRequest, ToolReconcile } from './tools/define-tool';
 export {
   type ApprovalCheckOptions,
@@ -121,72 +134,5 @@ export {
   toolEffect,
 } from './tools/define-tool';
 export { ReconcileError, type ReconcileErrorCode } from './tools/reconcile-call';
-export { executeTools, runTools, type ToolExecutorOptions } from './tools/tool-executor';
-export { toolResultMessage } from './tools/tool-result-message';
 export { ToolTimeoutError } from './tools/tool-timeout-error';
-export * from './ui/index';
-
-// ---- moved to `agent-machine/internal` (deprecated here; removed from the main entry in the next release)
-
-/** @deprecated Import from `agent-machine/internal`: the chart, for custom runtimes. */
-export const agentLoop = internal.agentLoop;
-/** @deprecated Import from `agent-machine/internal`. */
-export type LoopEvent = internal.LoopEvent;
-/** @deprecated Import from `agent-machine/internal`. */
-export type LoopInput = internal.LoopInput;
-/** @deprecated Import from `agent-machine/internal`. */
-export type StepCheck = internal.StepCheck;
-/** @deprecated Import from `agent-machine/internal`. */
-export type WorkerAnswer = internal.WorkerAnswer;
-/** @deprecated Import from `agent-machine/internal`. */
-export type WorkerInput = internal.WorkerInput;
-/** @deprecated Import from `agent-machine/internal`. */
-export type WorkRequest = internal.WorkRequest;
-/** @deprecated Import from `agent-machine/internal`. */
-export const allMessages = internal.allMessages;
-/** @deprecated Import from `agent-machine/internal`. */
-export const conversationWithCurrentToolTrace = internal.conversationWithCurrentToolTrace;
-/** @deprecated Import from `agent-machine/internal`. */
-export type MessageCompiler = internal.MessageCompiler;
-/** @deprecated Import from `agent-machine/internal`. */
-export const callModels = internal.callModels;
-/** @deprecated Import from `agent-machine/internal`. */
-export type AnsweredCall = internal.AnsweredCall;
-/** @deprecated Import from `agent-machine/internal`. */
-export const parseArgs = internal.parseArgs;
-/** @deprecated Import from `agent-machine/internal`. */
-export const toPrompt = internal.toPrompt;
-/** @deprecated Import from `agent-machine/internal`. */
-export const REACT_TEXT_KEY = internal.REACT_TEXT_KEY;
-/** @deprecated Import from `agent-machine/internal`. */
-export const toReActPrompt = internal.toReActPrompt;
-/** @deprecated Import from `agent-machine/internal`. */
-export const OBSERVATION_STOP = internal.OBSERVATION_STOP;
-/** @deprecated Import from `agent-machine/internal`. */
-export const parseReActReply = internal.parseReActReply;
-/** @deprecated Import from `agent-machine/internal`. */
-export type ReActReply = internal.ReActReply;
-/** @deprecated Import from `agent-machine/internal`. */
-export type ReActToolDescription = internal.ReActToolDescription;
-/** @deprecated Import from `agent-machine/internal`. */
-export const reactCorrection = internal.reactCorrection;
-/** @deprecated Import from `agent-machine/internal`. */
-export const reactInstructions = internal.reactInstructions;
-/** @deprecated Import from `agent-machine/internal`. */
-export const SCRIPT_CURSOR_KEY = internal.SCRIPT_CURSOR_KEY;
-/** @deprecated Import from `agent-machine/internal`. */
-export const BUDGET_GUARD = internal.BUDGET_GUARD;
-/** @deprecated Import from `agent-machine/internal`. */
-export const budgetSignal = internal.budgetSignal;
-/** @deprecated Import from `agent-machine/internal`. */
-export type EventIds = internal.EventIds;
-/** @deprecated Import from `agent-machine/internal`. */
-export const eventIds = internal.eventIds;
-/** @deprecated Import from `agent-machine/internal`. */
-export const stepEventIds = internal.stepEventIds;
-/** @deprecated Import from `agent-machine/internal`. */
-export type SubagentRunner = internal.SubagentRunner;
-/** @deprecated Import from `agent-machine/internal`. */
-export const subagentInputSchema = internal.subagentInputSchema;
-/** @deprecated Import from `agent-machine/internal`. */
-export const subagentTool = internal.subagentTool;
+export { AgentStream } from './ui/agent-stream';

@@ -52,6 +52,21 @@ export interface ExecuteOptions extends Omit<CreateActorOptions, 'session'> {
   readonly onEvent?: RunListener;
 }
 
+/** The options of a run's machine input (`agent.inputFor`). */
+export interface RunInputOptions {
+  /** Run on this budget instead of the definition's. */
+  readonly budget?: ExecutionBudget;
+  readonly session?: LoopSession;
+  /** False when no one can listen to the run (default true). */
+  readonly reports?: boolean;
+  /** A subagent's: how its caller saves the intent of its steps (`LoopContext.intentSave`). */
+  readonly intentSave?: IntentSave;
+  /** Something can see the run's states (`LoopContext.observed`); default: `reports`. */
+  readonly observed?: boolean;
+  /** The budget ledger scopes the run charges (`CreateActorOptions.ledgerScopes`). */
+  readonly ledgerScopes?: readonly string[];
+}
+
 export interface Agent {
   readonly definition: AgentDefinition;
   readonly budget: ExecutionBudget;
@@ -99,16 +114,15 @@ export interface Agent {
    * The machine input for a run of `state` (its budget: the definition's unless given; `reports`
    * false when no one can listen to the run, default true).
    */
+  inputFor(state: AgentState, options?: RunInputOptions): LoopInput;
+  /** @deprecated Pass the options as an object: `inputFor(state, { budget, session, reports })`. */
   inputFor(
     state: AgentState,
     budget?: ExecutionBudget,
     session?: LoopSession,
     reports?: boolean,
-    /** A subagent's: how its caller saves the intent of its steps (`LoopContext.intentSave`). */
     intentSave?: IntentSave,
-    /** Something can see the run's states (`LoopContext.observed`); default: `reports`. */
     observed?: boolean,
-    /** The budget ledger scopes the run charges (`CreateActorOptions.ledgerScopes`). */
     ledgerScopes?: readonly string[],
   ): LoopInput;
   /** The XState actor (not started): starts in `pending`; send `execute`, `user.message`, `stop`. */

@@ -172,15 +172,13 @@ export function provideLoop(
         const saves = context.session !== null || context.intentSave !== null;
         const intentSave = saves ? nested.saverFor(self, event.toolCallId) : undefined;
         // seen as its caller is: an inspector of the caller's system sees the child's states
-        const input = child.inputFor(
-          event.state,
-          event.budget,
-          undefined,
-          context.reports,
+        const input = child.inputFor(event.state, {
+          budget: event.budget,
+          reports: context.reports,
           intentSave,
-          context.observed,
-          context.ledgerScopes,
-        );
+          observed: context.observed,
+          ledgerScopes: context.ledgerScopes,
+        });
         spawnByName(subagentActor(event.name), { id: event.id, input });
         return {};
       }),

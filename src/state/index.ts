@@ -1,9 +1,9 @@
+/** AgentState and its parts, as an app reads them (the main entry re-exports this). */
 export { AgentContext, DEFAULT_SECTION, MessageStore, type ResponseFormat } from './agent-context';
 export { AgentError } from './agent-error';
 export { AgentState, type AgentStateProps, type LlmConfig } from './agent-state';
 export { AgentStep, InferenceResponse, type StepRequest } from './agent-step';
 export { AgentStepType } from './agent-step-type';
-export { AppendOnlyList } from './append-only-list';
 export { type ApprovalDecision, ApprovalRequest } from './approval';
 export { ApprovalError } from './approval-error';
 export {
@@ -18,10 +18,8 @@ export { type BudgetLimits, type BudgetUsage, ExecutionBudget } from './executio
 export { ExecutionContinuation } from './execution-continuation';
 export { ExecutionState } from './execution-state';
 export { ExecutionStatus, isTerminalStatus } from './execution-status';
-export { newId } from './ids';
 export { InvalidUsageError } from './inference-admission';
-export { firstDifference, type JsonDifference } from './json-difference';
-export { MAX_VALUE_DEPTH, toJsonValue, UnsavableValueError, ValueTooDeepError } from './json-value';
+export { UnsavableValueError, ValueTooDeepError } from './json-value';
 export {
   type ContentPart,
   Message,
@@ -32,9 +30,9 @@ export {
   textOf,
 } from './message';
 export type { ApprovalReason, ApprovalRoute, PendingApproval } from './pending-approval';
-export { type AgentStateJSON, agentStateSchema, FORMAT_VERSION } from './schemas';
+export { type AgentStateJSON, FORMAT_VERSION } from './schemas';
 export { StepExecution } from './step-execution';
-export { failsTheRun, StopReason, stopReasonPriority, wasForceStopped } from './stop-reason';
+export { failsTheRun, StopReason, wasForceStopped } from './stop-reason';
 export { StopSignal } from './stop-signal';
 export { ToolExecution, type ToolResolution } from './tool-execution';
 export { Usage } from './usage';

@@ -90,7 +90,7 @@ export function createAgentTestModel(options: AgentTestModelOptions = {}) {
   const graphAgent = createAgent(definition(null));
   const initial = initialState(options.startAwaitingApproval ?? false, options.startAfterFinalStep);
   const quiet = options.quiet ?? false;
-  const input = graphAgent.inputFor(initial, undefined, session, !quiet);
+  const input = graphAgent.inputFor(initial, { session, reports: !quiet });
 
   const eventOptions = { withSubagent, executions, probeHooks, approvals, timeLimit };
   // A situation the runtime leaves by itself cannot be observed at rest: no path may end there.

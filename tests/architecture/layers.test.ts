@@ -33,6 +33,8 @@ const RANK: Record<string, number> = {
   inspect: 6,
   testing: 6,
   'internal.ts': 7,
+  // the main entry's deprecated aliases of names that moved to a subpath entry
+  deprecated: 7.5,
   'index.ts': 8,
   'cli.ts': 8,
 };

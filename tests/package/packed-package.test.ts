@@ -19,6 +19,7 @@ const repo = resolve(import.meta.dirname, '../..');
 const fixtures = join(repo, 'tests/package/consumer');
 const tsc = join(repo, 'node_modules/.bin/tsc');
 const INSTALL_TIMEOUT_MS = 240_000;
+const TYPECHECK_TIMEOUT_MS = 120_000;
 
 /** The two projects: each AI SDK major with its OpenAI-compatible provider. */
 const majors = [
@@ -142,29 +143,34 @@ describe.each(majors)('the packed package with ai@$ai', (major) => {
     { module: 'nodenext', moduleResolution: 'nodenext', files: ['check.ts', 'check.cts'] },
     { module: 'node16', moduleResolution: 'node16', files: ['check.ts', 'check.cts'] },
     { module: 'esnext', moduleResolution: 'bundler', files: ['check.ts'] },
-  ])('type-checks under moduleResolution $moduleResolution with skipLibCheck false', async (options) => {
-    const config = `tsconfig.${options.moduleResolution}.json`;
-    writeFileSync(
-      join(project(), config),
-      JSON.stringify({
-        compilerOptions: {
-          module: options.module,
-          moduleResolution: options.moduleResolution,
-          target: 'ES2022',
-          lib: ['ES2023', 'DOM'],
-          types: ['node'],
-          strict: true,
-          skipLibCheck: false,
-          noEmit: true,
-        },
-        files: options.files,
-      }),
-    );
-    const result = await run(tsc, ['-p', config], { cwd: project() }).catch(
-      (error: { stdout: string; stderr: string }) => error,
-    );
-    expect(`${result.stdout}${result.stderr}`).toBe('');
-  });
+  ])(
+    'type-checks under moduleResolution $moduleResolution with skipLibCheck false',
+    async (options) => {
+      const config = `tsconfig.${options.moduleResolution}.json`;
+      writeFileSync(
+        join(project(), config),
+        JSON.stringify({
+          compilerOptions: {
+            module: options.module,
+            moduleResolution: options.moduleResolution,
+            target: 'ES2022',
+            lib: ['ES2023', 'DOM'],
+            types: ['node'],
+            strict: true,
+            skipLibCheck: false,
+            noEmit: true,
+          },
+          files: options.files,
+        }),
+      );
+      const result = await run(tsc, ['-p', config], { cwd: project() }).catch(
+        (error: { stdout: string; stderr: string }) => error,
+      );
+      expect(`${result.stdout}${result.stderr}`).toBe('');
+      // a safety net: tsc over the packed types took 19-28 s with both cores busy (load average 16-20)
+    },
+    TYPECHECK_TIMEOUT_MS,
+  );
 });
 
 async function npm(args: string[], cwd: string): Promise<void> {

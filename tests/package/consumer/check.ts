@@ -9,11 +9,10 @@ import {
   fromModelMessages,
   type LanguageModel,
   modelDriver,
-  type RedisConnection,
   toModelMessages,
   toUIMessages,
 } from 'agent-machine';
-import { createAgentClient } from 'agent-machine/distributed';
+import { createAgentClient, type RedisConnection } from 'agent-machine/distributed';
 import { renderRunViewer } from 'agent-machine/inspect';
 import { agentLoop } from 'agent-machine/internal';
 import { McpServers } from 'agent-machine/mcp';
@@ -70,7 +69,8 @@ export {
   wrong,
 };
 
-// Each subpath entry's names are the main entry's own (one declaration, not a copy).
+// Each subpath entry's names are the main entry's own (one declaration, not a copy): its own
+// (SqliteSessionStore) and, until the next release, its deprecated aliases of the names that moved.
 const subpaths: [
   typeof import('agent-machine').SqliteSessionStore,
   typeof import('agent-machine').createAgentClient,

@@ -1,13 +1,13 @@
 import type { Job, Worker } from 'bullmq';
+import { type ChatRunPublisher, failChatStream, publishChatRun } from '../chat/chat-run-publisher';
+import type { StreamStore } from '../chat/stream-store';
 import { SessionNotFoundError } from '../persistence/errors';
 import type { SessionStore } from '../persistence/session-store';
 import { type Agent, createAgent } from '../runtime/create-agent';
 import { AgentState } from '../state/agent-state';
 import type { EventSource } from '../state/event-source';
 import type { AgentEvent } from '../state/loop-events';
-import type { StreamStore } from '../ui/stream-store';
 import { type AgentJobRequest, type AgentJobReturnValue, JOB_METADATA_KEY, parseAgentJob } from './agent-job';
-import { type ChatRunPublisher, failChatStream, publishChatRun } from './chat-run-publisher';
 import { runDecision } from './decision-run';
 import { NoStreamStoreError, PoisonSessionError, SessionBusyError, UnknownAgentError } from './errors';
 import { bullSignal, jobError, unrecoverable } from './job-errors';

@@ -1,7 +1,7 @@
 import type { InspectionEvent } from 'xstate';
 import type { AgentState } from '../state/agent-state';
 import type { Message } from '../state/message';
-import type { UIMessageChunk } from './ui-message';
+import type { UIMessageChunk } from '../ui/ui-message';
 
 /**
  * The metadata key of a message steered (or queued) into a chat's run: its id, by which a worker

@@ -8,7 +8,7 @@ import { ApprovalError } from '../state/approval-error';
 import type { RunListener } from '../state/event-source';
 import { newId } from '../state/ids';
 import { Message } from '../state/message';
-import { AgentStream } from './agent-stream';
+import { AgentStream } from '../ui/agent-stream';
 import { decisionContinuation, streamContinuation, toApprovalInputs } from './chat-approvals';
 import { adoptHandedOff, keepLateSteering, settleHandedOff } from './chat-handoff';
 import { createPoolChatHandler, type PoolChatHandlerOptions, STEER_ID } from './chat-pool-handler';

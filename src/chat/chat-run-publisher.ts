@@ -15,17 +15,17 @@ import { ExecutionStatus } from '../state/execution-status';
 import type { AgentEvent } from '../state/loop-events';
 import type { Message } from '../state/message';
 import { AgentStream, type UIStreamReadOptions } from '../ui/agent-stream';
-import { streamContinuation } from '../ui/chat-approvals';
-import { keepLateSteering, settleHandedOff } from '../ui/chat-handoff';
-import { type ChatJobStream, STEER_ID } from '../ui/chat-pool-handler';
-import { queuedMarker, withQueued } from '../ui/chat-queue';
-import { keepStoppedAnswer } from '../ui/chat-stopped';
-import { runningActor } from '../ui/running-actor';
-import { stepRestartedChunk } from '../ui/step-restart';
-import type { StreamStore } from '../ui/stream-store';
-import { StreamWriter } from '../ui/stream-writer';
 import type { UIStreamContinuation } from '../ui/ui-chunk-mapper';
 import type { UIMessageChunk } from '../ui/ui-message';
+import { streamContinuation } from './chat-approvals';
+import { keepLateSteering, settleHandedOff } from './chat-handoff';
+import { type ChatJobStream, STEER_ID } from './chat-pool-handler';
+import { queuedMarker, withQueued } from './chat-queue';
+import { keepStoppedAnswer } from './chat-stopped';
+import { runningActor } from './running-actor';
+import { stepRestartedChunk } from './step-restart';
+import type { StreamStore } from './stream-store';
+import { StreamWriter } from './stream-writer';
 
 export interface ChatRunPublisherOptions {
   readonly streams: StreamStore;

@@ -4,6 +4,7 @@ import { ApprovalError } from '../state/approval-error';
 import { InvalidArgumentError } from '../state/errors';
 import { newId } from '../state/ids';
 import { Message } from '../state/message';
+import type { UIMessageChunk } from '../ui/ui-message';
 import { type DecisionContinuation, decisionContinuation, toApprovalInputs } from './chat-approvals';
 import { type ChatRequest, ChatRequestError } from './chat-request';
 import {
@@ -21,7 +22,6 @@ import { type AiSdkVersion, aiSdkVersionOption, clientAiSdkVersion } from './cli
 import { STEER_ID } from './running-actor';
 import { mendRestartedSteps } from './step-restart';
 import { StreamNotOpenError, type StreamStore } from './stream-store';
-import type { UIMessageChunk } from './ui-message';
 
 /**
  * Where a chat job writes its run's UI message stream: the stream the handler opened for it in

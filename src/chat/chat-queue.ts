@@ -2,8 +2,8 @@ import type { SessionStore } from '../persistence/session-store';
 import type { AgentState } from '../state/agent-state';
 import { ExecutionStatus } from '../state/execution-status';
 import type { Message } from '../state/message';
-import type { AgentStream } from './agent-stream';
-import type { UIMessageChunk } from './ui-message';
+import type { AgentStream } from '../ui/agent-stream';
+import type { UIMessageChunk } from '../ui/ui-message';
 
 /**
  * The execution answering the messages queued while the chat's run went on, after its `final`

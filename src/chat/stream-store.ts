@@ -1,6 +1,6 @@
 import { AgentMachineError } from '../state/errors';
 import type { Message } from '../state/message';
-import type { UIMessageChunk } from './ui-message';
+import type { UIMessageChunk } from '../ui/ui-message';
 
 /**
  * Where a chat's current run keeps its UI message stream, so that any process sharing the store

@@ -2,6 +2,7 @@ import { SessionNotFoundError } from '../persistence/errors';
 import type { SessionStore } from '../persistence/session-store';
 import { AgentState } from '../state/agent-state';
 import { Message } from '../state/message';
+import { heldIds, holds } from './chat-message-id';
 import { handOffId, type StreamStore } from './stream-store';
 
 /**
@@ -12,22 +13,8 @@ import { handOffId, type StreamStore } from './stream-store';
  */
 
 /**
- * The handed-off ids a session holds, in its conversation or its steering section (its user messages).
- * Keyed by `handOffId`, not by steer id as chat-run-publisher.ts's `steerIds`: the stream store
- * settles by that key, the in-process handler's queued messages carry only a queueId, and an untagged
- * message must be settled too (by its text).
- */
-function heldIn(state: AgentState | undefined): Set<string> {
-  const held = new Set<string>();
-  if (!state) return held;
-  for (const message of [...state.messages(), ...state.steeredMessages()])
-    if (message.role === 'user') held.add(handOffId(message));
-  return held;
-}
-
-/**
  * Called by the run that has just claimed the chat (stream `streamId`): the messages handed to the
- * chat's earlier runs that are not in the session (their process died first) are saved to its
+ * chat's earlier runs that are not in the session (their process died first; told by their id) are saved to its
  * steering section, which the new run applies first; then all of them are settled.
  */
 export async function adoptHandedOff(
@@ -39,8 +26,8 @@ export async function adoptHandedOff(
   const earlier = (await streams.handedOff(chatId)).filter((h) => h.streamId !== streamId);
   if (earlier.length === 0) return;
   const stored = await store.load(chatId);
-  const held = heldIn(stored?.state);
-  const missing = earlier.map((h) => Message.of(h.message)).filter((m) => !held.has(handOffId(m)));
+  const held = heldIds(stored?.state);
+  const missing = earlier.map((h) => Message.of(h.message)).filter((m) => !holds(held, m));
   if (missing.length > 0)
     await store.save(
       chatId,
@@ -65,10 +52,10 @@ export async function settleHandedOff(
 ): Promise<void> {
   const pending = await streams.handedOff(chatId);
   if (pending.length === 0) return;
-  const held = heldIn((await store.load(chatId))?.state);
+  const held = heldIds((await store.load(chatId))?.state);
   await streams.settle(
     chatId,
-    pending.map((h) => handOffId(h.message)).filter((id) => held.has(id)),
+    pending.filter((h) => holds(held, h.message)).map((h) => handOffId(h.message)),
   );
 }
 

@@ -1,24 +1,24 @@
-import type { InspectionEvent } from 'xstate';
 import type { AgentState } from '../state/agent-state';
 import type { Message } from '../state/message';
 import type { UIMessageChunk } from '../ui/ui-message';
-
-/**
- * The metadata key of a message steered (or queued) into a chat's run: its id, by which a worker
- * that takes the run over tells the messages the session holds already from those still to apply,
- * and by which the stream store's hand-off list (`handOffId`) is settled. The in-process handler
- * uses the same key.
- */
-export const STEER_ID = 'steerId';
+import { heldIds, holds } from './chat-message-id';
 
 /** What the chat handler sends the run's agent actor. */
-interface SteerTarget {
+export interface SteerTarget {
   send(event: { type: 'steer'; message: Message }): void;
 }
 
-/** The run's agent actor, once it exists, and the messages steered to it (held until it does). */
-export interface RunningActor {
-  readonly inspect: (event: InspectionEvent) => void;
+/** A handle on a run: given the run's root actor as the run's start makes it (`runHandle` of its options). */
+export interface RunHandle {
+  attach(actor: SteerTarget): void;
+}
+
+/**
+ * A chat's handle on its run: the run's start gives it the run's agent actor as it makes it (the
+ * `runHandle` of the run's options), and the messages steered to the run go to that actor (held
+ * until it exists). No inspection: a run that is inspected is observed, which costs every step.
+ */
+export interface RunningActor extends RunHandle {
   readonly steer: (message: Message) => void;
   /** The messages steered to the run that its final state holds neither in its conversation nor in its steering section. */
   readonly unapplied: (final: AgentState) => readonly Message[];
@@ -29,9 +29,8 @@ export function runningActor(): RunningActor {
   const waiting: Message[] = [];
   const sent: Message[] = [];
   return {
-    inspect: (event) => {
-      if (run.root || event.type !== '@xstate.actor' || event.actorRef.sessionId !== event.rootId) return;
-      const actor = event.actorRef as unknown as SteerTarget;
+    attach: (actor) => {
+      if (run.root) return;
       run.root = actor;
       for (const message of waiting.splice(0)) actor.send({ type: 'steer', message });
     },
@@ -41,11 +40,8 @@ export function runningActor(): RunningActor {
       else waiting.push(message);
     },
     unapplied: (final) => {
-      // the run keeps a steered message as a copy (marked `steered`): told apart by its steer id
-      const held = new Set<unknown>();
-      for (const message of [...final.messages(), ...final.steeredMessages()])
-        held.add(message.metadata[STEER_ID] ?? message);
-      return sent.filter((message) => !held.has(message.metadata[STEER_ID] ?? message));
+      const held = heldIds(final);
+      return sent.filter((message) => !holds(held, message));
     },
   };
 }

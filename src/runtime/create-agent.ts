@@ -1,6 +1,7 @@
 import { createActor } from 'xstate';
 import { z } from 'zod';
 import type { LoopSession } from '../../machines/agentLoop';
+import { startChatTurn } from '../chat/chat-turn';
 import type { Driver } from '../drivers/driver';
 import { modelDriver } from '../drivers/model-driver';
 import type { ResponseSchema } from '../hooks/structured-output-guard';
@@ -30,7 +31,12 @@ import { IdleActors } from './idle-actors';
 import { provideLoop } from './loop-actors';
 import { quietMachine } from './quiet-machine';
 import { hasReconcilable, reconcileInterrupted } from './reconcile-interrupted';
-import { type InternalActorOptions, listened, runToOutcome } from './run-to-outcome';
+import {
+  type InternalActorOptions,
+  type InternalExecuteOptions,
+  listened,
+  runToOutcome,
+} from './run-to-outcome';
 import { type Scope, subagentCalls } from './subagent-calls';
 import { verifyUpgrade } from './verify-upgrade';
 
@@ -195,6 +201,7 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
         reports,
         observed,
         ledgerScopes,
+        runHandle,
         ...actorOptions
       } = options as InternalActorOptions;
       if (session && !store) throw new NoSessionStoreError('A session');
@@ -216,6 +223,7 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
         ...actorOptions,
       });
       tracing?.follow(actor, { name: agentName });
+      runHandle?.attach(actor);
       return actor;
     },
     async execute(state, options = {}) {
@@ -225,13 +233,15 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
       // an execution in progress (resumed from a save) starts where `pending` decides: a new actor
       if (idle && signalOnly(options) && state.status() !== ExecutionStatus.InProgress)
         return idle.run(state, options.signal);
-      const { sessionId, ...runOptions } = options;
+      const { sessionId, storedVersion, ...runOptions } = options as InternalExecuteOptions;
       if (sessionId === undefined) return start(state, runOptions);
       if (!store) throw new NoSessionStoreError('execute(state, { sessionId })');
-      const stored = await store.load(sessionId);
+      // a chat turn loaded the session already (its one load)
+      const loaded =
+        storedVersion !== undefined ? storedVersion : ((await store.load(sessionId))?.version ?? null);
       // The started execution is saved first, so a crash in the first step can be resumed.
       const started = prepare(state).withExecutionStarted();
-      const version = await store.save(sessionId, started, stored?.version ?? null);
+      const version = await store.save(sessionId, started, loaded);
       return start(started, runOptions, { id: sessionId, version });
     },
     replay: (recorded, options) => replayRun(definition, createAgent, recorded, options),
@@ -283,8 +293,10 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
     },
     async chat(sessionId, text, options = {}) {
       if (!store) throw new NoSessionStoreError('chat(sessionId, text)');
+      // the turn's one load (unless a crash's calls are settled first: that run saves)
       const stored = await store.load(sessionId);
       let state = stored?.state ?? AgentState.empty();
+      let storedVersion: number | null | undefined = stored?.version ?? null;
       // a crash's interrupted calls that their tools' reconcile settles: the run goes on first
       if (stored && state.approval() && (mcp !== undefined || hasReconcilable(state, agent.toolsAt))) {
         const settled = await settle(state, sessionId, options);
@@ -296,17 +308,18 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
             signal,
             onEvent,
           );
+          storedVersion = undefined;
         }
       }
-      if (state.approval()) throw ApprovalError.pending(state);
-      return agent
-        .execute(state.withUserMessage(text), Object.assign({}, options, { sessionId }))
-        .catch((error: unknown) => {
-          // Thrown (not recorded) only by the save that starts the turn: another turn saved first.
-          if (error instanceof SessionConflictError)
-            throw new ChatTurnConflictError(sessionId, { cause: error });
-          throw error;
-        });
+      // as every chat turn starts (the chat handlers', the worker's): steered messages first
+      return startChatTurn(state, text, (turn) =>
+        agent.execute(turn, Object.assign({}, options, { sessionId, storedVersion })),
+      ).catch((error: unknown) => {
+        // Thrown (not recorded) only by the save that starts the turn: another turn saved first.
+        if (error instanceof SessionConflictError)
+          throw new ChatTurnConflictError(sessionId, { cause: error });
+        throw error;
+      });
     },
     async resume(sessionId, options = {}) {
       if (!store) throw new NoSessionStoreError('resume(sessionId)');

@@ -75,14 +75,13 @@ function slowChat() {
   });
   const store = new InMemorySessionStore();
   const base = createAgent({ model, tools: { lookup }, store });
+  // the test's inspector sees the run's actor receive the steer (the chat handler inspects nothing)
   const agent: Agent = {
     ...base,
-    stream: (state, options) =>
-      base.stream(state, {
+    execute: (state, options) =>
+      base.execute(state, {
         ...options,
-        inspect: (event) => {
-          // the chat handler's inspector is a function
-          (options?.inspect as ((event: InspectionEvent) => void) | undefined)?.(event);
+        inspect: (event: InspectionEvent) => {
           if (event.type === '@xstate.event' && event.event.type === 'steer') steered.open();
         },
       }),

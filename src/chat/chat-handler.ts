@@ -27,7 +27,7 @@ import { InMemoryStreamStore, type StreamStore } from './stream-store';
 
 /**
  * What the chat handler needs of an agent: an `Agent` from `createAgent` is one. Declared here so
- * the UI layer sits below the runtime (which uses its AgentStream for `agent.stream()`).
+ * the chat server sits below the runtime (whose `agent.chat()` starts a turn with `startChatTurn`).
  */
 interface ChatAgent {
   readonly definition: { readonly store?: SessionStore };

@@ -130,24 +130,32 @@ export async function publishChatRun(options: ChatRunPublisherOptions): Promise<
     },
     async conclude(final, store) {
       // stopped mid-answer: what the page saw is saved before its stream ends (a reload finds it)
-      const stopped = await keepStoppedAnswer(store, chatId, final, deltas.splice(0)).catch(
-        (error: unknown) => {
-          onError(error);
-          return null;
-        },
-      );
-      await publisher.finish({ state: final });
+      let kept = await keepStoppedAnswer(store, chatId, final, deltas.splice(0)).catch((error: unknown) => {
+        onError(error);
+        return null;
+      });
       const applied = heldIds(final);
-      const late = received.filter((message) => !holds(applied, message));
-      const kept =
-        late.length === 0
-          ? stopped
-          : await keepLateSteering(store, chatId, late).catch((error: unknown) => {
-              onError(error);
-              return stopped;
-            });
-      // what the session holds now is no longer the stream store's to keep
+      const taken = new Set<Message>();
+      /** Saves the messages steered too late for the run, not saved yet, to the session's steering section. */
+      const keepLate = async (): Promise<boolean> => {
+        const late = received.filter((message) => !taken.has(message) && !holds(applied, message));
+        for (const message of late) taken.add(message);
+        if (late.length === 0) return false;
+        kept = await keepLateSteering(store, chatId, late).catch((error: unknown) => {
+          onError(error);
+          return kept;
+        });
+        return true;
+      };
+      // what the session holds is no longer the stream store's to keep: settled before the stream
+      // ends, so that a reader who sees the end finds the session complete
+      current.settle({ state: final });
+      await current.pumped;
+      await keepLate();
       await settleHandedOff(store, streams, chatId).catch(onError);
+      await publisher.finish({ state: final });
+      // steered while the stream was ending: the run's too
+      if (await keepLate()) await settleHandedOff(store, streams, chatId).catch(onError);
       return kept;
     },
     async finish(outcome) {

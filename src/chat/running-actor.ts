@@ -4,7 +4,7 @@ import type { UIMessageChunk } from '../ui/ui-message';
 import { heldIds, holds } from './chat-message-id';
 
 /** What the chat handler sends the run's agent actor. */
-export interface SteerTarget {
+interface SteerTarget {
   send(event: { type: 'steer'; message: Message }): void;
 }
 

@@ -161,9 +161,9 @@ function createAgentChatHandler(options: ChatHandlerOptions): ChatHandler {
       });
     let started: { publisher: ChatRunPublisher; run: Promise<AgentState> };
     try {
-      await adoptHandedOff(store, streams, chatId, streamId);
-      // the turn's one load: the run's start is given its version
-      const stored = await store.load(chatId);
+      // the turn's one load (the hand-off's, when an earlier run left messages): the run's start is given its version
+      const adopted = await adoptHandedOff(store, streams, chatId, streamId);
+      const stored = adopted !== undefined ? adopted : await store.load(chatId);
       const runOptions = (publisher: ChatRunPublisher): ChatRunOptions => ({
         onEvent: publisher.onEvent,
         runHandle: publisher.runHandle,

@@ -1,5 +1,5 @@
 import { SessionNotFoundError } from '../persistence/errors';
-import type { SessionStore } from '../persistence/session-store';
+import type { LoadedSession, SessionStore } from '../persistence/session-store';
 import { AgentState } from '../state/agent-state';
 import { Message } from '../state/message';
 import { heldIds, holds } from './chat-message-id';
@@ -15,29 +15,30 @@ import { handOffId, type StreamStore } from './stream-store';
 /**
  * Called by the run that has just claimed the chat (stream `streamId`): the messages handed to the
  * chat's earlier runs that are not in the session (their process died first; told by their id) are saved to its
- * steering section, which the new run applies first; then all of them are settled.
+ * steering section, which the new run applies first; then all of them are settled. Resolves the
+ * session as it is then when it loaded it (null: none stored), undefined when there were none.
  */
 export async function adoptHandedOff(
   store: SessionStore,
   streams: StreamStore,
   chatId: string,
   streamId: string,
-): Promise<void> {
+): Promise<LoadedSession | null | undefined> {
   const earlier = (await streams.handedOff(chatId)).filter((h) => h.streamId !== streamId);
-  if (earlier.length === 0) return;
+  if (earlier.length === 0) return undefined;
   const stored = await store.load(chatId);
   const held = heldIds(stored?.state);
   const missing = earlier.map((h) => Message.of(h.message)).filter((m) => !holds(held, m));
-  if (missing.length > 0)
-    await store.save(
-      chatId,
-      (stored?.state ?? AgentState.empty()).withSteeredMessages(missing),
-      stored?.version ?? null,
-    );
+  let session = stored;
+  if (missing.length > 0) {
+    const state = (stored?.state ?? AgentState.empty()).withSteeredMessages(missing);
+    session = { state, version: await store.save(chatId, state, stored?.version ?? null) };
+  }
   await streams.settle(
     chatId,
     earlier.map((h) => handOffId(h.message)),
   );
+  return session;
 }
 
 /**

@@ -101,6 +101,27 @@ describe('a chat turn', () => {
     }
   });
 
+  it('a POST that takes the messages an earlier run left (its process died) loads the session once too', async () => {
+    let now = 1_000_000;
+    const streams = new InMemoryStreamStore({ leaseMs: 1000 }, () => now);
+    const store = new CountingStore();
+    const { agent, prompts } = recordingAgent(store);
+    await store.save('s6', AgentState.empty().withUserMessage('Hi'), null);
+    expect(await streams.begin('s6', 'dead')).toBe(true);
+    const left = Message.of({ role: 'user', content: 'Left?', metadata: { steerId: 'm1' } });
+    expect(await streams.steer('s6', left)).toBe(true);
+    now += 1001; // the dead run's lease runs out
+    const server = await serveChat(createChatHandler({ agent, streams }));
+    try {
+      store.loads = 0;
+      await readChunks(await postJson(server.api, userMessageBody('s6', 'Next?')));
+      expect(prompts[0]).toEqual(['user: Hi', 'user: Left?', 'user: Next?']);
+      expect(store.loads).toBe(1);
+    } finally {
+      await server.close();
+    }
+  });
+
   it('the handler steers its run through the handle the run gives it: the run is neither inspected nor observed', async () => {
     const { agent, prompts, started, release } = slowChat([{ text: 'Done.' }]);
     const made = vi.spyOn(agent, 'createActor');

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Job, JobsOptions, Queue, QueueEvents } from 'bullmq';
+import type { ChatJobStream } from '../chat/chat-pool-handler';
 import { SessionNotFoundError } from '../persistence/errors';
 import type { JournaledSessionStore } from '../persistence/journal/checkpoint';
 import type { SessionStore } from '../persistence/session-store';
@@ -7,7 +8,6 @@ import type { ApprovalInput } from '../runtime/approvals';
 import { AgentState } from '../state/agent-state';
 import { InvalidArgumentError } from '../state/errors';
 import type { ExecutionStatus } from '../state/execution-status';
-import type { ChatJobStream } from '../ui/chat-pool-handler';
 import {
   AgentJobName,
   type AgentJobReturnValue,

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { ChatJobStream } from '../chat/chat-pool-handler';
 import { isValidSessionId } from '../persistence/session-id';
 import type { ApprovalInput } from '../runtime/approvals';
 import { AgentState } from '../state/agent-state';
@@ -7,7 +8,6 @@ import { AgentMachineError, InvalidStateError } from '../state/errors';
 import type { ExecutionStatus } from '../state/execution-status';
 import type { AgentStateJSON } from '../state/schemas';
 import type { Usage } from '../state/usage';
-import type { ChatJobStream } from '../ui/chat-pool-handler';
 import { InvalidJobPayloadError } from './errors';
 
 /** The queue the worker and the client use when none is named. */

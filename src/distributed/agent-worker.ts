@@ -1,13 +1,15 @@
 import type { Job, Worker } from 'bullmq';
+import { type ChatRunPublisher, failChatStream, publishChatRun } from '../chat/chat-run-publisher';
+import { startChatTurn } from '../chat/chat-turn';
+import type { StreamStore } from '../chat/stream-store';
 import { SessionNotFoundError } from '../persistence/errors';
 import type { SessionStore } from '../persistence/session-store';
 import { type Agent, createAgent } from '../runtime/create-agent';
+import type { InternalExecuteOptions } from '../runtime/run-to-outcome';
 import { AgentState } from '../state/agent-state';
 import type { EventSource } from '../state/event-source';
 import type { AgentEvent } from '../state/loop-events';
-import type { StreamStore } from '../ui/stream-store';
 import { type AgentJobRequest, type AgentJobReturnValue, JOB_METADATA_KEY, parseAgentJob } from './agent-job';
-import { type ChatRunPublisher, failChatStream, publishChatRun } from './chat-run-publisher';
 import { runDecision } from './decision-run';
 import { NoStreamStoreError, PoisonSessionError, SessionBusyError, UnknownAgentError } from './errors';
 import { bullSignal, jobError, unrecoverable } from './job-errors';
@@ -217,6 +219,7 @@ async function runJob(
   const jobMark = `${context.queueName}/${job.id}`;
   const stored = await context.store.load(sessionId);
   let start: AgentState | null = null;
+  let turn: { readonly state: AgentState; readonly text: string } | null = null;
   if (request.kind === 'resume' || request.kind === 'decide') {
     if (!stored) throw new SessionNotFoundError(sessionId);
   } else if (stored?.state.metadata()[JOB_METADATA_KEY] !== jobMark) {
@@ -226,11 +229,11 @@ async function runJob(
       await lock.release();
       return busy(context, job, token, sessionId);
     }
-    let state = request.state ?? stored?.state ?? AgentState.empty();
-    // a chat's messages steered in as its last run concluded came before this one
-    if (request.chatStream) state = state.withSteeringApplied();
-    if (request.message !== null) state = state.withUserMessage(request.message);
-    start = state.withMetadata(JOB_METADATA_KEY, jobMark);
+    const state = request.state ?? stored?.state ?? AgentState.empty();
+    // a chat's message starts a chat turn (startChatTurn, at the run's start below)
+    if (request.chatStream && request.message !== null) turn = { state, text: request.message };
+    else if (request.chatStream) start = state.withSteeringApplied();
+    else start = request.message !== null ? state.withUserMessage(request.message) : state;
   }
   // else: this job started the stored execution (it stalled or was released): resume it.
 
@@ -271,17 +274,27 @@ async function runJob(
   const runOptions = {
     signal: controller.signal,
     ...(onEvent && { onEvent }),
-    ...(chat && { inspect: chat.inspect }),
+    ...(chat && { runHandle: chat.runHandle }),
     ...(request.ledgerScopes && { ledgerScopes: request.ledgerScopes }),
   };
   try {
     const agent = createAgent({ ...base.definition, store: runStore });
+    // the job's one load of the session: the run's start is given its version
+    const turnOptions: InternalExecuteOptions = {
+      ...runOptions,
+      sessionId,
+      storedVersion: stored?.version ?? null,
+    };
+    const execute = (state: AgentState) =>
+      agent.execute(state.withMetadata(JOB_METADATA_KEY, jobMark), turnOptions);
     let running =
       request.kind === 'decide' && stored
         ? runDecision(agent, request, stored, jobMark, runOptions)
-        : start === null
-          ? agent.resume(sessionId, runOptions)
-          : agent.execute(start, { ...runOptions, sessionId });
+        : turn !== null
+          ? startChatTurn(turn.state, turn.text, execute)
+          : start === null
+            ? agent.resume(sessionId, runOptions)
+            : execute(start);
     let state: AgentState;
     for (;;) {
       const outcome = await Promise.race([

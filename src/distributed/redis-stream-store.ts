@@ -1,12 +1,12 @@
-import { InvalidArgumentError } from '../state/errors';
-import type { Message } from '../state/message';
 import {
   type HandedOff,
   handOffId,
   StreamNotOpenError,
   type StreamStore,
   type StreamStoreOptions,
-} from '../ui/stream-store';
+} from '../chat/stream-store';
+import { InvalidArgumentError } from '../state/errors';
+import type { Message } from '../state/message';
 import type { UIMessageChunk } from '../ui/ui-message';
 import { assertKeyPrefix, chatKeys } from './redis-keys';
 import { closeRedis, connectRedis, connectTimeout, type RedisHandle } from './redis-modules';

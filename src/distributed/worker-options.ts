@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
+import type { StreamStore } from '../chat/stream-store';
 import type { SessionStore } from '../persistence/session-store';
 import type { Agent } from '../runtime/create-agent';
 import { InvalidArgumentError } from '../state/errors';
-import type { StreamStore } from '../ui/stream-store';
 import { DEFAULT_QUEUE_NAME } from './agent-job';
 import { DEFAULT_CONNECT_TIMEOUT_MS } from './redis-modules';
 import type { RedisConnection } from './redis-types';

@@ -3,6 +3,7 @@
  * session's, saved first where the run continues one) and start it one way, `startRun`.
  */
 import type { LoopSession } from '../../machines/agentLoop';
+import { startChatTurn } from '../chat/chat-turn';
 import { NoSessionStoreError, SessionConflictError, SessionNotFoundError } from '../persistence/errors';
 import { AgentState } from '../state/agent-state';
 import { ApprovalError } from '../state/approval-error';
@@ -18,7 +19,7 @@ import { type ApprovalInput, takeDecisions } from './approvals';
 import { ChatTurnConflictError } from './chat-turn-conflict-error';
 import type { IdleActors } from './idle-actors';
 import { hasReconcilable, reconcileInterrupted } from './reconcile-interrupted';
-import { listened, runToOutcome } from './run-to-outcome';
+import { type InternalExecuteOptions, listened, runToOutcome } from './run-to-outcome';
 
 /** What an agent's runs need of it. */
 export interface AgentRuns {
@@ -57,14 +58,16 @@ export async function executeRun(runs: AgentRuns, state: AgentState, options: Ex
   // an execution in progress (resumed from a save) starts where `pending` decides: a new actor
   if (idle && signalOnly(options) && state.status() !== ExecutionStatus.InProgress)
     return idle.run(state, options.signal);
-  const { sessionId, ...runOptions } = options;
+  const { sessionId, storedVersion, ...runOptions } = options as InternalExecuteOptions;
   if (sessionId === undefined) return startRun(agent, state, runOptions);
   const { store } = parts;
   if (!store) throw new NoSessionStoreError('execute(state, { sessionId })');
-  const stored = await store.load(sessionId);
+  // a chat turn loaded the session already (its one load)
+  const loaded =
+    storedVersion !== undefined ? storedVersion : ((await store.load(sessionId))?.version ?? null);
   // The started execution is saved first, so a crash in the first step can be resumed.
   const started = parts.prepare(state).withExecutionStarted();
-  const version = await store.save(sessionId, started, stored?.version ?? null);
+  const version = await store.save(sessionId, started, loaded);
   return startRun(agent, started, runOptions, { id: sessionId, version });
 }
 
@@ -113,22 +116,26 @@ export async function chatTurn(
   const { agent, parts } = runs;
   const { store } = parts;
   if (!store) throw new NoSessionStoreError('chat(sessionId, text)');
+  // the turn's one load (unless a crash's calls are settled first: that run saves)
   const stored = await store.load(sessionId);
   let state = stored?.state ?? AgentState.empty();
+  let storedVersion: number | null | undefined = stored?.version ?? null;
   // a crash's interrupted calls that their tools' reconcile settles: the run goes on first
   if (stored && state.approval() && (parts.mcp !== undefined || hasReconcilable(state, agent.toolsAt))) {
     const settled = await settleInterrupted(runs, state, sessionId, options);
-    if (settled.pendingApprovals().length === 0)
+    if (settled.pendingApprovals().length === 0) {
       state = await startRun(agent, settled, options, { id: sessionId, version: stored.version });
+      storedVersion = undefined;
+    }
   }
-  if (state.approval()) throw ApprovalError.pending(state);
-  return agent
-    .execute(state.withUserMessage(text), Object.assign({}, options, { sessionId }))
-    .catch((error: unknown) => {
-      // Thrown (not recorded) only by the save that starts the turn: another turn saved first.
-      if (error instanceof SessionConflictError) throw new ChatTurnConflictError(sessionId, { cause: error });
-      throw error;
-    });
+  // as every chat turn starts (the chat handlers', the worker's): steered messages first
+  return startChatTurn(state, text, (turn) =>
+    agent.execute(turn, Object.assign({}, options, { sessionId, storedVersion })),
+  ).catch((error: unknown) => {
+    // Thrown (not recorded) only by the save that starts the turn: another turn saved first.
+    if (error instanceof SessionConflictError) throw new ChatTurnConflictError(sessionId, { cause: error });
+    throw error;
+  });
 }
 
 export async function resumeRun(

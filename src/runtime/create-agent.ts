@@ -168,7 +168,7 @@ function actorMaker(
   let quiet: typeof machine | undefined;
   const { store, ledger, tracing } = parts;
   return (state, options = {}) => {
-    const { budget, session, reports, observed, ledgerScopes, ...actorOptions } =
+    const { budget, session, reports, observed, ledgerScopes, runHandle, ...actorOptions } =
       options as InternalActorOptions;
     if (session && !store) throw new NoSessionStoreError('A session');
     checkLedgerScopes(ledgerScopes, ledger);
@@ -187,6 +187,7 @@ function actorMaker(
       ...actorOptions,
     });
     tracing?.follow(actor, { name: agentName });
+    runHandle?.attach(actor);
     return actor;
   };
 }

@@ -1,10 +1,11 @@
 /** Running an agent actor to where it rests: its outcome, or a wait for decisions on tool calls. */
 import type { SnapshotFrom, Subscription } from 'xstate';
 import { type LoopSession, LoopTag } from '../../machines/agentLoop';
+import type { RunHandle } from '../chat/running-actor';
 import type { AgentState } from '../state/agent-state';
 import { AgentMachineError } from '../state/errors';
 import type { RunListener } from '../state/event-source';
-import type { AgentActor, CreateActorOptions } from './agent-actor';
+import type { AgentActor, CreateActorOptions, ExecuteOptions } from './agent-actor';
 import { listenToRun } from './run-events';
 
 /** An actor error the run could not record (a bug, or a hook returning something else). */
@@ -29,6 +30,17 @@ export class AgentRuntimeError extends AgentMachineError {
 export interface InternalActorOptions extends CreateActorOptions {
   readonly reports?: boolean;
   readonly observed?: boolean;
+  /** Given the run's actor as it is made: a chat's handle on its run, which it steers (no inspection). */
+  readonly runHandle?: RunHandle;
+}
+
+/**
+ * Options of `execute` the runtime's own callers give (a chat turn): `storedVersion`, the version
+ * of the session they loaded (null: none stored), so that the start does not load it again.
+ */
+export interface InternalExecuteOptions extends ExecuteOptions {
+  readonly storedVersion?: number | null;
+  readonly runHandle?: RunHandle;
 }
 
 /**

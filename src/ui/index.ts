@@ -1,19 +1,21 @@
-export { toChatUIMessages, toUIMessages } from '../messages/ui-messages';
-export type { UIMessage, UIMessagePart } from '../messages/ui-parts';
-export { AgentStream, type RunStarter, type UIStreamReadOptions } from './agent-stream';
-export type { DecisionContinuation } from './chat-approvals';
-export { type ChatHandlerOptions, createChatHandler } from './chat-handler';
+export type { DecisionContinuation } from '../chat/chat-approvals';
+export { type ChatHandlerOptions, createChatHandler } from '../chat/chat-handler';
 export {
   type ChatJobStream,
   type ChatPoolClient,
   type PoolChatHandlerOptions,
   STEER_ID,
-} from './chat-pool-handler';
-export { type ChatDecision, type ChatRequest, ChatRequestError, parseChatRequest } from './chat-request';
-export type { ChatAccess, ChatAction, ChatHandler, LedgerScopesOf, WhileRunning } from './chat-routes';
-export { AI_SDK_VERSION_HEADER, type AiSdkVersion } from './client-version';
-export { toNodeHandler } from './node-handler';
-export { mendRestartedSteps, type StepRestartedData, stepRestartedChunk } from './step-restart';
+} from '../chat/chat-pool-handler';
+export {
+  type ChatDecision,
+  type ChatRequest,
+  ChatRequestError,
+  parseChatRequest,
+} from '../chat/chat-request';
+export type { ChatAccess, ChatAction, ChatHandler, LedgerScopesOf, WhileRunning } from '../chat/chat-routes';
+export { AI_SDK_VERSION_HEADER, type AiSdkVersion } from '../chat/client-version';
+export { toNodeHandler } from '../chat/node-handler';
+export { mendRestartedSteps, type StepRestartedData, stepRestartedChunk } from '../chat/step-restart';
 export {
   type HandedOff,
   handOffId,
@@ -21,8 +23,11 @@ export {
   StreamNotOpenError,
   type StreamStore,
   type StreamStoreOptions,
-} from './stream-store';
-export { StreamWriter, type StreamWriterOptions } from './stream-writer';
+} from '../chat/stream-store';
+export { StreamWriter, type StreamWriterOptions } from '../chat/stream-writer';
+export { toChatUIMessages, toUIMessages } from '../messages/ui-messages';
+export type { UIMessage, UIMessagePart } from '../messages/ui-parts';
+export { AgentStream, type RunStarter, type UIStreamReadOptions } from './agent-stream';
 export type {
   RunEntry,
   RunOutcome,

@@ -3,7 +3,7 @@ import type { AgentState } from '../state/agent-state';
 import type { AgentStep } from '../state/agent-step';
 import type { SubagentOrigin } from '../state/event-source';
 import type { AgentEvent } from '../state/loop-events';
-import { approvalRequestChunks, chatToolCallId } from './chat-approvals';
+import { approvalRequestChunks, chatToolCallId } from './approval-chunks';
 import type { UIFinishReason, UIMessageChunk } from './ui-message';
 
 /** One event of a run as an AgentStream records it. */

@@ -1,7 +1,7 @@
 /**
  * The house rules of DESIGN.md's layout, checked on the source: folders depend one way
  * (state <- messages, machines, hooks, context <- tools <- ledger <- drivers <- subagents, persistence,
- * telemetry, mcp <- ui <- runtime <- the rest),
+ * telemetry, mcp <- ui <- chat <- runtime <- the rest; the subpath entries above them all),
  * the chart depends on src/state alone, and no file reaches itself through its imports.
  * Type-only imports count: they are dependencies a reader follows too.
  */
@@ -28,10 +28,12 @@ const RANK: Record<string, number> = {
   telemetry: 4,
   mcp: 4,
   ui: 4.5,
+  chat: 4.75,
   runtime: 5,
   distributed: 6,
   inspect: 6,
   testing: 6,
+  'subpath entries': 7,
   'internal.ts': 7,
   // the main entry's deprecated aliases of names that moved to a subpath entry
   deprecated: 7.5,
@@ -50,7 +52,18 @@ function sourceFiles(dir: string): string[] {
 const files = [...sourceFiles('src'), ...sourceFiles('machines')];
 const known = new Set(files);
 
+/**
+ * The subpath entries of tsup.config.ts (`agent-machine/ui` is src/ui/index.ts): each groups names
+ * by audience from any folder below (the chat server's names are `/ui`'s too), as internal.ts does.
+ */
+const subpathEntries = new Set(
+  [...readFileSync(join(root, 'tsup.config.ts'), 'utf8').matchAll(/'(src\/[a-z]+\/index\.ts)'/g)].map(
+    (match) => match[1],
+  ),
+);
+
 function folderOf(file: string): string {
+  if (subpathEntries.has(file)) return 'subpath entries';
   const [top, second] = file.split('/');
   return top === 'machines' ? 'machines' : (second ?? '');
 }

@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { createChatHandler } from '../../src/chat/chat-handler';
 import {
   type AgentClient,
   AgentJobFailedError,
@@ -22,7 +23,6 @@ import type { Hook } from '../../src/hooks/hook';
 import type { Agent } from '../../src/runtime/agent-actor';
 import { createAgent } from '../../src/runtime/create-agent';
 import type { AgentState } from '../../src/state/agent-state';
-import { createChatHandler } from '../../src/ui/chat-handler';
 import { chatClient, serveChat } from '../support/ai-chat';
 import { partsOf, slowChat, textOf, transferTool } from '../support/chat-fixtures';
 import { LEDGER_ANSWER, LEDGER_STEPS, ledgerAgent, readLedger } from './support/ledger-agent';

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { createChatHandler } from '../../src/chat/chat-handler';
 import {
   createAgentClient,
   createAgentWorker,
@@ -8,7 +9,6 @@ import {
 } from '../../src/distributed/index';
 import { InMemoryBudgetLedger } from '../../src/ledger/in-memory-budget-ledger';
 import { createAgent } from '../../src/runtime/create-agent';
-import { createChatHandler } from '../../src/ui/chat-handler';
 import { startRedisServer } from '../distributed/support/redis-server';
 import { serveChat } from '../support/ai-chat';
 import { startChat } from '../support/chat-fixtures';

@@ -2,7 +2,7 @@
  * The optional peers' ranges admit the majors the tests ran against. ioredis 6 is what a new
  * project's `npm install ioredis` gets (#44 item 9d): a range of ^5 alone made npm refuse the
  * install (ERESOLVE). The Redis stores' tests (tests/persistence/redis-session-store.test.ts,
- * tests/ui/stream-store.contract.test.ts, tests/distributed/session-lock.test.ts) ran against
+ * tests/chat/stream-store.contract.test.ts, tests/distributed/session-lock.test.ts) ran against
  * ioredis 6.1.0 as well as the 5.x installed here.
  */
 import { readFileSync } from 'node:fs';

@@ -8,8 +8,8 @@ import {
   DefaultChatTransport,
   type UIMessage,
 } from 'ai';
-import type { ChatHandler } from '../../src/ui/chat-routes';
-import { toNodeHandler } from '../../src/ui/node-handler';
+import type { ChatHandler } from '../../src/chat/chat-routes';
+import { toNodeHandler } from '../../src/chat/node-handler';
 
 /** The chat state a framework binding keeps (React's useChat keeps the same in hooks). */
 class PlainChatState implements ChatState<UIMessage> {

@@ -1,13 +1,13 @@
 import type { UIMessage } from 'ai';
 import { afterEach } from 'vitest';
 import { z } from 'zod';
+import { type ChatHandlerOptions, createChatHandler } from '../../src/chat/chat-handler';
 import type { Driver } from '../../src/drivers/driver';
 import { type ScriptEntry, scriptedDriver } from '../../src/drivers/scripted-driver';
 import { InMemorySessionStore } from '../../src/persistence/in-memory-session-store';
 import type { AgentDefinition } from '../../src/runtime/agent-definition';
 import { createAgent } from '../../src/runtime/create-agent';
 import { defineTool } from '../../src/tools/define-tool';
-import { type ChatHandlerOptions, createChatHandler } from '../../src/ui/chat-handler';
 import { serveChat } from './ai-chat';
 import type { Chunk } from './ui-stream';
 

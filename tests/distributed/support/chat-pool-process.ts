@@ -8,14 +8,14 @@
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createChatHandler } from '../../../src/chat/chat-handler';
+import { toNodeHandler } from '../../../src/chat/node-handler';
 import {
   createAgentClient,
   createAgentWorker,
   RedisSessionStore,
   RedisStreamStore,
 } from '../../../src/distributed/index';
-import { createChatHandler } from '../../../src/ui/chat-handler';
-import { toNodeHandler } from '../../../src/ui/node-handler';
 import { typingAgent } from '../../support/typing-agent';
 
 const env = process.env;

@@ -24,10 +24,3 @@ export async function keepStoppedAnswer(
   const state = withStoppedAnswer(stored.state, text);
   return { state, version: await store.save(chatId, state, stored.version) };
 }
-
-/** The events of a run that has ended (an AgentStream holds them all). */
-export async function eventsOf(run: AsyncIterable<AgentEvent>): Promise<AgentEvent[]> {
-  const events: AgentEvent[] = [];
-  for await (const event of run) events.push(event);
-  return events;
-}

@@ -1,12 +1,12 @@
 /**
- * A chat served by the worker pool, on the worker's side: the job's run is written as UI message
- * chunks (the chat handler's own mapping, AgentStream and StreamWriter) to the stream the chat
- * handler opened for it, a stop asked of that stream aborts the run, and the stream's lease is kept
- * while the run works. The stream ends only with the run's last attempt: a run handed to another
- * worker (a crash, a graceful close, a retry) goes on in the same stream, after a
- * `data-step-restarted` chunk.
+ * A chat's run published to its stream, the one way for both handlers: the in-process handler's
+ * run and the pool's job on its worker. The run is written as UI message chunks (AgentStream's
+ * mapping, StreamWriter) to the stream the handler opened for it, a stop asked of that stream
+ * aborts the run, messages steered to it reach the run's actor (queued ones wait for the next
+ * execution, on the same stream), and the stream's lease is kept while the run works. In the pool,
+ * the stream ends only with the run's last attempt: a run handed to another worker (a crash, a
+ * graceful close, a retry) goes on in the same stream, after a `data-step-restarted` chunk.
  */
-import type { InspectionEvent } from 'xstate';
 import type { SessionStore } from '../persistence/session-store';
 import type { AgentError } from '../state/agent-error';
 import type { AgentState } from '../state/agent-state';
@@ -15,17 +15,18 @@ import { ExecutionStatus } from '../state/execution-status';
 import type { AgentEvent } from '../state/loop-events';
 import type { Message } from '../state/message';
 import { AgentStream, type UIStreamReadOptions } from '../ui/agent-stream';
-import { streamContinuation } from '../ui/chat-approvals';
-import { keepLateSteering, settleHandedOff } from '../ui/chat-handoff';
-import { type ChatJobStream, STEER_ID } from '../ui/chat-pool-handler';
-import { queuedMarker, withQueued } from '../ui/chat-queue';
-import { keepStoppedAnswer } from '../ui/chat-stopped';
-import { runningActor } from '../ui/running-actor';
-import { stepRestartedChunk } from '../ui/step-restart';
-import type { StreamStore } from '../ui/stream-store';
-import { StreamWriter } from '../ui/stream-writer';
 import type { UIStreamContinuation } from '../ui/ui-chunk-mapper';
 import type { UIMessageChunk } from '../ui/ui-message';
+import { streamContinuation } from './chat-approvals';
+import { keepLateSteering, settleHandedOff } from './chat-handoff';
+import { heldIds, holds } from './chat-message-id';
+import type { ChatJobStream } from './chat-pool-handler';
+import { queuedMarker, withQueued } from './chat-queue';
+import { keepStoppedAnswer } from './chat-stopped';
+import { type RunHandle, runningActor } from './running-actor';
+import { stepRestartedChunk } from './step-restart';
+import type { StreamStore } from './stream-store';
+import { StreamWriter } from './stream-writer';
 
 export interface ChatRunPublisherOptions {
   readonly streams: StreamStore;
@@ -33,9 +34,10 @@ export interface ChatRunPublisherOptions {
   readonly chatStream: ChatJobStream;
   /** The step this run starts with when it takes over a run another worker began; null for a new run. */
   readonly restartedStep: number | null;
-  /** The session as stored when the job started: messages steered before and held there are not steered again. */
+  /** The session as stored when the run started: messages steered before and held there are not steered again. */
   readonly stored: AgentState | null;
-  readonly workerId: string;
+  /** The worker that runs it (named in `data-step-restarted`). */
+  readonly workerId?: string;
   /** Called when a stop of the chat's stream is asked for (also one asked before). */
   readonly onStop: () => void;
   readonly onError: (error: unknown) => void;
@@ -47,8 +49,10 @@ export interface ChatRunPublisherOptions {
 export interface ChatRunPublisher {
   /** The run's listener: its events become the stream's chunks. */
   readonly onEvent: RunListener;
-  /** The run's inspector: it finds the run's actor, for the messages steered to the chat. */
-  readonly inspect: (event: InspectionEvent) => void;
+  /** The run's handle (its start's `runHandle`): the run's actor, which the messages steered to the chat go to. */
+  readonly runHandle: RunHandle;
+  /** The first execution's events as an AgentStream (the in-process handler answers its POST with it). */
+  readonly stream: AgentStream;
   /**
    * The run ended: what the model had streamed of an answer a person stopped is saved, the stream
    * ends, then the messages steered too late for it are saved to the session's steering section (the next execution applies them first); resolves with the
@@ -71,7 +75,7 @@ export async function publishChatRun(options: ChatRunPublisherOptions): Promise<
   const { streams, chatId, chatStream, restartedStep, onError } = options;
   const writer = new StreamWriter(streams, chatId, chatStream.streamId, { onError });
   if (restartedStep !== null)
-    writer.write(stepRestartedChunk({ stepNumber: restartedStep, workerId: options.workerId }));
+    writer.write(stepRestartedChunk({ stepNumber: restartedStep, workerId: options.workerId ?? '' }));
   const { continuation } = chatStream;
   // a run taken over does not replay the message's start: the stream has it
   let current = pumpExecution(
@@ -84,9 +88,9 @@ export async function publishChatRun(options: ChatRunPublisherOptions): Promise<
   // steered or queued through any chat handler; a run taken over hears them all again
   const received: Message[] = [];
   const queued: Message[] = [];
-  const held = steerIds(options.stored);
+  const held = heldIds(options.stored);
   const unlistenSteer = await streams.onSteer(chatId, chatStream.streamId, (message) => {
-    if (held.has(steerIdOf(message))) return;
+    if (holds(held, message)) return;
     received.push(message);
     if (message.metadata?.queueId !== undefined) queued.push(message);
     else current.actor.steer(message);
@@ -112,7 +116,8 @@ export async function publishChatRun(options: ChatRunPublisherOptions): Promise<
       if (event.type === 'text.delta') deltas.push(event);
       current.listener(event, source);
     },
-    inspect: (event) => current.actor.inspect(event),
+    runHandle: { attach: (actor) => current.actor.attach(actor) },
+    stream: current.run,
     async nextExecution(final, aborted) {
       if (queued.length === 0 || aborted || final.status() !== ExecutionStatus.Completed) return null;
       if (final.approval()) return null;
@@ -125,24 +130,32 @@ export async function publishChatRun(options: ChatRunPublisherOptions): Promise<
     },
     async conclude(final, store) {
       // stopped mid-answer: what the page saw is saved before its stream ends (a reload finds it)
-      const stopped = await keepStoppedAnswer(store, chatId, final, deltas.splice(0)).catch(
-        (error: unknown) => {
+      let kept = await keepStoppedAnswer(store, chatId, final, deltas.splice(0)).catch((error: unknown) => {
+        onError(error);
+        return null;
+      });
+      const applied = heldIds(final);
+      const taken = new Set<Message>();
+      /** Saves the messages steered too late for the run, not saved yet, to the session's steering section. */
+      const keepLate = async (): Promise<boolean> => {
+        const late = received.filter((message) => !taken.has(message) && !holds(applied, message));
+        for (const message of late) taken.add(message);
+        if (late.length === 0) return false;
+        kept = await keepLateSteering(store, chatId, late).catch((error: unknown) => {
           onError(error);
-          return null;
-        },
-      );
-      await publisher.finish({ state: final });
-      const applied = steerIds(final);
-      const late = received.filter((message) => !applied.has(steerIdOf(message)));
-      const kept =
-        late.length === 0
-          ? stopped
-          : await keepLateSteering(store, chatId, late).catch((error: unknown) => {
-              onError(error);
-              return stopped;
-            });
-      // what the session holds now is no longer the stream store's to keep
+          return kept;
+        });
+        return true;
+      };
+      // what the session holds is no longer the stream store's to keep: settled before the stream
+      // ends, so that a reader who sees the end finds the session complete
+      current.settle({ state: final });
+      await current.pumped;
+      await keepLate();
       await settleHandedOff(store, streams, chatId).catch(onError);
+      await publisher.finish({ state: final });
+      // steered while the stream was ending: the run's too
+      if (await keepLate()) await settleHandedOff(store, streams, chatId).catch(onError);
       return kept;
     },
     async finish(outcome) {
@@ -200,19 +213,8 @@ function pumpExecution(
     settle,
     pumped,
     reader,
+    run,
   };
-}
-
-const steerIdOf = (message: Message): unknown => message.metadata?.[STEER_ID];
-
-/**
- * The steer ids of the messages a state holds, in its conversation and its steering section. Not
- * chat-handoff.ts's `heldIn` (`handOffId`s, an untagged message by its text): here a message the
- * state is found to hold is dropped, and an untagged one that repeats an earlier text ('yes') must not be.
- */
-function steerIds(state: AgentState | null): ReadonlySet<unknown> {
-  const messages = state ? [...state.messages(), ...state.steeredMessages()] : [];
-  return new Set(messages.map(steerIdOf).filter((id) => id !== undefined));
 }
 
 /**

@@ -1,6 +1,7 @@
 import { AgentMachineError } from '../state/errors';
 import type { Message } from '../state/message';
-import type { UIMessageChunk } from './ui-message';
+import type { UIMessageChunk } from '../ui/ui-message';
+import { chatMessageId } from './chat-message-id';
 
 /**
  * Where a chat's current run keeps its UI message stream, so that any process sharing the store
@@ -69,14 +70,11 @@ export interface HandedOff {
 }
 
 /**
- * What tells a handed-off message apart: its `metadata.queueId` or `metadata.steerId` (the chat
- * handler gives each message one), else its role and text.
+ * What tells a handed-off message apart: the id the chat handler gave it at its POST
+ * (`chatMessageId`), else (a message steered into the store by other means) its role and text.
  */
 export function handOffId(message: Message): string {
-  const { queueId, steerId } = message.metadata;
-  if (typeof queueId === 'string') return queueId;
-  if (typeof steerId === 'string') return steerId;
-  return `${message.role}:${message.content}`;
+  return chatMessageId(message) ?? `${message.role}:${message.content}`;
 }
 
 /** An append to a stream that is not the chat's open one (it ended, or its lease ran out and another run took the chat). */

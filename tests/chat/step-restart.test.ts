@@ -1,7 +1,7 @@
 import { readUIMessageStream, type UIMessageChunk as SdkChunk, type UIMessage } from 'ai';
 import { readUIMessageStream as readUIMessageStream6 } from 'ai6';
 import { describe, expect, it } from 'vitest';
-import { mendRestartedSteps, stepRestartedChunk } from '../../src/ui/step-restart';
+import { mendRestartedSteps, stepRestartedChunk } from '../../src/chat/step-restart';
 import type { UIMessageChunk } from '../../src/ui/ui-message';
 
 const search: UIMessageChunk[] = [

@@ -1,9 +1,9 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
+import type { ChatAccess } from '../../src/chat/chat-routes';
+import { toNodeHandler } from '../../src/chat/node-handler';
 import { scriptedDriver } from '../../src/drivers/scripted-driver';
-import type { ChatAccess } from '../../src/ui/chat-routes';
-import { toNodeHandler } from '../../src/ui/node-handler';
 import { gate, startChat, transferTool } from '../support/chat-fixtures';
 import { postJson, readChunks, userMessageBody } from '../support/ui-stream';
 

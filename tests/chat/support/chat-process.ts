@@ -10,6 +10,8 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
+import { createChatHandler } from '../../../src/chat/chat-handler';
+import { toNodeHandler } from '../../../src/chat/node-handler';
 import { RedisStreamStore } from '../../../src/distributed/index';
 import { abortableDelay } from '../../../src/drivers/abortable-delay';
 import type { Driver } from '../../../src/drivers/driver';
@@ -17,8 +19,6 @@ import { scriptedDriver } from '../../../src/drivers/scripted-driver';
 import { SqliteSessionStore } from '../../../src/persistence/sqlite-session-store';
 import { createAgent } from '../../../src/runtime/create-agent';
 import { defineTool } from '../../../src/tools/define-tool';
-import { createChatHandler } from '../../../src/ui/chat-handler';
-import { toNodeHandler } from '../../../src/ui/node-handler';
 import { answerText, typingDriver } from '../../support/typing-agent';
 
 const words = Number(process.env.WORDS ?? 40);

@@ -1,10 +1,10 @@
 import type { SessionStore } from '../persistence/session-store';
 import type { ApprovalInput } from '../state/approval';
-import { ApprovalError } from '../state/approval-error';
 import { InvalidArgumentError } from '../state/errors';
 import { newId } from '../state/ids';
-import { Message } from '../state/message';
+import type { UIMessageChunk } from '../ui/ui-message';
 import { type DecisionContinuation, decisionContinuation, toApprovalInputs } from './chat-approvals';
+import { handedOffMessage, STEER_ID } from './chat-message-id';
 import { type ChatRequest, ChatRequestError } from './chat-request';
 import {
   type ChatAccess,
@@ -17,11 +17,10 @@ import {
   type WhileRunning,
   whileRunningOption,
 } from './chat-routes';
+import { startChatTurn } from './chat-turn';
 import { type AiSdkVersion, aiSdkVersionOption, clientAiSdkVersion } from './client-version';
-import { STEER_ID } from './running-actor';
 import { mendRestartedSteps } from './step-restart';
 import { StreamNotOpenError, type StreamStore } from './stream-store';
-import type { UIMessageChunk } from './ui-message';
 
 /**
  * Where a chat job writes its run's UI message stream: the stream the handler opened for it in
@@ -135,9 +134,8 @@ export function createPoolChatHandler(options: PoolChatHandlerOptions): ChatHand
       // a run goes on: steered into it, or queued for the next execution, on its worker (if it
       // ended meanwhile, the message starts the next run)
       if (whileRunning === 'reject' || chat.kind !== 'message') throw sessionBusy(chatId);
-      const queueId = whileRunning === 'queue' ? newId() : undefined;
-      const metadata = { [STEER_ID]: newId(), ...(queueId && { queueId }) };
-      const message = Message.of({ role: 'user', content: chat.text, metadata });
+      const message = handedOffMessage(chat.text, { queued: whileRunning === 'queue' });
+      const queueId = message.metadata.queueId as string | undefined;
       if (await streams.steer(chatId, message)) return relayRunning(streams, chatId, queueId, mend);
     }
     const read = new AbortController();
@@ -149,14 +147,16 @@ export function createPoolChatHandler(options: PoolChatHandlerOptions): ChatHand
       if (!opened) throw new StreamNotOpenError(chatId, streamId);
       chunks = mend(opened);
       if (chat.kind === 'message') {
-        if (stored?.state.approval()) throw ApprovalError.pending(stored.state);
-        await client.execute({
-          agent,
-          sessionId: chatId,
-          message: chat.text,
-          chatStream: { streamId },
-          ...scopes,
-        });
+        // refused here as on the worker (its job starts the turn the same way, from the session it loads)
+        await startChatTurn(stored?.state, chat.text, () =>
+          client.execute({
+            agent,
+            sessionId: chatId,
+            message: chat.text,
+            chatStream: { streamId },
+            ...scopes,
+          }),
+        );
       } else {
         if (!stored)
           throw new ChatRequestError('SESSION_NOT_FOUND', `No chat "${chatId}" to approve calls in.`);
@@ -207,7 +207,7 @@ export function createPoolChatHandler(options: PoolChatHandlerOptions): ChatHand
   });
 }
 
-// STEER_ID: declared beside runningActor (which tells steered messages apart by it), below this file
+// STEER_ID: declared with the one id a handed-off message gets (chat-message-id.ts)
 export { STEER_ID };
 
 /** The chunks up to the `data-queued` chunk that starts the answer to queued messages. */

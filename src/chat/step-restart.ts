@@ -1,4 +1,4 @@
-import type { UIMessageChunk } from './ui-message';
+import type { UIMessageChunk } from '../ui/ui-message';
 
 /**
  * The data of the `data-step-restarted` chunk a worker writes before it goes on with a chat's run

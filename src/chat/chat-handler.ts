@@ -1,19 +1,15 @@
-import type { InspectionEvent } from 'xstate';
 import { NoSessionStoreError } from '../persistence/errors';
 import type { SessionStore } from '../persistence/session-store';
 import type { AgentError } from '../state/agent-error';
-import { AgentState } from '../state/agent-state';
+import type { AgentState } from '../state/agent-state';
 import type { ApprovalInput } from '../state/approval';
-import { ApprovalError } from '../state/approval-error';
 import type { RunListener } from '../state/event-source';
 import { newId } from '../state/ids';
-import { Message } from '../state/message';
-import { AgentStream } from './agent-stream';
-import { decisionContinuation, streamContinuation, toApprovalInputs } from './chat-approvals';
-import { adoptHandedOff, keepLateSteering, settleHandedOff } from './chat-handoff';
-import { createPoolChatHandler, type PoolChatHandlerOptions, STEER_ID } from './chat-pool-handler';
-import { nextQueuedExecution } from './chat-queue';
-import { type ChatDecision, type ChatRequest, ChatRequestError } from './chat-request';
+import { decisionContinuation, toApprovalInputs } from './chat-approvals';
+import { adoptHandedOff, settleHandedOff } from './chat-handoff';
+import { handedOffMessage } from './chat-message-id';
+import { type ChatJobStream, createPoolChatHandler, type PoolChatHandlerOptions } from './chat-pool-handler';
+import { type ChatRequest, ChatRequestError } from './chat-request';
 import {
   type ChatAccess,
   type ChatHandler,
@@ -24,36 +20,34 @@ import {
   type WhileRunning,
   whileRunningOption,
 } from './chat-routes';
-import { eventsOf, keepStoppedAnswer } from './chat-stopped';
-import { type RunningActor, runningActor } from './running-actor';
+import { type ChatRunPublisher, publishChatRun } from './chat-run-publisher';
+import { startChatTurn } from './chat-turn';
+import type { RunHandle } from './running-actor';
 import { InMemoryStreamStore, type StreamStore } from './stream-store';
-import { StreamWriter } from './stream-writer';
 
 /**
  * What the chat handler needs of an agent: an `Agent` from `createAgent` is one. Declared here so
- * the UI layer sits below the runtime (which uses its AgentStream for `agent.stream()`).
+ * the chat server sits below the runtime (whose `agent.chat()` starts a turn with `startChatTurn`).
  */
 interface ChatAgent {
   readonly definition: { readonly store?: SessionStore };
-  stream(
-    state: AgentState,
-    options: {
-      readonly sessionId: string;
-      readonly signal?: AbortSignal;
-      readonly inspect?: (event: InspectionEvent) => void;
-      readonly ledgerScopes?: readonly string[];
-    },
-  ): AgentStream;
+  execute(state: AgentState, options: ChatRunOptions & { readonly sessionId: string }): Promise<AgentState>;
   decide(
     sessionId: string,
     decisions: readonly ApprovalInput[],
-    options: {
-      readonly onEvent: RunListener;
-      readonly signal?: AbortSignal;
-      readonly inspect?: (event: InspectionEvent) => void;
-      readonly ledgerScopes?: readonly string[];
-    },
+    options: ChatRunOptions,
   ): Promise<AgentState>;
+}
+
+/** The options a chat's run is started with: the runtime's own `runHandle` and `storedVersion` among them. */
+interface ChatRunOptions {
+  readonly onEvent: RunListener;
+  readonly signal?: AbortSignal;
+  readonly ledgerScopes?: readonly string[];
+  /** The chat's handle on the run (its actor, steered without inspection). */
+  readonly runHandle: RunHandle;
+  /** The version of the session the POST loaded (its one load): the run's start does not load it again. */
+  readonly storedVersion?: number | null;
 }
 
 export interface ChatHandlerOptions {
@@ -126,9 +120,6 @@ export function createChatHandler(options: ChatHandlerOptions | PoolChatHandlerO
   return createAgentChatHandler(options as ChatHandlerOptions);
 }
 
-/** A request's ledger scopes, as run options (none without `ledgerScopes`). */
-type Scopes = { readonly ledgerScopes: readonly string[] } | undefined;
-
 function createAgentChatHandler(options: ChatHandlerOptions): ChatHandler {
   const { agent, errorText } = options;
   if (!agent.definition.store) throw new NoSessionStoreError('createChatHandler({ agent })');
@@ -148,141 +139,98 @@ function createAgentChatHandler(options: ChatHandlerOptions): ChatHandler {
       // a run goes on: steered into it (if it ended meanwhile, the message starts the next one)
       // (queued: the process running the chat answers it next, on the same stream)
       if (whileRunning !== 'reject' && chat.kind === 'message') {
-        const queueId = whileRunning === 'queue' ? newId() : undefined;
-        const metadata = queueId ? { queueId } : { [STEER_ID]: newId() };
-        const message = Message.of({ role: 'user', content: chat.text, metadata });
+        const message = handedOffMessage(chat.text, { queued: whileRunning === 'queue' });
+        const queueId = message.metadata.queueId as string | undefined;
         if (await streams.steer(chatId, message)) return relayRunning(streams, chatId, queueId);
         continue;
       }
       throw sessionBusy(chatId);
     }
     const stop = new AbortController();
-    const actor = runningActor();
-    let stream: AgentStream;
+    const publish = (stored: AgentState | null, chatStream: ChatJobStream) =>
+      publishChatRun({
+        streams,
+        chatId,
+        chatStream,
+        restartedStep: null,
+        stored,
+        onStop: () => stop.abort(),
+        onError,
+        renewMs,
+        errorText,
+      });
+    let started: { publisher: ChatRunPublisher; run: Promise<AgentState> };
     try {
-      await adoptHandedOff(store, streams, chatId, streamId);
-      const stored = await store.load(chatId);
-      stream =
-        chat.kind === 'message'
-          ? startMessage(
-              chatId,
-              stored?.state ?? AgentState.empty(),
-              chat.text,
-              stop.signal,
-              actor.inspect,
-              scopes,
-            )
-          : startDecisions(chatId, stored?.state ?? null, chat.decisions, stop.signal, actor.inspect, scopes);
+      // the turn's one load (the hand-off's, when an earlier run left messages): the run's start is given its version
+      const adopted = await adoptHandedOff(store, streams, chatId, streamId);
+      const stored = adopted !== undefined ? adopted : await store.load(chatId);
+      const runOptions = (publisher: ChatRunPublisher): ChatRunOptions => ({
+        onEvent: publisher.onEvent,
+        runHandle: publisher.runHandle,
+        signal: stop.signal,
+        ...scopes,
+      });
+      if (chat.kind === 'message') {
+        started = await startChatTurn(stored?.state, chat.text, async (state) => {
+          const publisher = await publish(stored?.state ?? null, { streamId });
+          const run = agent.execute(state, {
+            ...runOptions(publisher),
+            sessionId: chatId,
+            storedVersion: stored?.version ?? null,
+          });
+          return { publisher, run };
+        });
+      } else {
+        if (!stored)
+          throw new ChatRequestError('SESSION_NOT_FOUND', `No chat "${chatId}" to approve calls in.`);
+        const inputs = toApprovalInputs(stored.state, chat.decisions);
+        const continuation = decisionContinuation(stored.state, inputs, chat.decisions);
+        const publisher = await publish(stored.state, { streamId, continuation });
+        started = { publisher, run: agent.decide(chatId, inputs, runOptions(publisher)) };
+      }
     } catch (error) {
       await streams.end(chatId, streamId);
       throw error;
     }
-    void publish(stream, chatId, streamId, stop, actor, scopes);
-    return stream.toUIMessageStreamResponse({ errorText });
+    void follow(chatId, started.publisher, started.run, stop.signal, scopes);
+    return started.publisher.stream.toUIMessageStreamResponse({ errorText });
   }
 
   /**
-   * Writes the run's UI message stream (as a reader who joins gets it: the whole message, the part
-   * before an approval included) to `streams`, stops the run when a stop is asked for anywhere,
-   * keeps the stream's lease, and ends the stream with the run; with `whileRunning: 'queue'`, runs
-   * the next execution with the messages queued meanwhile first, on the same stream.
+   * Follows the run the publisher writes to the chat's stream to its end: with messages queued
+   * meanwhile (`whileRunning: 'queue'`), the next execution answers them on the same stream; then
+   * the publisher concludes (a stopped answer, messages steered too late, the stream's end).
    */
-  async function publish(
-    stream: AgentStream,
+  async function follow(
     chatId: string,
-    streamId: string,
-    stop: AbortController,
-    actor: RunningActor,
-    scopes: Scopes,
-  ) {
-    const writer = new StreamWriter(streams, chatId, streamId, { onError });
-    const renew = setInterval(
-      () => void streams.renew(chatId, streamId).catch((error: unknown) => onError(error)),
-      renewMs,
-    );
-    renew.unref?.();
-    let unlisten = () => {};
-    let unlistenSteer = () => {};
-    const queued: Message[] = [];
-    let running = stream;
-    let final: AgentState | undefined;
+    publisher: ChatRunPublisher,
+    first: Promise<AgentState>,
+    signal: AbortSignal,
+    scopes: { readonly ledgerScopes: readonly string[] } | undefined,
+  ): Promise<void> {
+    let running = first;
     try {
-      unlisten = await streams.onStop(chatId, streamId, () => stop.abort());
-      const steer = whileRunning === 'queue' ? (m: Message) => void queued.push(m) : actor.steer;
-      unlistenSteer = await streams.onSteer(chatId, streamId, steer);
       for (;;) {
-        const reader = running.toUIMessageStream({ errorText, replay: true }).getReader();
-        for (;;) {
-          const { done, value } = await reader.read();
-          if (done) break;
-          writer.write(value);
+        const final = await running;
+        const next = await publisher.nextExecution(final, signal.aborted);
+        if (!next) {
+          await publisher.conclude(final, store);
+          return;
         }
-        final = await running.state;
-        const next = await nextQueuedExecution(store, chatId, final, queued, stop.signal, (state) =>
-          agent.stream(state, { sessionId: chatId, signal: stop.signal, ...scopes }),
-        );
-        if (!next) break;
-        writer.write(next.marker);
-        running = next.stream;
+        running = agent.execute(next, {
+          sessionId: chatId,
+          onEvent: publisher.onEvent,
+          runHandle: publisher.runHandle,
+          signal,
+          ...scopes,
+        });
       }
     } catch (error) {
+      // the run threw: its stream ends with the error; what the session holds leaves the stream store
       onError(error);
-    } finally {
-      clearInterval(renew);
-      unlisten();
-      unlistenSteer();
-      // a run that threw has been given to onError above (its read or its state)
-      if (!final) final = await running.state.catch(() => undefined);
-      const ended = final;
-      if (ended) {
-        // stopped mid-answer: what the page saw of the answer stays in the chat
-        await eventsOf(running)
-          .then((events) => keepStoppedAnswer(store, chatId, ended, events))
-          .catch((error: unknown) => onError(error));
-        // queued as the run concluded, or not answered (it stopped or failed): kept for the next one
-        await keepLateSteering(store, chatId, [...actor.unapplied(ended), ...queued.splice(0)]).catch(
-          (error: unknown) => onError(error),
-        );
-      }
-      // what the session holds now leaves the stream store; the rest waits for the next run
-      await settleHandedOff(store, streams, chatId).catch((error: unknown) => onError(error));
-      await writer.end().catch((error: unknown) => onError(error));
+      await publisher.finish({ error });
+      await settleHandedOff(store, streams, chatId).catch(onError);
     }
-  }
-
-  function startMessage(
-    chatId: string,
-    state: AgentState,
-    text: string,
-    signal: AbortSignal,
-    inspect: (event: InspectionEvent) => void,
-    scopes: Scopes,
-  ): AgentStream {
-    if (state.approval()) throw ApprovalError.pending(state);
-    // messages steered in as the last run concluded came before this one
-    return agent.stream(state.withSteeringApplied().withUserMessage(text), {
-      sessionId: chatId,
-      signal,
-      inspect,
-      ...scopes,
-    });
-  }
-
-  function startDecisions(
-    chatId: string,
-    state: AgentState | null,
-    decisions: readonly ChatDecision[],
-    signal: AbortSignal,
-    inspect: (event: InspectionEvent) => void,
-    scopes: Scopes,
-  ) {
-    if (!state) throw new ChatRequestError('SESSION_NOT_FOUND', `No chat "${chatId}" to approve calls in.`);
-    const inputs = toApprovalInputs(state, decisions);
-    const continuation = streamContinuation(decisionContinuation(state, inputs, decisions));
-    return new AgentStream(
-      (onEvent) => agent.decide(chatId, inputs, { onEvent, inspect, signal, ...scopes }),
-      continuation,
-    );
   }
 
   return chatRoutes({ store, streams, authorize: options.authorize, maxBodyBytes, onError, post });

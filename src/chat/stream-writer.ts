@@ -1,5 +1,5 @@
+import type { UIMessageChunk } from '../ui/ui-message';
 import type { StreamStore } from './stream-store';
-import type { UIMessageChunk } from './ui-message';
 
 export interface StreamWriterOptions {
   /** Chunks are written in batches at most this often, in ms (text deltas come many a second). Default 20. */

@@ -4,14 +4,14 @@
  * assistant message, so the live page, a reload and the next turn's model see the same answer.
  */
 import { describe, expect, it } from 'vitest';
+import { createChatHandler } from '../../src/chat/chat-handler';
+import { InMemoryStreamStore } from '../../src/chat/stream-store';
 import { abortableDelay } from '../../src/drivers/abortable-delay';
 import type { Driver } from '../../src/drivers/driver';
 import { scriptedDriver } from '../../src/drivers/scripted-driver';
 import { InMemorySessionStore } from '../../src/persistence/in-memory-session-store';
 import { createAgent } from '../../src/runtime/create-agent';
 import type { AgentState } from '../../src/state/agent-state';
-import { createChatHandler } from '../../src/ui/chat-handler';
-import { InMemoryStreamStore } from '../../src/ui/stream-store';
 import { chatClient, serveChat } from '../support/ai-chat';
 import { textOf } from '../support/chat-fixtures';
 import { until } from '../support/chat-processes';

@@ -4,10 +4,10 @@
  * and the others: a refused request gets 403 FORBIDDEN, and the run goes on as if it never came.
  */
 import { describe, expect, it } from 'vitest';
+import { createChatHandler } from '../../src/chat/chat-handler';
+import type { ChatAccess } from '../../src/chat/chat-routes';
+import { InMemoryStreamStore } from '../../src/chat/stream-store';
 import { ExecutionStatus } from '../../src/state/execution-status';
-import { createChatHandler } from '../../src/ui/chat-handler';
-import type { ChatAccess } from '../../src/ui/chat-routes';
-import { InMemoryStreamStore } from '../../src/ui/stream-store';
 import { serveChat } from '../support/ai-chat';
 import { slowChat } from '../support/chat-fixtures';
 import { readChunks, userMessageBody } from '../support/ui-stream';

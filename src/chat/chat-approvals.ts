@@ -10,33 +10,10 @@
 import { toUIMessages } from '../messages/ui-messages';
 import type { AgentState } from '../state/agent-state';
 import type { ApprovalDecision, ApprovalInput } from '../state/approval';
-import { describePending, type PendingApproval } from '../state/pending-approval';
+import { chatToolCallId } from '../ui/approval-chunks';
+import type { UIMessageChunk } from '../ui/ui-message';
+import { toUIMessageChunks } from '../ui/ui-message-chunks';
 import { type ChatDecision, ChatRequestError } from './chat-request';
-import type { UIMessageChunk } from './ui-message';
-import { toUIMessageChunks } from './ui-message-chunks';
-
-/** The tool call id (and approval id) of a pending call in the chat: `t1`, or `p1/t1` inside subagent call p1. */
-export const chatToolCallId = (pending: PendingApproval): string => describePending(pending);
-
-/** The chunks that ask the client for a decision on `pending` (its tool part first, for a nested call). */
-export function approvalRequestChunks(pending: PendingApproval): UIMessageChunk[] {
-  const toolCallId = chatToolCallId(pending);
-  const request: UIMessageChunk = {
-    type: 'tool-approval-request',
-    approvalId: toolCallId,
-    toolCallId,
-    ...(pending.signature !== undefined && { signature: pending.signature }),
-    approvalDescriptor: { reason: pending.reason },
-  };
-  if (!pending.callPath?.length) return [request];
-  const input: UIMessageChunk = {
-    type: 'tool-input-available',
-    toolCallId,
-    toolName: pending.toolName,
-    input: pending.args,
-  };
-  return [input, request];
-}
 
 /**
  * The decisions for the approvals a chat client answered: each names a pending call by its chat

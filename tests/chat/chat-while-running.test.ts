@@ -4,14 +4,14 @@
  * handler sharing the stream store gets it; the POST that steers answers the run's stream.
  */
 import { describe, expect, it } from 'vitest';
+import { createChatHandler } from '../../src/chat/chat-handler';
+import { InMemoryStreamStore } from '../../src/chat/stream-store';
 import type { Driver } from '../../src/drivers/driver';
 import { scriptedDriver } from '../../src/drivers/scripted-driver';
 import { InMemorySessionStore } from '../../src/persistence/in-memory-session-store';
 import type { SessionStore } from '../../src/persistence/session-store';
 import { createAgent } from '../../src/runtime/create-agent';
 import { ExecutionStatus } from '../../src/state/execution-status';
-import { createChatHandler } from '../../src/ui/chat-handler';
-import { InMemoryStreamStore } from '../../src/ui/stream-store';
 import { chatClient, serveChat } from '../support/ai-chat';
 import { gate, slowChat as slowChatOf, textOf } from '../support/chat-fixtures';
 import { postJson, readChunks, userMessageBody } from '../support/ui-stream';

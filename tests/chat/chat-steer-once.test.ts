@@ -9,14 +9,14 @@ import { MockLanguageModelV4 } from 'ai/test';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { InspectionEvent } from 'xstate';
 import { z } from 'zod';
+import { createChatHandler } from '../../src/chat/chat-handler';
+import { InMemoryStreamStore, type StreamStore } from '../../src/chat/stream-store';
 import { RedisStreamStore } from '../../src/distributed/index';
 import { InMemorySessionStore } from '../../src/persistence/in-memory-session-store';
 import type { Agent } from '../../src/runtime/agent-actor';
 import { createAgent } from '../../src/runtime/create-agent';
 import type { AgentState } from '../../src/state/agent-state';
 import { defineTool } from '../../src/tools/define-tool';
-import { createChatHandler } from '../../src/ui/chat-handler';
-import { InMemoryStreamStore, type StreamStore } from '../../src/ui/stream-store';
 import { type RedisServer, startRedisServer } from '../distributed/support/redis-server';
 import { chatClient, serveChat } from '../support/ai-chat';
 import { gate } from '../support/chat-fixtures';
@@ -75,14 +75,13 @@ function slowChat() {
   });
   const store = new InMemorySessionStore();
   const base = createAgent({ model, tools: { lookup }, store });
+  // the test's inspector sees the run's actor receive the steer (the chat handler inspects nothing)
   const agent: Agent = {
     ...base,
-    stream: (state, options) =>
-      base.stream(state, {
+    execute: (state, options) =>
+      base.execute(state, {
         ...options,
-        inspect: (event) => {
-          // the chat handler's inspector is a function
-          (options?.inspect as ((event: InspectionEvent) => void) | undefined)?.(event);
+        inspect: (event: InspectionEvent) => {
           if (event.type === '@xstate.event' && event.event.type === 'steer') steered.open();
         },
       }),

@@ -3,11 +3,11 @@ import { assertSessionId } from '../persistence/session-id';
 import type { SessionStore } from '../persistence/session-store';
 import { ApprovalError } from '../state/approval-error';
 import { AgentMachineError, InvalidArgumentError } from '../state/errors';
+import { UI_MESSAGE_STREAM_HEADERS, type UIMessageChunk } from '../ui/ui-message';
 import { fromQueuedAnswer } from './chat-queue';
 import { type ChatRequest, ChatRequestError, parseChatRequest } from './chat-request';
 import { noChunks } from './running-actor';
 import type { StreamStore } from './stream-store';
-import { UI_MESSAGE_STREAM_HEADERS, type UIMessageChunk } from './ui-message';
 
 /** What a request does to a chat: read it (its stream, its messages), send a message, decide approvals, stop it. */
 export type ChatAction = 'read' | 'write' | 'decide' | 'stop';

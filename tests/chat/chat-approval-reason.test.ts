@@ -6,13 +6,13 @@
  */
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { createChatHandler } from '../../src/chat/chat-handler';
 import { scriptedDriver } from '../../src/drivers/scripted-driver';
 import { InMemorySessionStore } from '../../src/persistence/in-memory-session-store';
 import { createAgent } from '../../src/runtime/create-agent';
 import { AgentState } from '../../src/state/agent-state';
 import { defineTool } from '../../src/tools/define-tool';
 import { AgentStream } from '../../src/ui/agent-stream';
-import { createChatHandler } from '../../src/ui/chat-handler';
 import { chatClient, serveChat } from '../support/ai-chat';
 import { ai6ChatClient } from '../support/ai6-chat';
 import { partsOf } from '../support/chat-fixtures';

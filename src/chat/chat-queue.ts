@@ -1,31 +1,6 @@
-import type { SessionStore } from '../persistence/session-store';
 import type { AgentState } from '../state/agent-state';
-import { ExecutionStatus } from '../state/execution-status';
 import type { Message } from '../state/message';
-import type { AgentStream } from './agent-stream';
-import type { UIMessageChunk } from './ui-message';
-
-/**
- * The execution answering the messages queued while the chat's run went on, after its `final`
- * state, with the chunk that marks where its answer starts; null when none are queued, or the run
- * stopped, failed or waits for approval (they stay in `queued`, for the handler to keep in the
- * session's steering section).
- */
-export async function nextQueuedExecution(
-  store: SessionStore,
-  chatId: string,
-  final: AgentState,
-  queued: Message[],
-  signal: AbortSignal,
-  start: (state: AgentState) => AgentStream,
-): Promise<{ marker: UIMessageChunk; stream: AgentStream } | null> {
-  if (queued.length === 0) return null;
-  const answerable = final.status() === ExecutionStatus.Completed && !signal.aborted;
-  const stored = answerable ? await store.load(chatId) : undefined;
-  if (!stored || stored.state.approval()) return null;
-  const messages = queued.splice(0);
-  return { marker: queuedMarker(messages), stream: start(withQueued(stored.state, messages)) };
-}
+import type { UIMessageChunk } from '../ui/ui-message';
 
 /** The state the execution answering `messages` (queued to the chat) runs, after `state`. */
 export function withQueued(state: AgentState, messages: readonly Message[]): AgentState {

@@ -5,13 +5,13 @@
  * The dead run is a stream begun and never ended; its lease runs out on a fake clock.
  */
 import { describe, expect, it } from 'vitest';
+import { createChatHandler } from '../../src/chat/chat-handler';
+import { InMemoryStreamStore } from '../../src/chat/stream-store';
 import { scriptedDriver } from '../../src/drivers/scripted-driver';
 import { InMemorySessionStore } from '../../src/persistence/in-memory-session-store';
 import { createAgent } from '../../src/runtime/create-agent';
 import { AgentState } from '../../src/state/agent-state';
 import { Message } from '../../src/state/message';
-import { createChatHandler } from '../../src/ui/chat-handler';
-import { InMemoryStreamStore } from '../../src/ui/stream-store';
 import { serveChat } from '../support/ai-chat';
 import { postJson, readChunks, userMessageBody } from '../support/ui-stream';
 

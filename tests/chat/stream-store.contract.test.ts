@@ -6,15 +6,15 @@
  */
 import type { Cluster } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RedisStreamStore } from '../../src/distributed/index';
-import { Message } from '../../src/state/message';
 import {
   handOffId,
   InMemoryStreamStore,
   StreamNotOpenError,
   type StreamStore,
-} from '../../src/ui/stream-store';
-import { StreamWriter } from '../../src/ui/stream-writer';
+} from '../../src/chat/stream-store';
+import { StreamWriter } from '../../src/chat/stream-writer';
+import { RedisStreamStore } from '../../src/distributed/index';
+import { Message } from '../../src/state/message';
 import type { UIMessageChunk } from '../../src/ui/ui-message';
 import { type RedisCluster, startRedisCluster } from '../distributed/support/redis-cluster';
 import { type RedisServer, startRedisServer } from '../distributed/support/redis-server';

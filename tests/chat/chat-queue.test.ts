@@ -4,10 +4,10 @@
  * chat and on the same stream; the POST that queued it answers with that answer.
  */
 import { describe, expect, it } from 'vitest';
+import { createChatHandler } from '../../src/chat/chat-handler';
+import { InMemoryStreamStore } from '../../src/chat/stream-store';
 import type { ScriptEntry } from '../../src/drivers/scripted-driver';
 import { ExecutionStatus } from '../../src/state/execution-status';
-import { createChatHandler } from '../../src/ui/chat-handler';
-import { InMemoryStreamStore } from '../../src/ui/stream-store';
 import { chatClient, serveChat } from '../support/ai-chat';
 import { slowChat as slowChatOf, textOf } from '../support/chat-fixtures';
 import { postJson, readChunks, userMessageBody } from '../support/ui-stream';

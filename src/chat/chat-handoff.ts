@@ -1,7 +1,8 @@
 import { SessionNotFoundError } from '../persistence/errors';
-import type { SessionStore } from '../persistence/session-store';
+import type { LoadedSession, SessionStore } from '../persistence/session-store';
 import { AgentState } from '../state/agent-state';
 import { Message } from '../state/message';
+import { heldIds, holds } from './chat-message-id';
 import { handOffId, type StreamStore } from './stream-store';
 
 /**
@@ -12,45 +13,32 @@ import { handOffId, type StreamStore } from './stream-store';
  */
 
 /**
- * The handed-off ids a session holds, in its conversation or its steering section (its user messages).
- * Keyed by `handOffId`, not by steer id as chat-run-publisher.ts's `steerIds`: the stream store
- * settles by that key, the in-process handler's queued messages carry only a queueId, and an untagged
- * message must be settled too (by its text).
- */
-function heldIn(state: AgentState | undefined): Set<string> {
-  const held = new Set<string>();
-  if (!state) return held;
-  for (const message of [...state.messages(), ...state.steeredMessages()])
-    if (message.role === 'user') held.add(handOffId(message));
-  return held;
-}
-
-/**
  * Called by the run that has just claimed the chat (stream `streamId`): the messages handed to the
- * chat's earlier runs that are not in the session (their process died first) are saved to its
- * steering section, which the new run applies first; then all of them are settled.
+ * chat's earlier runs that are not in the session (their process died first; told by their id) are saved to its
+ * steering section, which the new run applies first; then all of them are settled. Resolves the
+ * session as it is then when it loaded it (null: none stored), undefined when there were none.
  */
 export async function adoptHandedOff(
   store: SessionStore,
   streams: StreamStore,
   chatId: string,
   streamId: string,
-): Promise<void> {
+): Promise<LoadedSession | null | undefined> {
   const earlier = (await streams.handedOff(chatId)).filter((h) => h.streamId !== streamId);
-  if (earlier.length === 0) return;
+  if (earlier.length === 0) return undefined;
   const stored = await store.load(chatId);
-  const held = heldIn(stored?.state);
-  const missing = earlier.map((h) => Message.of(h.message)).filter((m) => !held.has(handOffId(m)));
-  if (missing.length > 0)
-    await store.save(
-      chatId,
-      (stored?.state ?? AgentState.empty()).withSteeredMessages(missing),
-      stored?.version ?? null,
-    );
+  const held = heldIds(stored?.state);
+  const missing = earlier.map((h) => Message.of(h.message)).filter((m) => !holds(held, m));
+  let session = stored;
+  if (missing.length > 0) {
+    const state = (stored?.state ?? AgentState.empty()).withSteeredMessages(missing);
+    session = { state, version: await store.save(chatId, state, stored?.version ?? null) };
+  }
   await streams.settle(
     chatId,
     earlier.map((h) => handOffId(h.message)),
   );
+  return session;
 }
 
 /**
@@ -65,10 +53,10 @@ export async function settleHandedOff(
 ): Promise<void> {
   const pending = await streams.handedOff(chatId);
   if (pending.length === 0) return;
-  const held = heldIn((await store.load(chatId))?.state);
+  const held = heldIds((await store.load(chatId))?.state);
   await streams.settle(
     chatId,
-    pending.map((h) => handOffId(h.message)).filter((id) => held.has(id)),
+    pending.filter((h) => holds(held, h.message)).map((h) => handOffId(h.message)),
   );
 }
 

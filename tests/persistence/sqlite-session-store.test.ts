@@ -149,6 +149,30 @@ describe('SqliteSessionStore', () => {
     expect(legacyInflateLimit(400_000)).toBe(128 * 400_000);
   });
 
+  it('creates its database with pages of 1 KiB, so a commit of a small record writes a few KiB (#50 item 3)', async () => {
+    const store = open(new SqliteSessionStore(file));
+    const state = await finishedState();
+    await store.save('chat-42', state, null);
+    await store.save('chat-42', state.withUserMessage('and now?'), 1);
+    inspect((db) => expect(db.pragma('page_size', { simple: true })).toBe(1024));
+  });
+
+  it('keeps the page size of a database made before (4 KiB), and loads and saves in it', async () => {
+    const before = new Database(file);
+    before.pragma('page_size = 4096');
+    before.pragma('journal_mode = WAL');
+    before.exec('CREATE TABLE other (x INTEGER)');
+    before.close();
+    const store = open(new SqliteSessionStore(file));
+    const state = await finishedState();
+    await store.save('chat-42', state, null);
+    const next = state.withUserMessage('and now?');
+    await store.save('chat-42', next, 1);
+    const loaded = await open(new SqliteSessionStore(file)).load('chat-42');
+    expect(loaded?.state.toJSON()).toEqual(next.toJSON());
+    inspect((db) => expect(db.pragma('page_size', { simple: true })).toBe(4096));
+  });
+
   it('does not create the database until it is used', async () => {
     const store = open(new SqliteSessionStore(file));
     await store.close();

@@ -14,7 +14,7 @@ import { adoptMessage, assertMessages, type ContentPart, decodeMessage, Message 
 import { bindNestedStateDecoder } from './nested-state';
 import type { ApprovalRoute } from './pending-approval';
 import { type AgentStateJSON, agentStateSchema } from './schemas';
-import { type BuiltParts, decodeAgentStateProps } from './serialization';
+import { decodeAgentStateProps } from './serialization';
 import { isAgentStateDocument } from './state-document-check';
 import { failsTheRun, StopReason, wasForceStopped } from './stop-reason';
 import { StopSignal } from './stop-signal';
@@ -71,14 +71,6 @@ export class AgentState extends AgentStateView {
       validateParsedJson(agentStateSchema, data, 'AgentState', isAgentStateDocument),
       true,
     );
-  }
-
-  /**
-   * @internal a journal's load: `json` checked without its messages and steps, which `parts` holds
-   * checked and built (persistence/journal/fused-build.ts)
-   */
-  static fromBuiltParts(json: AgentStateJSON, parts: BuiltParts): AgentState {
-    return AgentState.restore(decodeAgentStateProps(json, adoptMessage, parts));
   }
 
   /**

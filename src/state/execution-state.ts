@@ -62,18 +62,14 @@ export class ExecutionState {
     json: ExecutionStateJSON | StoredExecutionStateJSON,
     inputs: StepInputs,
     decode: MessageDecoder = decodeMessage,
-    /** The steps, built from `json`'s items one by one as they were checked (a journal's load). */
-    built?: readonly StepExecution[],
   ): ExecutionState {
-    const steps =
-      built ??
-      json.stepExecutions.map((s, i) =>
-        StepExecution.fromParsed(
-          s,
-          inputs(s.step, `execution.stepExecutions[${i}].step.inputMessages`),
-          decode,
-        ),
-      );
+    const steps = json.stepExecutions.map((s, i) =>
+      StepExecution.fromParsed(
+        s,
+        inputs(s.step, `execution.stepExecutions[${i}].step.inputMessages`),
+        decode,
+      ),
+    );
     const waiting = json.awaitingApproval;
     const currentStep =
       waiting === null

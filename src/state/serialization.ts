@@ -6,40 +6,19 @@ import { ExecutionState, type StepInputs } from './execution-state';
 import { setOwn } from './json-value';
 import { decodeMessage, type Message, type MessageDecoder } from './message';
 import { type AgentStateJSON, FORMAT_VERSION } from './schemas';
-import type { StepExecution } from './step-execution';
 
 // An AgentState's document: its fields written as JSON, with each step's input messages written as
 // references into the stored conversation (`$ref`), and read back. It deals in the state's fields,
 // not the class: agent-state.ts imports this file and wraps what it reads.
 
-/**
- * Messages and steps of a state's document checked and built item by item, as a journal's load
- * goes over them (persistence/journal/fused-build.ts): the document then holds neither.
- */
-export interface BuiltParts {
-  /** Each section's messages, built. */
-  readonly sections: Readonly<Record<string, readonly Message[]>>;
-  /** The execution's steps, built once the conversation is (`inputs` reads a step's inputs from it). */
-  steps(inputs: StepInputs): readonly StepExecution[];
-}
-
-/**
- * A state's fields from its validated document, its messages made by `decode`; with `built`, the
- * messages and steps are those (the document's are left out).
- */
+/** A state's fields from its validated document, its messages made by `decode`. */
 export function decodeAgentStateProps(
   json: AgentStateJSON,
   decode: MessageDecoder = decodeMessage,
-  built?: BuiltParts,
 ): AgentStateProps {
-  let sections: Readonly<Record<string, readonly Message[]>>;
-  if (built) sections = built.sections;
-  else {
-    const decoded: Record<string, readonly Message[]> = {};
-    for (const [name, messages] of Object.entries(json.context.messages))
-      setOwn(decoded, name, messages.map(decode));
-    sections = decoded;
-  }
+  const sections: Record<string, readonly Message[]> = {};
+  for (const [name, messages] of Object.entries(json.context.messages))
+    setOwn(sections, name, messages.map(decode));
   const store = MessageStore.of(sections);
   const conversation = store.section(DEFAULT_SECTION);
   const conversationList = store.list(DEFAULT_SECTION);
@@ -80,10 +59,7 @@ export function decodeAgentStateProps(
       systemPrompt: json.context.systemPrompt,
       responseFormat: json.context.responseFormat as ResponseFormat,
     }),
-    execution:
-      json.execution === null
-        ? null
-        : ExecutionState.fromParsed(json.execution, inputs, decode, built?.steps(inputs)),
+    execution: json.execution === null ? null : ExecutionState.fromParsed(json.execution, inputs, decode),
     agentVersion: json.agentVersion ?? null,
   };
 }

@@ -1,12 +1,6 @@
 import { executionStatuses } from './execution-status';
 import { isRecord, MAX_VALUE_DEPTH } from './json-value';
-import {
-  type AgentStateJSON,
-  FORMAT_VERSION,
-  type MessageJSON,
-  type StoredStepExecutionJSON,
-  timestampPattern,
-} from './schemas';
+import { type AgentStateJSON, FORMAT_VERSION, timestampPattern } from './schemas';
 import { stopReasons } from './stop-reason';
 
 // agentStateSchema's verdict on a well-formed document, without zod: a load spent about a third of
@@ -20,28 +14,6 @@ import { stopReasons } from './stop-reason';
 export function isAgentStateDocument(value: unknown): value is AgentStateJSON {
   try {
     return agentState(value);
-  } catch (error) {
-    // Subagent states nested past the stack: the schema's own walk answers for them.
-    if (error instanceof RangeError) return false;
-    throw error;
-  }
-}
-
-/**
- * Whether agentStateSchema accepts `value` as it is as one message of a section (false: ask the
- * schema). A journal's load checks each message as it builds it (journal/fused-build.ts).
- */
-export function isMessageDocument(value: unknown): value is MessageJSON {
-  return message(value);
-}
-
-/**
- * Whether agentStateSchema accepts `value` as it is as one item of an execution's `stepExecutions`
- * (false: ask the schema). A journal's load checks each step as it builds it.
- */
-export function isStepExecutionDocument(value: unknown): value is StoredStepExecutionJSON {
-  try {
-    return storedStepExecution(value);
   } catch (error) {
     // Subagent states nested past the stack: the schema's own walk answers for them.
     if (error instanceof RangeError) return false;

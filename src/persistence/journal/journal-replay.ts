@@ -1,10 +1,8 @@
 import type { AgentState } from '../../state/agent-state';
-import { setOwn } from '../../state/json-value';
+import { isRecord, setOwn } from '../../state/json-value';
 import { FORMAT_VERSION } from '../../state/schemas';
 import { CorruptSessionError } from '../errors';
 import { decodeStoredState, type StoredAt } from '../session-document';
-import { ContentResolver } from './content-resolver';
-import { buildFused } from './fused-build';
 import { HEAD_FIELDS, type JournalRecord, OPTIONAL_HEAD_FIELDS, type SequencePatch } from './journal-record';
 import { type JournalTip, tipOf } from './journal-writer';
 
@@ -23,7 +21,7 @@ export interface Replayed {
  * caller's fresh parse, used up here: their items become the state's document as they are, content
  * put back in place (only a tool execution whose value comes back is a new object).
  */
-export function replay(records: readonly JournalRecord[], at: StoredAt, onePass = true): Replayed {
+export function replay(records: readonly JournalRecord[], at: StoredAt): Replayed {
   const first = records[0];
   if (first?.kind !== 'snapshot')
     throw new CorruptSessionError(at.sessionId, 'the journal has no snapshot to start from', at.location);
@@ -71,30 +69,6 @@ export function replay(records: readonly JournalRecord[], at: StoredAt, onePass 
   }
   const last = records[records.length - 1] as JournalRecord;
   const resolve = new ContentResolver(content, at);
-  // One pass over the items (fused-build.ts); the whole path when it does not build (or `onePass`
-  // is false: tests hold the two to the same states and errors).
-  const state =
-    (onePass ? buildFused(head, sections, steps, resolve) : null) ??
-    build(head, sections, steps, resolve, at);
-  return {
-    state,
-    version: last.v,
-    tip: tipOf(state, last.v, last.gen, last.acct, new Set(content.keys())),
-  };
-}
-
-/**
- * The state the merged records make, the whole way: content put back everywhere, the document put
- * together, then checked and built (`AgentState.fromJSON`'s path). Taken when the one pass
- * (fused-build.ts) does not build it: this raises what is wrong.
- */
-function build(
-  head: Record<string, unknown>,
-  sections: Record<string, unknown[]>,
-  steps: unknown[],
-  resolve: ContentResolver,
-  at: StoredAt,
-): AgentState {
   const messages: Record<string, unknown[]> = {};
   for (const name of Object.keys(sections)) {
     const items = sections[name] as unknown[];
@@ -120,7 +94,12 @@ function build(
     execution: execution ? { ...execution, stepExecutions: steps } : null,
     ...(typeof head.agentVersion === 'string' && { agentVersion: head.agentVersion }),
   };
-  return decodeStoredState(document, at, true);
+  const state = decodeStoredState(document, at, true);
+  return {
+    state,
+    version: last.v,
+    tip: tipOf(state, last.v, last.gen, last.acct, new Set(content.keys())),
+  };
 }
 
 function refuse(record: JournalRecord, problem: string, at: StoredAt): never {
@@ -146,4 +125,48 @@ function applyPatch(
   items.length = from;
   for (const item of added) items.push(item);
   return items;
+}
+
+/** Puts stored content back where a record refers to it, in the record's own objects. */
+class ContentResolver {
+  constructor(
+    private readonly content: ReadonlyMap<string, string>,
+    private readonly at: StoredAt,
+  ) {}
+
+  text(hash: unknown): string {
+    const text = typeof hash === 'string' ? this.content.get(hash) : undefined;
+    if (text === undefined)
+      throw new CorruptSessionError(
+        this.at.sessionId,
+        `the journal refers to content ${JSON.stringify(hash)} that it does not hold`,
+        this.at.location,
+      );
+    return text;
+  }
+
+  message(message: unknown): void {
+    if (isRecord(message) && isRecord(message.content)) message.content = this.text(message.content.$c);
+  }
+
+  /** The execution with its value, without `valueRef`: a new object (a delete left V8's slow dictionary mode). */
+  toolExecution(execution: unknown): unknown {
+    if (!isRecord(execution) || !isRecord(execution.valueRef)) return execution;
+    const ref = execution.valueRef;
+    const value = typeof ref.text === 'string' ? this.text(ref.text) : JSON.parse(this.text(ref.json));
+    const out: Record<string, unknown> = {};
+    for (const key of Object.keys(execution)) if (key !== 'valueRef') setOwn(out, key, execution[key]);
+    out.value = value;
+    return out;
+  }
+
+  stepExecution(item: unknown): void {
+    if (!isRecord(item) || !isRecord(item.step)) return;
+    const step = item.step;
+    if (Array.isArray(step.inputMessages)) for (const m of step.inputMessages) this.message(m);
+    if (Array.isArray(step.outputMessages)) for (const m of step.outputMessages) this.message(m);
+    const executions = step.toolExecutions;
+    if (Array.isArray(executions))
+      for (let i = 0; i < executions.length; i++) executions[i] = this.toolExecution(executions[i]);
+  }
 }

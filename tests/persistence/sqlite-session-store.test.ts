@@ -157,6 +157,25 @@ describe('SqliteSessionStore', () => {
     inspect((db) => expect(db.pragma('page_size', { simple: true })).toBe(1024));
   });
 
+  it('round-trips records many times the size of its 1 KiB pages (a snapshot of 60 steps, then deltas)', async () => {
+    const store = open(new SqliteSessionStore(file));
+    let state = AgentState.empty().withSystemPrompt('s').withUserMessage('go').withExecutionStarted();
+    for (let i = 0; i < 60; i++) state = appendStep(state, i);
+    let version = await store.save('long', state, null);
+    for (let i = 60; i < 63; i++) {
+      state = appendStep(state, i);
+      version = await store.save('long', state, version);
+    }
+    const sizes = inspect(
+      (db) =>
+        db.prepare('SELECT length(body) FROM session_journal ORDER BY version').pluck().all() as number[],
+    );
+    expect(sizes[0]).toBeGreaterThan(20 * 1024);
+    const loaded = await open(new SqliteSessionStore(file)).load('long');
+    expect(loaded?.version).toBe(4);
+    expect(loaded?.state.toJSON()).toEqual(state.toJSON());
+  });
+
   it('keeps the page size of a database made before (4 KiB), and loads and saves in it', async () => {
     const before = new Database(file);
     before.pragma('page_size = 4096');

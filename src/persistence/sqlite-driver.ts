@@ -80,10 +80,18 @@ function isMissing(error: unknown, moduleName: string): boolean {
 }
 
 /**
- * Opens a database file for the stores (creating its folder if missing): WAL (readers do not block
- * the writer, and other processes can use the file), and a busy timeout for writers in other
- * processes. Durability `'full'` (the default): synchronous=FULL, a committed save survives a power
- * loss, as the file store's fsync does; `'process'`: synchronous=NORMAL, a committed save survives
+ * The page size of a database the stores create. A commit writes every page it changes to the WAL
+ * whole (and a checkpoint writes them again): with SQLite's default 4 KiB, a journal record of 2-3
+ * KiB (a step's delta) cost 18.6 KiB written a save, as each row took a leaf page of its own; with
+ * 1 KiB pages, 9.2 KiB (docs/performance.md, issue 50). Loads read the same rows, no slower.
+ */
+const PAGE_SIZE = 1024;
+
+/**
+ * Opens a database file for the stores (creating its folder if missing; a new one with pages of
+ * PAGE_SIZE): WAL (readers do not block the writer, and other processes can use the file), and a
+ * busy timeout for writers in other processes. Durability `'full'` (the default):
+ * synchronous=FULL, a committed save survives a power loss, as the file store's fsync does; `'process'`: synchronous=NORMAL, a committed save survives
  * a crash of the process (it is in the WAL file when the commit returns) but the WAL is flushed to
  * disk only at its checkpoints, so a power loss can lose the last commits (never damage the database).
  */
@@ -100,6 +108,8 @@ export async function openSqliteDatabase(
   if (file !== ':memory:') mkdirSync(dirname(resolve(file)), { recursive: true });
   const db = new Database(file, { timeout: 5_000 });
   try {
+    // Before the first table: a database made earlier keeps its page size (SQLite ignores this).
+    db.pragma(`page_size = ${PAGE_SIZE}`);
     db.pragma('journal_mode = WAL');
     db.pragma(durability === 'full' ? 'synchronous = FULL' : 'synchronous = NORMAL');
     return db;

@@ -149,6 +149,49 @@ describe('SqliteSessionStore', () => {
     expect(legacyInflateLimit(400_000)).toBe(128 * 400_000);
   });
 
+  it('creates its database with pages of 1 KiB, so a commit of a small record writes a few KiB (#50 item 3)', async () => {
+    const store = open(new SqliteSessionStore(file));
+    const state = await finishedState();
+    await store.save('chat-42', state, null);
+    await store.save('chat-42', state.withUserMessage('and now?'), 1);
+    inspect((db) => expect(db.pragma('page_size', { simple: true })).toBe(1024));
+  });
+
+  it('round-trips records many times the size of its 1 KiB pages (a snapshot of 60 steps, then deltas)', async () => {
+    const store = open(new SqliteSessionStore(file));
+    let state = AgentState.empty().withSystemPrompt('s').withUserMessage('go').withExecutionStarted();
+    for (let i = 0; i < 60; i++) state = appendStep(state, i);
+    let version = await store.save('long', state, null);
+    for (let i = 60; i < 63; i++) {
+      state = appendStep(state, i);
+      version = await store.save('long', state, version);
+    }
+    const sizes = inspect(
+      (db) =>
+        db.prepare('SELECT length(body) FROM session_journal ORDER BY version').pluck().all() as number[],
+    );
+    expect(sizes[0]).toBeGreaterThan(20 * 1024);
+    const loaded = await open(new SqliteSessionStore(file)).load('long');
+    expect(loaded?.version).toBe(4);
+    expect(loaded?.state.toJSON()).toEqual(state.toJSON());
+  });
+
+  it('keeps the page size of a database made before (4 KiB), and loads and saves in it', async () => {
+    const before = new Database(file);
+    before.pragma('page_size = 4096');
+    before.pragma('journal_mode = WAL');
+    before.exec('CREATE TABLE other (x INTEGER)');
+    before.close();
+    const store = open(new SqliteSessionStore(file));
+    const state = await finishedState();
+    await store.save('chat-42', state, null);
+    const next = state.withUserMessage('and now?');
+    await store.save('chat-42', next, 1);
+    const loaded = await open(new SqliteSessionStore(file)).load('chat-42');
+    expect(loaded?.state.toJSON()).toEqual(next.toJSON());
+    inspect((db) => expect(db.pragma('page_size', { simple: true })).toBe(4096));
+  });
+
   it('does not create the database until it is used', async () => {
     const store = open(new SqliteSessionStore(file));
     await store.close();

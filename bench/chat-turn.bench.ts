@@ -16,7 +16,7 @@
  * routes (order rotating), medians over the rounds; the ratio row is above 1 where ours is better
  * (turns/s ours over theirs; times theirs over ours).
  *
- * `CHAT_TURN_ROUNDS` (default 7) rounds per row; `CHAT_TURN_DURABILITY=process` (default `full`); `CHAT_TURN_PROFILE=<dir>` runs the server process
+ * `CHAT_TURN_ROUNDS` (default 5) rounds per row; `CHAT_TURN_DURABILITY=process` (default `full`); `CHAT_TURN_PROFILE=<dir>` runs the server process
  * with `--cpu-prof` into that folder (one profile for the whole run; use `CHAT_TURN_ONLY=1` or
  * `=50` to measure one row).
  */
@@ -28,7 +28,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { median, printTable } from './harness';
 
-const ROUNDS = Number(process.env.CHAT_TURN_ROUNDS ?? 7);
+const ROUNDS = Number(process.env.CHAT_TURN_ROUNDS ?? 5);
 const ROWS = [
   { chats: 1, turns: 20 },
   { chats: 50, turns: 4 },

@@ -10,7 +10,9 @@
  * its last delta to the end of the response at the client (both clocks CLOCK_MONOTONIC); per
  * round: whole turns per second, at 1 chat (turns in a row) and at 50 chats at once (each chat's
  * turns in a row, the chats concurrent). Each chat is new in its round and grows turn by turn
- * (every route loads and saves the whole conversation). Also the server process's CPU time per
+ * (every route loads and saves the whole conversation: each turn checks that the model's prompt
+ * held every earlier turn, and the run that the model was called once a turn, so a route that
+ * skips work cannot look fast). Also the server process's CPU time per
  * turn (rounds run one route at a time, so a round's CPU is its route's): on a loaded machine the
  * latencies wait for a core as much as for the route, CPU time does not. Rounds alternate the
  * routes (order rotating), medians over the rounds; the ratio row is above 1 where ours is better
@@ -82,10 +84,16 @@ async function turn(port: number, chatId: string, n: number): Promise<TurnTimes>
   const text = await response.text();
   const end = hr();
   if (response.status !== 200) throw new Error(`${chatId}: ${response.status} ${text}`);
-  const calledAt = /@s(\d+)@/.exec(text)?.[1];
+  const [, calledAt, promptLength] = /@s(\d+):(\d+)@/.exec(text) ?? [];
   const lastAt = /@e(\d+)@/.exec(text)?.[1];
   if (!calledAt || !lastAt || !text.includes('"type":"finish"')) {
     throw new Error(`${chatId}: the answer lacks the model's deltas or its finish: ${text.slice(-300)}`);
+  }
+  // both routes load the conversation and save the answer: turn n's prompt holds the n turns before it
+  if (Number(promptLength) !== 2 * n + 1) {
+    throw new Error(
+      `${chatId}: turn ${n} prompted the model with ${promptLength} messages, not ${2 * n + 1}`,
+    );
   }
   return {
     postToModelMs: ms(start, BigInt(calledAt)),

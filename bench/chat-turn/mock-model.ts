@@ -3,7 +3,8 @@
  * `doStream` streams `DELTAS` text deltas, one per read (the consumer's pace, as a network stream
  * gives them). Two deltas carry timestamps (`process.hrtime`, CLOCK_MONOTONIC on Linux, so the
  * client process can compare them with its own clock): the first says when `doStream` was called
- * (`@s<ns>@`), the last when it was handed out (`@e<ns>@`). The mock's call log is switched off,
+ * with how many messages its prompt had (`@s<ns>:<messages>@`), the last when it was handed out
+ * (`@e<ns>@`). The mock's call log is switched off,
  * so it holds no prompt of any turn.
  */
 import type { LanguageModelV4StreamPart } from '@ai-sdk/provider';
@@ -16,7 +17,7 @@ const usage = {
   outputTokens: { total: DELTAS, text: DELTAS, reasoning: undefined },
 };
 
-function deltaStream(calledAt: bigint): ReadableStream<LanguageModelV4StreamPart> {
+function deltaStream(calledAt: bigint, promptLength: number): ReadableStream<LanguageModelV4StreamPart> {
   let i = 0;
   return new ReadableStream<LanguageModelV4StreamPart>({
     pull(controller) {
@@ -26,7 +27,11 @@ function deltaStream(calledAt: bigint): ReadableStream<LanguageModelV4StreamPart
       }
       if (i < DELTAS) {
         const delta =
-          i === 0 ? `@s${calledAt}@ ` : i === DELTAS - 1 ? `@e${process.hrtime.bigint()}@` : `word${i} `;
+          i === 0
+            ? `@s${calledAt}:${promptLength}@ `
+            : i === DELTAS - 1
+              ? `@e${process.hrtime.bigint()}@`
+              : `word${i} `;
         controller.enqueue({ type: 'text-delta', id: 't', delta });
         i++;
         return;
@@ -42,10 +47,10 @@ function deltaStream(calledAt: bigint): ReadableStream<LanguageModelV4StreamPart
 export function streamingMockModel(): { model: MockLanguageModelV4; calls: () => number } {
   let calls = 0;
   const model = new MockLanguageModelV4({
-    doStream: async () => {
+    doStream: async (options) => {
       const calledAt = process.hrtime.bigint();
       calls++;
-      return { stream: deltaStream(calledAt) };
+      return { stream: deltaStream(calledAt, options.prompt.length) };
     },
   });
   Object.defineProperty(model, 'doStreamCalls', { get: () => [], set: () => {} });

@@ -16,7 +16,9 @@
  * which would bill short samples for it; heap growth is measured after the timing, in runs of its own
  * (with every final result held, GC forced before and after), and shown per run.
  * Each figure is the median of the samples after warm-up; the ratio columns divide by this
- * library's median in the same run.
+ * library's median in the same run. Beside each wall time, the process's CPU time over the same
+ * samples (one library runs at a time, so it is that library's): on a loaded machine the wall
+ * times also count the waits for a core, which the CPU times leave out.
  */
 
 import { collectGarbage, heapGrowth, median, now, printTable } from './harness';
@@ -78,6 +80,8 @@ interface Cell {
   repeat: number;
   samples: number;
   times: number[];
+  /** The process's CPU time (ms) of each timed sample, per run as `times`: a loaded machine's wait for a core is not in it. */
+  cpus: number[];
   heaps: number[];
 }
 
@@ -137,12 +141,14 @@ async function sequential(steps: number): Promise<Cell[]> {
       MAX_SAMPLES,
       Math.max(MIN_SAMPLES, Math.round(CELL_BUDGET_MS / (estimate * repeat))),
     );
-    cells.push({ adapter, workload, repeat, samples, times: [], heaps: [] });
+    cells.push({ adapter, workload, repeat, samples, times: [], cpus: [], heaps: [] });
   }
   await interleave(cells, async (cell) => {
     const start = now();
+    const cpu = process.cpuUsage();
     await runChecked(cell, steps, cell.repeat);
     cell.times.push((now() - start) / cell.repeat);
+    cell.cpus.push(cpuMs(cpu) / cell.repeat);
   });
   // Heap: enough runs in a row to hold about HEAP_STEPS steps of final results, per run.
   const held = Math.max(1, Math.ceil(HEAP_STEPS / steps));
@@ -182,6 +188,7 @@ async function concurrent(): Promise<Cell[]> {
       repeat: 1,
       samples: CONCURRENT.samples,
       times: [],
+      cpus: [],
       heaps: [],
     };
     await batch(cell, CONCURRENT.warmupRuns);
@@ -189,17 +196,26 @@ async function concurrent(): Promise<Cell[]> {
   }
   await interleave(cells, async (cell) => {
     const start = now();
+    const cpu = process.cpuUsage();
     await batch(cell, CONCURRENT.runs);
     cell.times.push(now() - start);
+    cell.cpus.push(cpuMs(cpu));
   });
   for (const cell of cells) if (cell.adapter.heap !== false) cell.heaps.push(await batchHeap(cell));
   collectGarbage();
   return cells;
 }
 
+/** The process's CPU time (user + system) since `since`, in ms. */
+function cpuMs(since: NodeJS.CpuUsage): number {
+  const { user, system } = process.cpuUsage(since);
+  return (user + system) / 1000;
+}
+
 function rows(label: string, steps: number, cells: Cell[]): Row[] {
   const ref = cells.find((c) => c.adapter === reference) as Cell;
   const refMs = median(ref.times);
+  const refCpu = median(ref.cpus);
   const refHeap = ref.heaps.length ? median(ref.heaps) : 0;
   return cells.map((cell) => {
     const ms = median(cell.times);
@@ -211,6 +227,8 @@ function rows(label: string, steps: number, cells: Cell[]): Row[] {
       'ms/run': ms,
       'µs/step': (ms * 1000) / (label.includes('concurrent') ? CONCURRENT.runs * steps : steps),
       'time ×lib': ms / refMs,
+      'CPU ms/run': median(cell.cpus),
+      'CPU ×lib': median(cell.cpus) / refCpu,
       'heap KiB/run': heap === undefined ? '' : heap,
       'heap ×lib': heap === undefined || refHeap <= 0 ? '' : heap / refHeap,
     };
@@ -237,7 +255,8 @@ export default async function run(): Promise<void> {
     'Same workload side by side: N-step runs (N - 1 echo tool calls), median ms per run after warm-up; ' +
       `concurrent: ms per batch of ${CONCURRENT.runs.toLocaleString('en')} runs; heap: growth per run with the ` +
       `final results held (runs in a row holding about ${HEAP_STEPS.toLocaleString('en')} steps; concurrent: one ` +
-      'batch); ×lib = ratio to agent-machine with the model driver (1.00); runs = samples×runs per sample',
+      'batch); CPU: the process CPU time of the same samples (on a loaded machine, what the wall times wait ' +
+      'for is not in it); ×lib = ratio to agent-machine with the model driver (1.00); runs = samples×runs per sample',
     table,
   );
   console.log(`\n(peers bench took ${((now() - started) / 1000).toFixed(0)} s)`);

@@ -37,10 +37,10 @@ import {
   scriptedDriver,
 } from '../src/index';
 import { median, now, printTable } from './harness';
-import { resultText } from './peers-durable.bench';
 import { scriptedMockModel } from './peers/ai-sdk';
 import { type Counters, QUESTION } from './peers/common';
 import { ScriptChatModel } from './peers/langgraph';
+import { resultText } from './peers-durable.bench';
 import { redisServerPath, startRedis } from './redis-process';
 
 const SESSIONS = Number(process.env.DURABLE_SESSIONS ?? 100);

@@ -24,8 +24,6 @@ export class GroupCommit<T, R> {
   private pending: Waiter<T, R>[] = [];
   private leading: Promise<void> = Promise.resolve();
   private busy = false;
-  /** Flushes done (for tests and benchmarks: how many saves shared each). */
-  flushes = 0;
 
   constructor(
     /** Writes a batch (synchronously), one outcome per item in order; throws if none is written. */
@@ -58,7 +56,6 @@ export class GroupCommit<T, R> {
         if (written.length === 0) continue;
         try {
           await this.flush();
-          this.flushes++;
         } catch (error) {
           for (const [waiter] of written) waiter.reject(error);
           continue;

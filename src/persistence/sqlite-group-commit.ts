@@ -41,7 +41,6 @@ export function sqliteGroupCommit(db: SqliteDatabase): SqliteGroupCommit | null 
   );
   return {
     run: <R>(write: () => R) => commit.submit(write) as Promise<R>,
-    flushes: () => commit.flushes,
     async finish() {
       await commit.idle();
       await wal.close();
@@ -57,8 +56,6 @@ export interface SqliteGroupCommit {
    * once the batch is flushed to disk.
    */
   run<R>(write: () => R): Promise<R>;
-  /** The flushes done so far. */
-  flushes(): number;
   /** Waits for the writes admitted to be flushed, and closes the WAL file (before the database). */
   finish(): Promise<void>;
 }

@@ -211,8 +211,8 @@ export class SqliteSessionStore implements JournaledSessionStore {
 
   /**
    * @param file the database file (created if missing), or ':memory:'.
-   * @param options.durability `'full'` (default: `synchronous = FULL`, each commit is flushed to
-   *   disk before it is acknowledged) or `'process'` (`synchronous = NORMAL`: an acknowledged save
+   * @param options.durability `'full'` (default: each commit is flushed to disk before it is
+   *   acknowledged; the saves that come during a flush share the next one, sqlite-group-commit.ts) or `'process'` (`synchronous = NORMAL`: an acknowledged save
    *   survives a crash of the process, not a power loss or OS crash).
    * @param options.readOnly open the file only to read it (a replay, a check): it must exist and
    *   hold the store's tables (else NotASessionStoreError); nothing is created or switched (WAL);

@@ -1,5 +1,5 @@
 /**
- * Durable concurrency (issue 50 item 1): SESSIONS sessions of STEPS steps run at once, each
+ * Durable concurrency (issue 50 item 1; `npm run bench peers-durable-concurrency`): SESSIONS sessions of STEPS steps run at once, each
  * checkpointed after every step, as a server runs a hundred chats; beside the same sessions run
  * unstored, in alternate rounds, so that each row's ratio is measured side by side. The workload is
  * bench/peers-durable.bench.ts's (a ~1 KiB tool result per step). Rows:
@@ -263,7 +263,7 @@ async function timeRound(run: Round, round: string): Promise<{ stepsPerSecond: n
   return { stepsPerSecond: (SESSIONS * STEPS) / seconds, gaps };
 }
 
-export default async function durableConcurrency(): Promise<void> {
+export default async function peersDurableConcurrency(): Promise<void> {
   const peers = [
     agentMachine('SqliteSessionStore', async (dir) => new SqliteSessionStore(join(dir, 'agent-machine.db'))),
     agentMachine('FileSessionStore', async (dir) => new FileSessionStore(join(dir, 'sessions'))),

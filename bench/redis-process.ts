@@ -16,7 +16,11 @@ export function redisServerPath(): string | null {
   }
 }
 
-export async function startRedis(binary: string): Promise<{ port: number; stop(): Promise<void> }> {
+/** `extraArgs` come last, so they override the defaults (`--appendonly yes`: persistence). */
+export async function startRedis(
+  binary: string,
+  extraArgs: readonly string[] = [],
+): Promise<{ port: number; pid: number; stop(): Promise<void> }> {
   const port = await new Promise<number>((resolve, reject) => {
     const server = createServer();
     server.on('error', reject);
@@ -28,13 +32,26 @@ export async function startRedis(binary: string): Promise<{ port: number; stop()
   const dir = mkdtempSync(join(tmpdir(), 'agent-machine-bench-redis-'));
   const child = spawn(
     binary,
-    ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no'],
+    [
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--dir',
+      dir,
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      ...extraArgs,
+    ],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   await waitForOutput(child, 'Ready to accept connections', 10_000);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   return {
     port,
+    pid: child.pid ?? 0,
     stop: async () => {
       child.kill('SIGKILL');
       await exited;

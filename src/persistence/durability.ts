@@ -3,7 +3,8 @@ import { InvalidArgumentError, shownValue } from '../state/errors';
 /**
  * What an acknowledged save of a durable store survives:
  * - `'full'` (the default): a process crash, and a power loss or OS crash (each save is flushed
- *   to the disk before it is acknowledged: fdatasync, SQLite `synchronous = FULL`);
+ *   to the disk before it is acknowledged: fdatasync of the session file, or of SQLite's WAL file,
+ *   which the saves of many sessions at once share: sqlite-group-commit.ts);
  * - `'process'`: a process crash (SIGKILL, an uncaught error, an OOM kill): the save is in the
  *   operating system's hands when acknowledged, not yet on the disk (files: no flush; SQLite: WAL
  *   with `synchronous = NORMAL`). A power loss or OS crash can lose the last saves; SQLite keeps

@@ -18,6 +18,8 @@ export class LazySqliteConnection<T> {
     private readonly durability: Durability = 'full',
     /** Opened read-only: the file must exist and is not changed (`prepare` must create nothing). */
     private readonly readOnly = false,
+    /** Run by `close()` before the database closes (what the prepared parts still have to write). */
+    private readonly finish?: (prepared: T) => Promise<void>,
   ) {
     assertStorePath(
       `${storeName}(file)`,
@@ -53,14 +55,18 @@ export class LazySqliteConnection<T> {
     const opening = this.opening;
     this.opening = null;
     if (!opening) return;
-    let db: SqliteDatabase;
+    let opened: { db: SqliteDatabase; prepared: T };
     try {
-      ({ db } = await opening);
+      opened = await opening;
     } catch {
       // The open failed and its error went to the operation that started it; nothing to close.
       return;
     }
-    db.close();
+    try {
+      await this.finish?.(opened.prepared);
+    } finally {
+      opened.db.close();
+    }
   }
 
   private async open(): Promise<{ db: SqliteDatabase; prepared: T }> {

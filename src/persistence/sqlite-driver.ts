@@ -25,7 +25,7 @@ export interface SqliteDatabase {
   pragma(sql: string, options?: { simple?: boolean }): unknown;
   transaction<A extends unknown[], R>(
     fn: (...args: A) => R,
-  ): { immediate(...args: A): R; deferred(...args: A): R };
+  ): ((...args: A) => R) & { immediate(...args: A): R; deferred(...args: A): R };
   close(): unknown;
 }
 type SqliteConstructor = new (

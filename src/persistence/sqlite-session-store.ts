@@ -19,6 +19,7 @@ import { assertSessionId } from './session-id';
 import type { LoadedSession } from './session-store';
 import { LazySqliteConnection } from './sqlite-connection';
 import { ensureTable, lazyStatement, type SqliteDatabase } from './sqlite-driver';
+import { sqliteGroupCommit } from './sqlite-group-commit';
 import { assertExpectedVersion, assertState } from './store-arguments';
 
 /** Sessions saved before the journal: one row each, read as they are and moved at their next save. */
@@ -67,7 +68,15 @@ interface StoredRecord {
   readonly body: string | Uint8Array;
 }
 
-function prepare(db: SqliteDatabase, create = true) {
+/** A save as the journal's append takes it. */
+interface Append {
+  readonly id: string;
+  readonly expected: number | null;
+  readonly step: number;
+  readonly encode: (tip: Tip | null) => NextRecord;
+}
+
+function prepare(db: SqliteDatabase, create = true, durability: Durability = 'full') {
   ensureTable(db, 'sessions', ['id', 'version', 'saved_at', 'state_json'], SESSIONS_DDL, create);
   ensureTable(
     db,
@@ -104,30 +113,41 @@ function prepare(db: SqliteDatabase, create = true) {
   };
   // IMMEDIATE takes the write lock before the version is read, so a writer in another process
   // cannot slip in between the check and the append.
-  const append = db.transaction(
-    (
-      id: string,
-      expected: number | null,
-      step: number,
-      encode: (tip: Tip | null) => NextRecord,
-    ): NextRecord => {
-      const tip = tipOf(id);
-      if ((tip?.version ?? null) !== expected)
-        throw new SessionConflictError(id, expected, tip?.version ?? null);
-      const next = encode(tip);
-      insert.run(
-        id,
-        next.version,
-        next.gen,
-        next.kind,
-        step,
-        new Date().toISOString(),
-        Buffer.from(next.text, 'utf8'),
-      );
-      if (tip && tip.gen === null) removeLegacy.run(id);
-      return next;
-    },
-  );
+  const append = db.transaction(({ id, expected, step, encode }: Append): NextRecord => {
+    const tip = tipOf(id);
+    if ((tip?.version ?? null) !== expected)
+      throw new SessionConflictError(id, expected, tip?.version ?? null);
+    const next = encode(tip);
+    insert.run(
+      id,
+      next.version,
+      next.gen,
+      next.kind,
+      step,
+      new Date().toISOString(),
+      Buffer.from(next.text, 'utf8'),
+    );
+    if (tip && tip.gen === null) removeLegacy.run(id);
+    return next;
+  });
+  // 'full': the writes that come while one is being flushed are made in one transaction and
+  // flushed together (sqlite-group-commit.ts).
+  const group = create && durability === 'full' ? sqliteGroupCommit(db) : null;
+  /** Runs a write transaction; resolves once it is committed (and, with 'full' durability, on disk). */
+  const write = async <R>(transaction: () => R): Promise<R> =>
+    group ? group.run(transaction) : transaction();
+  // The rows before the fork's chain are copied inside the database; the chain's are given.
+  const fork = db.transaction((from: string, to: string, chain: readonly JournalRow[]) => {
+    const existing = tipOf(to);
+    if (existing) throw new SessionConflictError(to, null, existing.version);
+    if (chain.length === 0) copyLegacy.run(to, from);
+    else copyRecords.run(to, from, (chain[0] as JournalRow).version);
+    for (const row of chain) insert.run(to, row.version, row.gen, row.kind, row.step, row.saved_at, row.body);
+  });
+  const remove = db.transaction((id: string) => {
+    removeRecords.run(id);
+    removeLegacy.run(id);
+  });
   const reads = db.transaction((read: () => unknown) => read());
   // The newest snapshot at or before a version, and the records after it up to that version.
   const chain = `FROM session_journal WHERE session_id = @id AND version <= @upTo AND version >=
@@ -155,21 +175,12 @@ function prepare(db: SqliteDatabase, create = true) {
       db,
       'SELECT version, step, saved_at FROM session_journal WHERE session_id = ? ORDER BY version',
     ),
-    append: (id: string, expected: number | null, step: number, encode: (tip: Tip | null) => NextRecord) =>
-      append.immediate(id, expected, step, encode),
-    // The rows before the fork's chain are copied inside the database; the chain's are given.
-    fork: db.transaction((from: string, to: string, chain: readonly JournalRow[]) => {
-      const existing = tipOf(to);
-      if (existing) throw new SessionConflictError(to, null, existing.version);
-      if (chain.length === 0) copyLegacy.run(to, from);
-      else copyRecords.run(to, from, (chain[0] as JournalRow).version);
-      for (const row of chain)
-        insert.run(to, row.version, row.gen, row.kind, row.step, row.saved_at, row.body);
-    }),
-    remove: db.transaction((id: string) => {
-      removeRecords.run(id);
-      removeLegacy.run(id);
-    }),
+    append: (save: Append) => write(() => append.immediate(save)),
+    /** Before the database closes: the writes admitted are made and flushed. */
+    finish: async () => group?.finish(),
+    fork: (from: string, to: string, chain: readonly JournalRow[]) =>
+      write(() => fork.immediate(from, to, chain)),
+    remove: (id: string) => write(() => remove.immediate(id)),
     list: lazyStatement(
       db,
       'SELECT session_id AS id FROM session_journal UNION SELECT id FROM sessions ORDER BY id',
@@ -200,8 +211,8 @@ export class SqliteSessionStore implements JournaledSessionStore {
 
   /**
    * @param file the database file (created if missing), or ':memory:'.
-   * @param options.durability `'full'` (default: `synchronous = FULL`, each commit is flushed to
-   *   disk before it is acknowledged) or `'process'` (`synchronous = NORMAL`: an acknowledged save
+   * @param options.durability `'full'` (default: each commit is flushed to disk before it is
+   *   acknowledged; the saves that come during a flush share the next one, sqlite-group-commit.ts) or `'process'` (`synchronous = NORMAL`: an acknowledged save
    *   survives a crash of the process, not a power loss or OS crash).
    * @param options.readOnly open the file only to read it (a replay, a check): it must exist and
    *   hold the store's tables (else NotASessionStoreError); nothing is created or switched (WAL);
@@ -221,7 +232,14 @@ export class SqliteSessionStore implements JournaledSessionStore {
           this.durability,
           true,
         )
-      : new LazySqliteConnection(file, 'SqliteSessionStore', prepare, this.durability);
+      : new LazySqliteConnection(
+          file,
+          'SqliteSessionStore',
+          (db) => prepare(db, true, this.durability),
+          this.durability,
+          false,
+          (db) => db.finish(),
+        );
   }
 
   /** Opened with `readOnly`: nothing is written. */
@@ -247,9 +265,12 @@ export class SqliteSessionStore implements JournaledSessionStore {
     const cached = this.tips.peek(id);
     const early = cached?.version === expectedVersion ? nextRecord(cached, state, version) : null;
     const next = await this.connection.run((db) =>
-      db.append(id, expectedVersion, state.stepCount(), (tip) =>
-        early && tip?.gen === cached?.gen ? early : nextRecord(null, state, version),
-      ),
+      db.append({
+        id,
+        expected: expectedVersion,
+        step: state.stepCount(),
+        encode: (tip) => (early && tip?.gen === cached?.gen ? early : nextRecord(null, state, version)),
+      }),
     );
     this.tips.set(id, next.commit());
     return version;
@@ -291,8 +312,7 @@ export class SqliteSessionStore implements JournaledSessionStore {
         gen,
         body: Buffer.from(withGeneration(decodeRecord(bodyText(row.body, at), at), gen), 'utf8'),
       }));
-      db.fork.immediate(id, target, chain);
-      return loaded;
+      return db.fork(id, target, chain).then(() => loaded);
     });
   }
 
@@ -300,7 +320,7 @@ export class SqliteSessionStore implements JournaledSessionStore {
     this.writable('delete');
     const id = assertSessionId(sessionId);
     this.tips.delete(id);
-    await this.connection.run((db) => db.remove.immediate(id));
+    await this.connection.run((db) => db.remove(id));
   }
 
   async list(): Promise<string[]> {

@@ -111,4 +111,54 @@ describe.each(kinds)('$name durability', (kind) => {
     );
     await store.close();
   }, 60_000);
+
+  it("'full': 50 sessions saving at once (group commit), killed with SIGKILL, lose no acknowledged save", async () => {
+    const path = kind.path();
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', 'tests/persistence/support/group-saver.ts', kind.arg, path, '50'],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    children.push(child);
+    let output = '';
+    /** The newest acknowledged version of each session. */
+    const acknowledged = () => {
+      const last = new Map<string, number>();
+      for (const [, id, version] of output.matchAll(/^saved (\S+) (\d+)$/gm))
+        last.set(id as string, Math.max(last.get(id as string) ?? 0, Number(version)));
+      return last;
+    };
+    const enough = new Promise<void>((resolve) => {
+      child.stdout?.on('data', (d) => {
+        output += d;
+        const last = acknowledged();
+        // Every session has saved a few times: the kill lands among saves of all of them.
+        if (last.size === 50 && Math.min(...last.values()) >= 5) resolve();
+      });
+    });
+    child.stderr?.on('data', (d) => {
+      output += d;
+    });
+    const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
+    const early = await Promise.race([enough.then(() => null), exited]);
+    if (early) throw new Error(`the saver exited before it was killed: ${output}`);
+    child.kill('SIGKILL');
+    expect((await exited)[1]).toBe('SIGKILL');
+
+    const last = acknowledged();
+    expect(last.size).toBe(50);
+    const store = kind.open(path);
+    for (const [id, version] of last) {
+      const loaded = await store.load(id);
+      if (!loaded) throw new Error(`session ${id} is gone`);
+      // A save in flight may or may not have landed; every acknowledged one has.
+      expect(loaded.version).toBeGreaterThanOrEqual(version);
+      expect(loaded.state.stepCount()).toBe(loaded.version);
+      expect((await store.loadCheckpoint(id, version))?.state.stepCount()).toBe(version);
+      expect(await store.save(id, loaded.state.withUserMessage('after'), loaded.version)).toBe(
+        loaded.version + 1,
+      );
+    }
+    await store.close();
+  }, 60_000);
 });

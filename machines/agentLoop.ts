@@ -19,7 +19,7 @@
 
 import { and } from 'xstate';
 import { ExecutionBudget } from '../src/state/execution-budget';
-import { workerInput } from './loop-actions';
+import { workerInput } from './loop-context';
 import { loopImplementations } from './loop-emits';
 import {
   AFTER_BEFORE_STEP_HOOKS,
@@ -277,12 +277,14 @@ export const agentLoop = loopImplementations.createMachine({
 
 export type { AgentEvent } from '../src/state/loop-events';
 export type {
+  AgentRef,
   IntentSave,
   LoopContext,
   LoopEvent,
   LoopInput,
   LoopSession,
   StepCheck,
+  WorkerInput,
 } from './loop-context';
 export { subagentActor } from './loop-setup';
 export { LoopTag, StateId, statePath } from './state-ids';
@@ -293,6 +295,5 @@ export type {
   HooksRequest,
   WorkerAnswer,
   WorkerId,
-  WorkerInput,
   WorkRequest,
 } from './worker-protocol';

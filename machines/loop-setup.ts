@@ -22,6 +22,7 @@ import {
   stateToRun,
   steeredMessage,
   timeLimitOf,
+  type WorkerInput,
 } from './loop-context';
 import type { LoopTag } from './state-ids';
 import type {
@@ -29,7 +30,6 @@ import type {
   CheckpointRequest,
   HookStage,
   HooksRequest,
-  WorkerInput,
   WorkRequest,
 } from './worker-protocol';
 

@@ -20,6 +20,7 @@ import {
   workerInput,
 } from './loop-context';
 import { loopSetup } from './loop-setup';
+import { notProvided } from './not-provided';
 import type { HookStage } from './worker-protocol';
 
 const now = () => Date.now();
@@ -127,8 +128,11 @@ const contextActions = loopSetup.extend({
       const state = context.state.withPendingToolCallsFailed(notRun(error));
       return { state: state.withFailure(error, StopReason.ErrorForbade, 'agent-loop', params), error };
     }),
-    /** Tool calls that settled before a stop keep their results; the runtime's tool executor knows them. */
-    keepSettledToolCalls: () => {},
+    /**
+     * Tool calls that settled before a stop keep their results; the runtime's tool executor knows
+     * them, and provides this action (the chart alone throws NotProvidedError).
+     */
+    keepSettledToolCalls: notProvided('action', 'keepSettledToolCalls'),
     /**
      * A person's stop, recorded with where it came (`during`: the state of the step cycle or the
      * hook stage it interrupted, and `stepCount`: the steps recorded by then), so that a replay of
@@ -224,8 +228,11 @@ const contextActions = loopSetup.extend({
       return {};
     }),
     stopHooksWorker: stopChild('hooks'),
-    /** Spawns the child agent actor for a subagent call; provided by the runtime, which knows the child. */
-    spawnSubagent: () => {},
+    /**
+     * Spawns the child agent actor for a subagent call; provided by the runtime, which knows the
+     * child (the chart alone throws NotProvidedError).
+     */
+    spawnSubagent: notProvided('action', 'spawnSubagent'),
     releaseSubagent: stopChild(({ event }) => (event.type === 'subagent.release' ? event.id : '')),
     /** Reports from the actors (tool calls, text deltas) go out to subscribers unchanged. */
   },

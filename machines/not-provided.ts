@@ -26,8 +26,6 @@ export class NotProvidedError extends AgentMachineError {
 }
 
 /** An implementation that throws `NotProvidedError` naming itself, in place of the runtime's. */
-export const notProvided =
-  (kind: ImplementationKind, implementation: string) =>
-  (): never => {
-    throw new NotProvidedError(kind, implementation);
-  };
+export const notProvided = (kind: ImplementationKind, implementation: string) => (): never => {
+  throw new NotProvidedError(kind, implementation);
+};

@@ -18,6 +18,8 @@ const noSignal = new AbortController().signal;
 const asksForTool = (state: AgentState) =>
   scriptedDriver([{ toolCalls: [{ id: 'call_1', name: 'send' }] }]).infer(state, {
     signal: noSignal,
+    tools: {},
+    report: () => {},
   }) as AgentState;
 
 /** A worker that tells when it got its request, and never answers. */

@@ -287,6 +287,7 @@ export type {
   WorkerInput,
 } from './loop-context';
 export { subagentActor } from './loop-setup';
+export { type ImplementationKind, NotProvidedError } from './not-provided';
 export { LoopTag, StateId, statePath } from './state-ids';
 export type {
   CancelRequest,

@@ -1,6 +1,6 @@
 /** The agent machine's context, its input, the events it accepts, and what its workers are made with. */
 
-import type { ActorRef, AnyActorRef, MachineSnapshot, MetaObject, StateSchema, StateValue } from 'xstate';
+import type { ActorRef, Snapshot, StateValue } from 'xstate';
 
 import type { AgentError } from '../src/state/agent-error';
 import type { AgentState } from '../src/state/agent-state';
@@ -80,22 +80,17 @@ export interface LoopInput {
 }
 
 /**
- * The agent actor, as its workers and its runtime actions hold it: the events it takes, and its
- * snapshot (typed: read where the run's live state matters, as whether the run is still in progress).
+ * The agent actor, as its workers, its runtime actions and its listeners hold it: the events it
+ * takes, and what they may read of its snapshot (typed: read where the run's live state matters,
+ * as whether the run is still in progress). The chart's `self` and an `Actor<typeof agentLoop>` are both one.
  */
-export type AgentRef = ActorRef<
-  MachineSnapshot<
-    LoopContext,
-    LoopEvent,
-    Record<string, AnyActorRef | undefined>,
-    StateValue,
-    string,
-    unknown,
-    MetaObject,
-    StateSchema
-  >,
-  LoopEvent
->;
+export type AgentRef = ActorRef<AgentSnapshotView, LoopEvent>;
+
+/** What the agent actor's snapshot shows its workers and listeners: its status, state value and context. */
+export type AgentSnapshotView = Snapshot<unknown> & {
+  readonly value: StateValue;
+  readonly context: LoopContext;
+};
 
 /**
  * What a worker (`hooks`, `driver`, `toolExecutor`, `checkpoint`) is made with (`workerInput`): the

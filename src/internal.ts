@@ -4,9 +4,11 @@
  * The main entry still exports them, marked deprecated, until the next release.
  */
 export {
+  type AgentRef,
   agentLoop,
   type LoopEvent,
   type LoopInput,
+  NotProvidedError,
   type StepCheck,
   type WorkerAnswer,
   type WorkerInput,

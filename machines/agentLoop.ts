@@ -3,7 +3,10 @@
  * Its context holds the immutable AgentState. The actors it invokes are named in `loop-setup.ts`
  * and provided by the runtime (`createAgent`) with `agentLoop.provide({ actors })`: four workers
  * that take requests (`worker-protocol.ts`), `hooks` and `checkpoint` (every save) for the
- * execution, `driver` and `toolExecutor` for the step cycle. Guards and actions are named in
+ * execution, `driver` and `toolExecutor` for the step cycle, each made with a `WorkerInput`
+ * (`loop-context.ts`). What only the runtime can do (the workers, `keepSettledToolCalls`,
+ * `spawnSubagent`, `startsUnsafeCalls`) throws NotProvidedError in the chart alone
+ * (`not-provided.ts`). Guards and actions are named in
  * `loop-setup.ts`, `loop-actions.ts` and `loop-emits.ts`; recurring pieces of chart in
  * `loop-transitions.ts`; state ids in `state-ids.ts`.
  *

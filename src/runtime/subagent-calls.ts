@@ -90,8 +90,9 @@ export function subagentCalls(
     }
     return child;
   };
-  // each entry lives from the spawn to the call's next line (the spawn runs as the call sends its event)
-  const spawned = new Map<string, AgentActor>();
+  // the calls waiting for their child, by spawn id: from the call's `subagent.spawn` to its next
+  // line (the agent takes the event, and spawns, as the call sends it)
+  const spawning = new Map<string, AgentActor | null>();
   const toolsFor = ({ agent: self, budget: callerBudget }: WorkerInput, base: ToolSet = tools): ToolSet => {
     if (subagentNames.size === 0) return base;
     const bound: Record<string, Tool> = { ...base };
@@ -107,9 +108,10 @@ export function subagentCalls(
         subagentNames,
         run: (state, { signal, budget: childBudget, toolCallId }) => {
           const id = `subagent:${name}:${toolCallId}`;
+          spawning.set(id, null);
           self.send({ type: 'subagent.spawn', id, name, state, budget: childBudget, toolCallId });
-          const child = spawned.get(id);
-          spawned.delete(id);
+          const child = spawning.get(id);
+          spawning.delete(id);
           if (!child)
             throw new Error(`Subagent '${name}' could not be spawned: its caller is not running tools`);
           tracing?.follow(child, { name: definitionOf.name ?? name, caller: { actor: self, toolCallId } });
@@ -123,7 +125,7 @@ export function subagentCalls(
   return {
     toolsFor,
     spawned: (id, child) => {
-      spawned.set(id, child);
+      if (spawning.has(id)) spawning.set(id, child);
     },
     childAgent,
     children: () => children.values(),

@@ -87,7 +87,7 @@ export interface LoopInput {
 export type AgentRef = ActorRef<AgentSnapshotView, LoopEvent>;
 
 /** What the agent actor's snapshot shows its workers and listeners: its status, state value and context. */
-export type AgentSnapshotView = Snapshot<unknown> & {
+type AgentSnapshotView = Snapshot<unknown> & {
   readonly value: StateValue;
   readonly context: LoopContext;
 };

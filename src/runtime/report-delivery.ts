@@ -46,7 +46,7 @@ interface ActorInternals {
 }
 
 /** Delivers `report` as an event the agent actor `self` received and emitted at once. */
-export function deliverReport(self: AnyActorRef, report: ReportEvent): void {
+function deliverReport(self: AnyActorRef, report: ReportEvent): void {
   const actor = self as unknown as Partial<ActorInternals>;
   if (!actor._actorScope || !actor._deferred || !actor.mailbox || !actor.system) {
     self.send(report);

@@ -3,7 +3,10 @@
  * Its context holds the immutable AgentState. The actors it invokes are named in `loop-setup.ts`
  * and provided by the runtime (`createAgent`) with `agentLoop.provide({ actors })`: four workers
  * that take requests (`worker-protocol.ts`), `hooks` and `checkpoint` (every save) for the
- * execution, `driver` and `toolExecutor` for the step cycle. Guards and actions are named in
+ * execution, `driver` and `toolExecutor` for the step cycle, each made with a `WorkerInput`
+ * (`loop-context.ts`). What only the runtime can do (the workers, `keepSettledToolCalls`,
+ * `spawnSubagent`, `startsUnsafeCalls`) throws NotProvidedError in the chart alone
+ * (`not-provided.ts`). Guards and actions are named in
  * `loop-setup.ts`, `loop-actions.ts` and `loop-emits.ts`; recurring pieces of chart in
  * `loop-transitions.ts`; state ids in `state-ids.ts`.
  *
@@ -19,7 +22,7 @@
 
 import { and } from 'xstate';
 import { ExecutionBudget } from '../src/state/execution-budget';
-import { workerInput } from './loop-actions';
+import { workerInput } from './loop-context';
 import { loopImplementations } from './loop-emits';
 import {
   AFTER_BEFORE_STEP_HOOKS,
@@ -277,14 +280,17 @@ export const agentLoop = loopImplementations.createMachine({
 
 export type { AgentEvent } from '../src/state/loop-events';
 export type {
+  AgentRef,
   IntentSave,
   LoopContext,
   LoopEvent,
   LoopInput,
   LoopSession,
   StepCheck,
+  WorkerInput,
 } from './loop-context';
 export { subagentActor } from './loop-setup';
+export { type ImplementationKind, NotProvidedError } from './not-provided';
 export { LoopTag, StateId, statePath } from './state-ids';
 export type {
   CancelRequest,
@@ -293,6 +299,5 @@ export type {
   HooksRequest,
   WorkerAnswer,
   WorkerId,
-  WorkerInput,
   WorkRequest,
 } from './worker-protocol';

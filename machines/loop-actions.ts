@@ -17,9 +17,11 @@ import {
   stateToRun,
   steeredMessage,
   toDecision,
+  workerInput,
 } from './loop-context';
 import { loopSetup } from './loop-setup';
-import type { HookStage, WorkerInput } from './worker-protocol';
+import { notProvided } from './not-provided';
+import type { HookStage } from './worker-protocol';
 
 const now = () => Date.now();
 
@@ -51,13 +53,13 @@ const contextActions = loopSetup.extend({
     /** The model asked for tools: its answer, and the tool executor if this is the cycle's first tool call. */
     assignStateForTools: assign(({ context, event, spawn, self }) => {
       if (context.toolExecutorStarted) return { state: outputState(event) };
-      spawn('toolExecutor', { id: 'toolExecutor', input: workerInput({ self }) });
+      spawn('toolExecutor', { id: 'toolExecutor', input: workerInput({ context, self }) });
       return { state: outputState(event), toolExecutorStarted: true };
     }),
     /** Decided calls go to the tools: the tool executor, if the cycle has not started it yet. */
     startToolExecutor: assign(({ context, spawn, self }) => {
       if (context.toolExecutorStarted) return {};
-      spawn('toolExecutor', { id: 'toolExecutor', input: workerInput({ self }) });
+      spawn('toolExecutor', { id: 'toolExecutor', input: workerInput({ context, self }) });
       return { toolExecutorStarted: true };
     }),
     /** The step cycle ends: its tool executor, if it started one, stops. */
@@ -126,8 +128,11 @@ const contextActions = loopSetup.extend({
       const state = context.state.withPendingToolCallsFailed(notRun(error));
       return { state: state.withFailure(error, StopReason.ErrorForbade, 'agent-loop', params), error };
     }),
-    /** Tool calls that settled before a stop keep their results; the runtime's tool executor knows them. */
-    keepSettledToolCalls: () => {},
+    /**
+     * Tool calls that settled before a stop keep their results; the runtime's tool executor knows
+     * them, and provides this action (the chart alone throws NotProvidedError).
+     */
+    keepSettledToolCalls: notProvided('action', 'keepSettledToolCalls'),
     /**
      * A person's stop, recorded with where it came (`during`: the state of the step cycle or the
      * hook stage it interrupted, and `stepCount`: the steps recorded by then), so that a replay of
@@ -218,12 +223,16 @@ const contextActions = loopSetup.extend({
     cancelTools: sendTo('toolExecutor', { type: 'cancel' as const }),
     /** The hooks worker lives as long as the execution, for an agent that has hooks (an idle one costs). */
     startHooksWorker: assign(({ context, spawn, self }) => {
-      if (context.hookStages.length > 0) spawn('hooks', { id: 'hooks', input: workerInput({ self }) });
+      if (context.hookStages.length > 0)
+        spawn('hooks', { id: 'hooks', input: workerInput({ context, self }) });
       return {};
     }),
     stopHooksWorker: stopChild('hooks'),
-    /** Spawns the child agent actor for a subagent call; provided by the runtime, which knows the child. */
-    spawnSubagent: () => {},
+    /**
+     * Spawns the child agent actor for a subagent call; provided by the runtime, which knows the
+     * child (the chart alone throws NotProvidedError).
+     */
+    spawnSubagent: notProvided('action', 'spawnSubagent'),
     releaseSubagent: stopChild(({ event }) => (event.type === 'subagent.release' ? event.id : '')),
     /** Reports from the actors (tool calls, text deltas) go out to subscribers unchanged. */
   },
@@ -239,7 +248,7 @@ export const loopActions = contextActions.extend({
   actions: {
     startCheckpointWorker: enqueueActions(({ context, enqueue, self }) => {
       if (hasSaveTarget(context))
-        enqueue.spawnChild('checkpoint', { id: 'checkpoint', input: workerInput({ self }) });
+        enqueue.spawnChild('checkpoint', { id: 'checkpoint', input: workerInput({ context, self }) });
     }),
     stopCheckpointWorker: enqueueActions(({ context, enqueue }) => {
       if (hasSaveTarget(context)) enqueue.stopChild('checkpoint');
@@ -267,11 +276,6 @@ function withSteeringSaved(
 ): { state: AgentState; steering?: readonly Message[] } {
   if (context.steering.length === 0) return { state };
   return { state: state.withSteeredMessages(context.steering), steering: [] };
-}
-
-/** What the workers are made with: the agent actor they work for. */
-export function workerInput({ self }: { self: WorkerInput['agent'] }): WorkerInput {
-  return { agent: self };
 }
 
 /** The places of a run a person's stop can interrupt, innermost first (`recordUserStop`'s `during`). */

@@ -1,4 +1,6 @@
-/** The agent machine's context, its input, and the events it accepts. */
+/** The agent machine's context, its input, the events it accepts, and what its workers are made with. */
+
+import type { ActorRef, Snapshot, StateValue } from 'xstate';
 
 import type { AgentError } from '../src/state/agent-error';
 import type { AgentState } from '../src/state/agent-state';
@@ -75,6 +77,53 @@ export interface LoopInput {
   readonly intentSave?: IntentSave | null;
   /** The budget ledger scopes the run charges (`LoopContext.ledgerScopes`). Default none. */
   readonly ledgerScopes?: readonly string[];
+}
+
+/**
+ * The agent actor, as its workers, its runtime actions and its listeners hold it: the events it
+ * takes, and what they may read of its snapshot (typed: read where the run's live state matters,
+ * as whether the run is still in progress). The chart's `self` and an `Actor<typeof agentLoop>` are both one.
+ */
+export type AgentRef = ActorRef<AgentSnapshotView, LoopEvent>;
+
+/** What the agent actor's snapshot shows its workers and listeners: its status, state value and context. */
+type AgentSnapshotView = Snapshot<unknown> & {
+  readonly value: StateValue;
+  readonly context: LoopContext;
+};
+
+/**
+ * What a worker (`hooks`, `driver`, `toolExecutor`, `checkpoint`) is made with (`workerInput`): the
+ * agent actor it works for, and what it needs of the agent's context. These parts of the context are
+ * fixed for the actor's life (only `state`, the session's version and the step's bookkeeping
+ * change), so a worker, which lives an execution at most, takes them once, not from its agent's
+ * snapshot at each request.
+ */
+export interface WorkerInput {
+  /** The agent actor the worker works for: it answers it, and sends it reports and subagent spawns. */
+  readonly agent: AgentRef;
+  /** The id of the session the run saves to (`LoopContext.session`); null without one. */
+  readonly sessionId: string | null;
+  /** Whether the run takes tool and text reports (`LoopContext.reports`). */
+  readonly reports: boolean;
+  /** The budget the run is held to (`LoopContext.budget`): its subagents' are capped by its remainder. */
+  readonly budget: ExecutionBudget;
+  /** A subagent's way to save its step's intent through its caller (`LoopContext.intentSave`). */
+  readonly intentSave: IntentSave | null;
+  /** The budget ledger scopes the run's model calls charge (`LoopContext.ledgerScopes`). */
+  readonly ledgerScopes: readonly string[];
+}
+
+/** What the workers of the agent actor `self` with `context` are made with. */
+export function workerInput({ context, self }: { context: LoopContext; self: AgentRef }): WorkerInput {
+  return {
+    agent: self,
+    sessionId: context.session?.id ?? null,
+    reports: context.reports,
+    budget: context.budget,
+    intentSave: context.intentSave,
+    ledgerScopes: context.ledgerScopes,
+  };
 }
 
 /** A synchronous check of the step in flight: the state with what it found recorded (errors, signals). */

@@ -22,23 +22,20 @@ import {
   stateToRun,
   steeredMessage,
   timeLimitOf,
+  type WorkerInput,
 } from './loop-context';
+import { notProvided } from './not-provided';
 import type { LoopTag } from './state-ids';
 import type {
   CancelRequest,
   CheckpointRequest,
   HookStage,
   HooksRequest,
-  WorkerInput,
   WorkRequest,
 } from './worker-protocol';
 
 /** A state with no execution: what the budget sees of an execution about to start (no step, no usage, no time). */
 const NOT_STARTED = AgentState.empty();
-
-const notProvided = (name: string) => (): never => {
-  throw new Error(`The '${name}' actor is not provided: create the agent with createAgent()`);
-};
 
 /**
  * The name a subagent's child agent actor is registered under, on the machine of each agent that
@@ -56,11 +53,15 @@ export const loopSetup = setup({
     tags: {} as LoopTag,
   },
   actors: {
-    hooks: fromCallback<HooksRequest | CancelRequest, WorkerInput>(notProvided('hooks')),
-    driver: fromCallback<WorkRequest | CancelRequest, WorkerInput>(notProvided('driver')),
-    toolExecutor: fromCallback<WorkRequest | CancelRequest, WorkerInput>(notProvided('toolExecutor')),
+    hooks: fromCallback<HooksRequest | CancelRequest, WorkerInput>(notProvided('actor', 'hooks')),
+    driver: fromCallback<WorkRequest | CancelRequest, WorkerInput>(notProvided('actor', 'driver')),
+    toolExecutor: fromCallback<WorkRequest | CancelRequest, WorkerInput>(
+      notProvided('actor', 'toolExecutor'),
+    ),
     /** Saves the state to the session store (a step's intent only when it starts unsafe calls). */
-    checkpoint: fromCallback<CheckpointRequest | CancelRequest, WorkerInput>(notProvided('checkpoint')),
+    checkpoint: fromCallback<CheckpointRequest | CancelRequest, WorkerInput>(
+      notProvided('actor', 'checkpoint'),
+    ),
   },
   delays: {
     // setTimeout's maximum; the transition's guard ignores it when there is no time limit
@@ -94,9 +95,9 @@ export const loopSetup = setup({
     hasSaveTarget: ({ context }) => hasSaveTarget(context),
     /**
      * The step's tools about to run include an unsafe call (its intent is saved first). The runtime
-     * provides it (it knows the tools); the chart alone has none.
+     * provides it (it knows the tools); the chart alone throws NotProvidedError.
      */
-    startsUnsafeCalls: () => false,
+    startsUnsafeCalls: notProvided('guard', 'startsUnsafeCalls'),
     /** The state waits for (or has just received) decisions on tool calls of its step in flight. */
     awaitsApproval: ({ context, event }) => stateToRun(context, event).approval() !== null,
     /**

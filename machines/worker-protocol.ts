@@ -1,20 +1,15 @@
 /**
  * How the agent machine talks to its workers (`hooks`, `driver`, `toolExecutor`, `checkpoint`): the
- * requests it sends them and the answers they send back. The runtime implements the workers
+ * requests it sends them and the answers they send back. What each is made with (`WorkerInput`)
+ * is in `loop-context.ts`, beside the context it is taken from. The runtime implements the workers
  * (src/runtime).
  */
-import type { AnyActorRef } from 'xstate';
 import type { AgentError } from '../src/state/agent-error';
 import type { AgentState } from '../src/state/agent-state';
 
 import type { HookStage } from '../src/state/hook-stage';
 
 export type { HookStage };
-
-/** What the workers are made with: the agent actor they work for. */
-export interface WorkerInput {
-  readonly agent: AnyActorRef;
-}
 
 /**
  * The workers live as long as the part of the run they serve (`hooks` and `checkpoint` the

@@ -5,9 +5,11 @@
  * (src/deprecated-exports.ts).
  */
 export {
+  type AgentRef,
   agentLoop,
   type LoopEvent,
   type LoopInput,
+  NotProvidedError,
   type StepCheck,
   type WorkerAnswer,
   type WorkerInput,

@@ -250,8 +250,10 @@ export function recordTrace(options: TraceRecorderOptions = {}): TraceRecorder {
     }
   };
 
-  const stateOfAttached = (actor: AttachableActor) =>
-    agentStateOf((actor.getSnapshot() as { context?: unknown } | undefined)?.context);
+  const stateOfAttached = (actor: AttachableActor) => {
+    const snapshot = actor.getSnapshot();
+    return agentStateOf(isObject(snapshot) ? snapshot.context : undefined);
+  };
 
   const recorder: TraceRecorder = {
     inspect,

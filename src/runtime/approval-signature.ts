@@ -63,6 +63,19 @@ export function withSignedApprovals(state: AgentState, secret: string, sessionId
 }
 
 /**
+ * `state` as a run with `secret` (the root's `approvalSecret`) hands it on or saves it under session
+ * `sessionId`: signed (`withSignedApprovals`) when it lists calls a person may be asked about; as it
+ * is without a secret, or with nothing waiting.
+ */
+export function signedBy(
+  secret: string | undefined,
+  state: AgentState,
+  sessionId: string | null,
+): AgentState {
+  return secret && state.approval() !== null ? withSignedApprovals(state, secret, sessionId) : state;
+}
+
+/**
  * The unsafe calls a saved intent names as starting (`approval.started`) that have no result yet,
  * at every depth: a load after a crash lists them as interrupted, as this lists them.
  */

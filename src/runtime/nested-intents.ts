@@ -6,8 +6,7 @@
  * A load then finds each child where its intent left it: the subagent call resumes that child, whose
  * unsafe calls that had started wait for a person as interrupted, listed with their `callPath`.
  */
-import type { AnyActorRef } from 'xstate';
-import type { IntentSave, LoopContext } from '../../machines/agentLoop';
+import type { AgentRef, IntentSave } from '../../machines/agentLoop';
 import type { SessionStore } from '../persistence/session-store';
 import type { AgentState } from '../state/agent-state';
 import { AgentMachineError } from '../state/errors';
@@ -38,7 +37,7 @@ interface StepIntents {
 }
 
 export class NestedIntents {
-  private readonly byAgent = new WeakMap<AnyActorRef, StepIntents>();
+  private readonly byAgent = new WeakMap<AgentRef, StepIntents>();
   /** The root's saves in flight, by session id: its next save (a checkpoint included) waits for them. */
   private readonly inFlight = new Map<string, Promise<number>>();
 
@@ -51,7 +50,7 @@ export class NestedIntents {
   ) {}
 
   /** The save a child spawned by `agent` for the subagent call `toolCallId` is given. */
-  saverFor(agent: AnyActorRef, toolCallId: string): IntentSave {
+  saverFor(agent: AgentRef, toolCallId: string): IntentSave {
     return (child) => this.save(agent, toolCallId, child);
   }
 
@@ -66,8 +65,9 @@ export class NestedIntents {
     return saving.catch(() => version);
   }
 
-  private async save(agent: AnyActorRef, toolCallId: string, child: AgentState): Promise<void> {
-    const context = contextOf(agent);
+  private async save(agent: AgentRef, toolCallId: string, child: AgentState): Promise<void> {
+    // the caller's step as it is now (the child saves while it runs, in the caller's step in flight)
+    const { context } = agent.getSnapshot();
     let intents = this.byAgent.get(agent);
     if (intents?.state !== context.state) {
       intents = { state: context.state, children: {} };
@@ -85,7 +85,7 @@ export class NestedIntents {
 
   /** Saves the root's intent; saves of one session follow each other, each over the version the last made. */
   private saveToSession(
-    agent: AnyActorRef,
+    agent: AgentRef,
     id: string,
     intents: StepIntents,
     toolCallId: string,
@@ -97,7 +97,7 @@ export class NestedIntents {
       // composed now, so that it holds every child's intent taken so far
       const state = this.sealed(await this.intentOf(intents), id);
       checkCurrent(agent, intents, toolCallId);
-      const version = await store.save(id, state, contextOf(agent).session?.version ?? null);
+      const version = await store.save(id, state, agent.getSnapshot().context.session?.version ?? null);
       agent.send({ type: 'session.saved', version });
       return version;
     })();
@@ -117,10 +117,8 @@ export class NestedIntents {
 }
 
 /** Refuses to save a child's intent once its caller's step has moved on (it would overwrite newer saves). */
-function checkCurrent(agent: AnyActorRef, intents: StepIntents, toolCallId: string): void {
-  const snapshot = agent.getSnapshot() as { status: string; context: LoopContext };
+function checkCurrent(agent: AgentRef, intents: StepIntents, toolCallId: string): void {
+  const snapshot = agent.getSnapshot();
   if (snapshot.status !== 'active' || snapshot.context.state !== intents.state)
     throw new SubagentIntentError(toolCallId);
 }
-
-const contextOf = (agent: AnyActorRef) => (agent.getSnapshot() as { context: LoopContext }).context;

@@ -7,7 +7,31 @@
  * the same.
  */
 import type { AnyActorRef } from 'xstate';
+import { StateId, statePath, type WorkerInput } from '../../machines/agentLoop';
 import type { ReportEvent } from '../state/loop-events';
+
+/**
+ * How a worker reports (tool and text events) to its agent: only while the agent's run is in
+ * progress, the one place that takes them (a report after the run ended, an aborted tool settling
+ * late, has no one to go to); none when the run takes no reports (`WorkerInput.reports`).
+ */
+export function reporterFor({ agent, reports }: WorkerInput): (event: ReportEvent) => void {
+  return (event) => {
+    if (!reports) return;
+    // live, not input: whether the run is still in progress when the report comes
+    const snapshot = agent.getSnapshot();
+    if (snapshot.status === 'active' && inProgress(snapshot.value)) deliverReport(agent, event);
+  };
+}
+
+const IN_PROGRESS = statePath(StateId.inProgress);
+
+/**
+ * `snapshot.matches('inProgress')`, without parsing the path at every report: a top-level state
+ * other than `inProgress` is atomic, so its value is a string.
+ */
+const inProgress = (value: unknown): boolean =>
+  typeof value === 'object' && value !== null && Object.hasOwn(value, IN_PROGRESS);
 
 /**
  * The parts of an XState 5 actor this goes through (not public API: tests/inspect
@@ -22,7 +46,7 @@ interface ActorInternals {
 }
 
 /** Delivers `report` as an event the agent actor `self` received and emitted at once. */
-export function deliverReport(self: AnyActorRef, report: ReportEvent): void {
+function deliverReport(self: AnyActorRef, report: ReportEvent): void {
   const actor = self as unknown as Partial<ActorInternals>;
   if (!actor._actorScope || !actor._deferred || !actor.mailbox || !actor.system) {
     self.send(report);

@@ -3,9 +3,9 @@
  * subagents', with where it comes from, known when each actor was spawned (no inspection).
  */
 import type { AnyActorRef } from 'xstate';
-import type { AgentState } from '../state/agent-state';
 import type { EventSource, RunListener, SubagentOrigin } from '../state/event-source';
 import type { AgentEvent } from '../state/loop-events';
+import type { AgentActor } from './agent-actor';
 
 /**
  * The listener of a run, by the run's actor system (subagents are spawned into their root's
@@ -16,7 +16,7 @@ const listeners = new WeakMap<object, RunListener>();
 const origins = new WeakMap<AnyActorRef, SubagentOrigin>();
 
 /** Sends every event of `actor`, and of the subagents it spawns, to `onEvent` with its source. */
-export function listenToRun(actor: AnyActorRef, onEvent: RunListener): void {
+export function listenToRun(actor: AgentActor, onEvent: RunListener): void {
   actor.on('*', (event) => onEvent(event as AgentEvent, sourceOf(actor, event as AgentEvent, null)));
   listeners.set(actor.system, onEvent);
 }
@@ -24,7 +24,7 @@ export function listenToRun(actor: AnyActorRef, onEvent: RunListener): void {
 /** Sends a just-spawned subagent's events to its run's `onEvent` (if the run has one), naming the call. */
 export function forwardSubagentEvents(
   parent: AnyActorRef,
-  child: AnyActorRef,
+  child: AgentActor,
   call: { readonly name: string; readonly toolCallId: string },
 ): void {
   const onEvent = listeners.get(parent.system);
@@ -40,8 +40,8 @@ export function forwardSubagentEvents(
 }
 
 /** XState emits after the snapshot is updated: the step read here is the one of the event. */
-function sourceOf(actor: AnyActorRef, event: AgentEvent, subagent: SubagentOrigin | null): EventSource {
-  const state = (actor.getSnapshot() as { context?: { state?: AgentState } }).context?.state;
+function sourceOf(actor: AgentActor, event: AgentEvent, subagent: SubagentOrigin | null): EventSource {
+  const state = actor.getSnapshot().context.state;
   const step = !state ? null : event.type === 'step.finished' ? state.lastStep() : state.currentStep();
   return { step, subagent };
 }

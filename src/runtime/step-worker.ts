@@ -1,4 +1,4 @@
-import { type AnyActorRef, fromCallback } from 'xstate';
+import { fromCallback } from 'xstate';
 import type { CancelRequest, WorkerId, WorkerInput, WorkRequest } from '../../machines/agentLoop';
 import { isPromise } from '../hooks/hook-stack';
 import type { AgentState } from '../state/agent-state';
@@ -11,6 +11,9 @@ import type { AgentState } from '../state/agent-state';
  * once (no promise turn). The chart sends one request at a time; a request sent while another is
  * in flight supersedes it (the earlier answer is dropped).
  *
+ * `work` gets the worker's input (`WorkerInput`: its agent actor and what it needs of the agent's
+ * context), given when the agent made it; it does not read its agent's snapshot for them.
+ *
  * Each request has an AbortSignal of its own, made when the work first reads it (`signal`): an
  * AbortController costs about 2 µs, a measurable share of a step, and tool steps and hook stages
  * mostly never read one (the driver's work reads it at once: a model call takes it).
@@ -20,7 +23,7 @@ import type { AgentState } from '../state/agent-state';
  */
 export function stepWorker<R extends WorkRequest, O = AgentState>(
   id: WorkerId | 'checkpoint',
-  work: (request: R, agent: AnyActorRef, signal: RequestSignal) => O | Promise<O>,
+  work: (request: R, worker: WorkerInput, signal: RequestSignal) => O | Promise<O>,
 ) {
   const answers: AnswerTypes = { done: `${id}.done`, error: `${id}.error` };
   // The worker's state is an object with methods, not closures: the build keeps function names
@@ -28,7 +31,7 @@ export function stepWorker<R extends WorkRequest, O = AgentState>(
   return fromCallback<R | CancelRequest, WorkerInput>(({ input, receive, sendBack }) => {
     const worker = new WorkerRun<R, O>(
       answers,
-      (request: R, signal) => work(request, input.agent, signal),
+      (request: R, signal) => work(request, input, signal),
       sendBack,
     );
     receive((request) => (request.type === 'cancel' ? worker.cancel() : worker.take(request)));

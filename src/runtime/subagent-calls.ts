@@ -3,8 +3,7 @@
  * actor, which spawns each child as an actor of its own (so the child lives in the actor tree and
  * the inspector) and releases it when the child's execution has ended.
  */
-import type { AnyActorRef } from 'xstate';
-import type { LoopContext } from '../../machines/agentLoop';
+import type { WorkerInput } from '../../machines/agentLoop';
 import type { Driver } from '../drivers/driver';
 import type { PricingTable } from '../drivers/model-call';
 import type { BudgetLedger } from '../ledger/budget-ledger';
@@ -37,8 +36,16 @@ export interface Scope {
 }
 
 export interface SubagentCalls {
-  /** The tools of one tool step: `base` (the agent's own), and its subagents bound to the calling actor. */
-  toolsFor(self: AnyActorRef, base?: ToolSet): ToolSet;
+  /**
+   * The tools of one step: `base` (the agent's own), and its subagents bound to the calling agent
+   * actor (`worker.agent`), their budgets capped by its budget's remainder.
+   */
+  toolsFor(worker: WorkerInput, base?: ToolSet): ToolSet;
+  /**
+   * The child agent actor the agent just spawned for a subagent call (its `subagent.spawn` event's
+   * `id`): handed from the spawn (`spawnSubagent`) to the call that asked for it.
+   */
+  spawned(id: string, child: AgentActor): void;
   /** The child agent called `name`, built on first call (a definition may list itself) and reused. */
   childAgent(name: string): Agent;
   /** The children built so far (to close them with their parent). */
@@ -83,7 +90,10 @@ export function subagentCalls(
     }
     return child;
   };
-  const toolsFor = (self: AnyActorRef, base: ToolSet = tools): ToolSet => {
+  // the calls waiting for their child, by spawn id: from the call's `subagent.spawn` to its next
+  // line (the agent takes the event, and spawns, as the call sends it)
+  const spawning = new Map<string, AgentActor | null>();
+  const toolsFor = ({ agent: self, budget: callerBudget }: WorkerInput, base: ToolSet = tools): ToolSet => {
     if (subagentNames.size === 0) return base;
     const bound: Record<string, Tool> = { ...base };
     for (const name of subagentNames) {
@@ -93,15 +103,15 @@ export function subagentCalls(
         description: definitionOf.description,
         depth: scope.depth + 1,
         maxDepth: scope.maxDepth,
-        callerBudget: () => (self.getSnapshot() as { context: LoopContext }).context.budget,
+        callerBudget: () => callerBudget,
         childBudget: definitionOf.budget ?? ExecutionBudget.default(),
         subagentNames,
         run: (state, { signal, budget: childBudget, toolCallId }) => {
           const id = `subagent:${name}:${toolCallId}`;
+          spawning.set(id, null);
           self.send({ type: 'subagent.spawn', id, name, state, budget: childBudget, toolCallId });
-          const child = (self.getSnapshot() as { children: Record<string, AgentActor | undefined> }).children[
-            id
-          ];
+          const child = spawning.get(id);
+          spawning.delete(id);
           if (!child)
             throw new Error(`Subagent '${name}' could not be spawned: its caller is not running tools`);
           tracing?.follow(child, { name: definitionOf.name ?? name, caller: { actor: self, toolCallId } });
@@ -114,6 +124,9 @@ export function subagentCalls(
   };
   return {
     toolsFor,
+    spawned: (id, child) => {
+      if (spawning.has(id)) spawning.set(id, child);
+    },
     childAgent,
     children: () => children.values(),
     has: (name) => subagentNames.has(name),

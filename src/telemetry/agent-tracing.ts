@@ -1,4 +1,5 @@
-import type { AnyActorRef } from 'xstate';
+import type { Actor } from 'xstate';
+import type { agentLoop } from '../../machines/agentLoop';
 import type { Driver, DriverContext } from '../drivers/driver';
 import { LedgerLimitError } from '../ledger/ledger-limit-error';
 import type { AgentError } from '../state/agent-error';
@@ -65,14 +66,13 @@ export class AgentTracing {
   }
 
   /** Traces the executions of `actor` (an agent actor, root or subagent) from its events. */
-  follow(actor: AnyActorRef, run: FollowedRun): void {
+  follow(actor: Actor<typeof agentLoop>, run: FollowedRun): void {
     const { caller } = run;
     const spans: RunSpans = {
       name: run.name,
       // read when the run starts: by then the caller's execute_tool span exists, even if its events waited
       parentSpan: (at) => caller && this.callerToolSpan(caller, run.name, at),
-      sessionId: () =>
-        (actor.getSnapshot() as { context?: { session?: { id?: string } | null } }).context?.session?.id,
+      sessionId: () => actor.getSnapshot().context.session?.id,
       agent: null,
       ids: { agentId: '', executionId: '' },
       waiting: null,

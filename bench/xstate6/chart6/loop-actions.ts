@@ -9,8 +9,9 @@ import {
   steeredMessage,
   steeringToApply,
   toDecision,
+  workerInput,
 } from '../repo/machines/loop-context';
-import type { HookStage, WorkerInput } from '../repo/machines/worker-protocol';
+import type { HookStage } from '../repo/machines/worker-protocol';
 import { AgentError } from '../repo/src/state/agent-error';
 import { AgentStopError } from '../repo/src/state/agent-stop-error';
 import { BUDGET_GUARD, budgetSignal } from '../repo/src/state/budget-signal';
@@ -26,10 +27,8 @@ const now = () => Date.now();
 /** What `assign` did: XState 6 merges the `context` an action or transition function returns. */
 const patch = (context: Partial<LoopContext>) => ({ context });
 
-/** What the workers are made with: the agent actor they work for. */
-export function workerInput({ self }: { self: WorkerInput['agent'] }): WorkerInput {
-  return { agent: self };
-}
+/** What the workers are made with (the v5 one): the agent actor, and what they need of its context. */
+export { workerInput };
 
 function notRun(cause: AgentError): AgentError {
   return AgentError.of(
@@ -74,12 +73,12 @@ export const loopActions = {
   assignState: ({ event }: Args) => patch({ state: outputState(event) }),
   assignStateForTools: ({ context, event, self }: Args, enq: Enq) => {
     if (context.toolExecutorStarted) return patch({ state: outputState(event) });
-    enq.spawn('toolExecutor', { id: 'toolExecutor', input: workerInput({ self }) });
+    enq.spawn('toolExecutor', { id: 'toolExecutor', input: workerInput({ context, self }) });
     return patch({ state: outputState(event), toolExecutorStarted: true });
   },
   startToolExecutor: ({ context, self }: Args, enq: Enq) => {
     if (context.toolExecutorStarted) return undefined;
-    enq.spawn('toolExecutor', { id: 'toolExecutor', input: workerInput({ self }) });
+    enq.spawn('toolExecutor', { id: 'toolExecutor', input: workerInput({ context, self }) });
     return patch({ toolExecutorStarted: true });
   },
   stopToolExecutor: ({ children }: Args, enq: Enq) => enq.stop(children.toolExecutor),
@@ -171,7 +170,8 @@ export const loopActions = {
   cancelTools: ({ children }: Args, enq: Enq) =>
     enq.sendTo(children.toolExecutor, { type: 'cancel' as const }),
   startHooksWorker: ({ context, self }: Args, enq: Enq) => {
-    if (context.hookStages.length > 0) enq.spawn('hooks', { id: 'hooks', input: workerInput({ self }) });
+    if (context.hookStages.length > 0)
+      enq.spawn('hooks', { id: 'hooks', input: workerInput({ context, self }) });
   },
   stopHooksWorker: ({ children }: Args, enq: Enq) => enq.stop(children.hooks),
   spawnSubagent: () => undefined,

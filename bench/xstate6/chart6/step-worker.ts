@@ -3,13 +3,8 @@
  * worker itself (one request in flight, its answer dropped once superseded or cancelled) is the v5 one.
  */
 import { createCallbackLogic } from 'xstate';
-import type {
-  CancelRequest,
-  WorkerAnswer,
-  WorkerId,
-  WorkerInput,
-  WorkRequest,
-} from '../repo/machines/worker-protocol';
+import type { WorkerInput } from '../repo/machines/loop-context';
+import type { CancelRequest, WorkerAnswer, WorkerId, WorkRequest } from '../repo/machines/worker-protocol';
 import { RequestSignal } from '../repo/src/runtime/step-worker';
 import type { AgentState } from '../repo/src/state/agent-state';
 

@@ -15,15 +15,8 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { RedisStreamStore } from '../src/distributed/index';
 import { abortableDelay } from '../src/drivers/abortable-delay';
-import {
-  createAgent,
-  createChatHandler,
-  type Driver,
-  InMemorySessionStore,
-  StreamWriter,
-  scriptedDriver,
-  toNodeHandler,
-} from '../src/index';
+import { createAgent, type Driver, InMemorySessionStore, scriptedDriver } from '../src/index';
+import { createChatHandler, StreamWriter, toNodeHandler } from '../src/ui/index';
 import { median, now, printTable } from './harness';
 import { redisServerPath, startRedis } from './redis-process';
 

@@ -20,6 +20,7 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
 import * as library from '../src/index';
+import type { StoredSession } from '../src/persistence/index';
 import { collectGarbage, median, now, printTable } from './harness';
 import { resultText } from './persistence-journal';
 
@@ -32,12 +33,7 @@ interface Kind {
   open(): Store;
 }
 
-function kinds(
-  lib: Library,
-  dir: string,
-  tag: string,
-  documents = new Map<string, library.StoredSession>(),
-): Kind[] {
+function kinds(lib: Library, dir: string, tag: string, documents = new Map<string, StoredSession>()): Kind[] {
   return [
     { name: 'memory', open: () => new lib.InMemorySessionStore({ documents }) },
     { name: 'file', open: () => new lib.FileSessionStore(join(dir, `files-${tag}`)) },
@@ -95,7 +91,7 @@ export const mean = (values: readonly number[]) => values.reduce((a, b) => a + b
  */
 export async function loadFigures(lib: Library, dir: string, label = '', base?: Library): Promise<void> {
   const rounds = Number(process.env.LOAD_ROUNDS ?? 7);
-  const documents = new Map<string, library.StoredSession>();
+  const documents = new Map<string, StoredSession>();
   const stores = kinds(lib, dir, label || 'this', documents);
   // The other checkout's stores read sessions its own runs wrote (the stored format may differ).
   const baseStores = base ? kinds(base, dir, `${label}base`) : [];

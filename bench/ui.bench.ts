@@ -5,7 +5,8 @@
  * `agent.execute` with a session id, and a chat request through `createChatHandler` (a Web Request
  * in, the SSE body read to the end; no socket).
  */
-import { createChatHandler, InMemorySessionStore } from '../src/index';
+import { InMemorySessionStore } from '../src/index';
+import { createChatHandler } from '../src/ui/index';
 import { measure, printTable } from './harness';
 import { libraryAgent, question } from './workload';
 

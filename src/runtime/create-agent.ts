@@ -7,6 +7,8 @@ import type { ResponseSchema } from '../hooks/structured-output-guard';
 import type { BudgetLedger } from '../ledger/budget-ledger';
 import { McpServers } from '../mcp/mcp-servers';
 import { NoSessionStoreError, SessionConflictError, SessionNotFoundError } from '../persistence/errors';
+import { replayRun } from '../replay/agent-replay';
+import { verifyUpgrade } from '../replay/verify-upgrade';
 import type { ResponseFormat } from '../state/agent-context';
 import { AgentState } from '../state/agent-state';
 import { ApprovalError } from '../state/approval-error';
@@ -22,7 +24,6 @@ import { AgentStream } from '../ui/agent-stream';
 import type { Agent } from './agent-actor';
 import { type AgentDefinition, checkDefinition } from './agent-definition';
 import { upgradeState } from './agent-migrations';
-import { replayRun } from './agent-replay';
 import { withSignedApprovals } from './approval-signature';
 import { takeDecisions } from './approvals';
 import { ChatTurnConflictError } from './chat-turn-conflict-error';
@@ -32,22 +33,21 @@ import { quietMachine } from './quiet-machine';
 import { hasReconcilable, reconcileInterrupted } from './reconcile-interrupted';
 import { type InternalActorOptions, listened, runToOutcome } from './run-to-outcome';
 import { type Scope, subagentCalls } from './subagent-calls';
-import { verifyUpgrade } from './verify-upgrade';
 
-export type { Agent, AgentActor, CreateActorOptions, ExecuteOptions } from './agent-actor';
-export type { AgentMigration } from './agent-migrations';
-export { AgentMigrationError } from './agent-migrations';
-export type { ReplayOptions, ReplayResult } from './agent-replay';
-export { MissingRecordedResultError } from './agent-replay';
-export type { ApprovalInput } from './approvals';
-export { AgentRuntimeError } from './run-to-outcome';
+export type { ReplayOptions, ReplayResult } from '../replay/agent-replay';
+export { MissingRecordedResultError } from '../replay/agent-replay';
 export type {
   SessionUpgradeReport,
   UpgradeReport,
   UpgradeSource,
   UpgradeVerdict,
   VerifyUpgradeOptions,
-} from './verify-upgrade';
+} from '../replay/verify-upgrade';
+export type { Agent, AgentActor, CreateActorOptions, ExecuteOptions } from './agent-actor';
+export type { AgentMigration } from './agent-migrations';
+export { AgentMigrationError } from './agent-migrations';
+export type { ApprovalInput } from './approvals';
+export { AgentRuntimeError } from './run-to-outcome';
 
 /**
  * Builds an agent from its definition: the loop machine with the driver, tool executor and hooks

@@ -18,7 +18,7 @@
  * AM_TEST_TIER=all replays every path.
  */
 import { describe, expect, it } from 'vitest';
-import { type UnreplayableReason, UnreplayableRunError } from '../../src/runtime/unreplayable-run';
+import { type UnreplayableReason, UnreplayableRunError } from '../../src/replay/unreplayable-run';
 import type { AgentState } from '../../src/state/agent-state';
 import { ExecutionBudget } from '../../src/state/execution-budget';
 import { createAgentTestModel } from '../../src/testing/agent-test-model';

@@ -4,8 +4,9 @@
  * clocks are its own). The execution's id is kept where the replay starts (`agent-replay.ts`), the
  * step ids by the replay driver.
  */
-import type { ReplaySession } from '../drivers/replay-session';
+
 import type { Hook } from '../hooks/hook';
+import type { ReplaySession } from './replay-tracks';
 
 /**
  * A hook (first of the replayed agent's, asking `current()` which replay it runs in) giving each tool execution of a replayed step the id of

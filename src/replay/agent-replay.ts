@@ -13,7 +13,7 @@ import { stoppedAnswerOf, withStoppedAnswer } from '../state/stopped-answer';
 import type { Tool, ToolSet } from '../tools/define-tool';
 import { firstDivergence } from './replay-comparison';
 import { type Recording, recordedState, sessionReplayDriver, untilAborted } from './replay-driver';
-import { recordedToolExecutionIds } from './replay-ids';
+import { recordedToolExecutionIds, withRecordedDraws } from './replay-ids';
 import { recordedSteering, runAsRecorded, stoppableHooks } from './replay-inputs';
 import { interruptedAsRecorded } from './replay-interrupted';
 import type { ReplayOptions, ReplayResult } from './replay-options';
@@ -72,10 +72,12 @@ export async function replayRun(
   if (stopped && done.stopReason() === StopReason.UserRequested)
     done = withStoppedAnswer(done, stopped.content);
   const upTo = session.unfinished ? state.stepCount() + 1 : fromStep;
-  return {
-    state: done,
-    divergence: firstDivergence(state, done, (recorded) => session.requestDivergence(recorded), upTo),
-  };
+  const divergence = firstDivergence(state, done, (recorded) => session.requestDivergence(recorded), upTo);
+  // the recording's clock readings and ids where the replay followed it: all of it, or the steps
+  // before the fork or the divergence
+  const followed = [divergence?.stepNumber, fromStep ?? undefined].filter((n) => n !== undefined);
+  const steps = followed.length > 0 ? Math.min(...followed) - 1 : null;
+  return { state: withRecordedDraws(state, done, steps), divergence };
 }
 
 /**

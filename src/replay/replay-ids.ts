@@ -1,11 +1,15 @@
 /**
- * The tool execution ids a replay keeps from its recording (with the `tool_execution_id` tags of
- * their messages), so that a replayed run is JSON-equal to the recorded one, ids included (only the
- * clocks are its own). The execution's id is kept where the replay starts (`agent-replay.ts`), the
- * step ids by the replay driver.
+ * The fresh draws a replay keeps from its recording (the ids and clock readings a run draws, which
+ * `firstDifference` skips), so that a replayed run is JSON-equal to the recorded one, ids and
+ * timestamps included. The execution's id is kept where the replay starts (`agent-replay.ts`), the
+ * step ids by the replay driver, the tool execution ids as each call ends (`recordedToolExecutionIds`);
+ * the clock readings and the subagents' agent and execution ids once the replay has ended
+ * (`withRecordedDraws`): the replayed run reads the real clock (its time budget counts from the
+ * replay's start), and its state takes the recording's readings where it matches the recording.
  */
-
 import type { Hook } from '../hooks/hook';
+import { AgentState } from '../state/agent-state';
+import { withFreshDrawsOf } from '../state/json-difference';
 import type { ReplaySession } from './replay-tracks';
 
 /**
@@ -22,4 +26,32 @@ export function recordedToolExecutionIds(current: () => ReplaySession): Hook {
       return id === undefined || id === toolExecution.id() ? undefined : toolExecution.withId(id);
     },
   };
+}
+
+/**
+ * The replayed state with the recording's clock readings and fresh ids (`withFreshDrawsOf`): the
+ * whole state when `steps` is null (the replay followed the recording to its end), else the first
+ * `steps` steps alone (those before a fork's live part, or before the first divergence), each
+ * with its subagents' runs.
+ */
+export function withRecordedDraws(
+  recorded: AgentState,
+  replayed: AgentState,
+  steps: number | null,
+): AgentState {
+  const from = plain(recorded);
+  const to = plain(replayed);
+  if (steps === null) return AgentState.fromJSON(withFreshDrawsOf(from, to));
+  const own = from.execution?.stepExecutions ?? [];
+  const stepExecutions = to.execution?.stepExecutions;
+  if (!stepExecutions || steps < 1) return replayed;
+  to.execution.stepExecutions = stepExecutions.map((step: unknown, i: number) =>
+    i < steps && i < own.length ? withFreshDrawsOf(own[i], step) : step,
+  );
+  return AgentState.fromJSON(to);
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: a state's JSON document, walked by its field names
+function plain(state: AgentState): any {
+  return JSON.parse(JSON.stringify(state));
 }

@@ -117,3 +117,49 @@ function isObject(value: unknown): value is Record<string, unknown> {
 function segment(key: string): string {
   return /^[A-Za-z_$][\w$]*$/.test(key) ? `.${key}` : `[${JSON.stringify(key)}]`;
 }
+
+/**
+ * `replayed` with the fresh draws of `recorded` (the fields `firstDifference` skips: clock
+ * readings, a state's agent and execution ids, a tool execution's id, the messages' id tags) put
+ * where both documents have them, of the same kind, at the same place; everything else as
+ * replayed. So when `firstDifference(recorded, replayed)` is null the result is JSON-equal to
+ * `recorded`; where they differ, the difference stays. Never reaches into user data.
+ *
+ * @example
+ * withFreshDrawsOf({ startedAt: 'T1', value: { at: 'x' } }, { startedAt: 'T2', value: { at: 'y' } });
+ * // { startedAt: 'T1', value: { at: 'y' } }
+ */
+export function withFreshDrawsOf<T>(recorded: unknown, replayed: T): T {
+  return stamp(recorded, replayed, false) as T;
+}
+
+function stamp(a: unknown, b: unknown, data: boolean): unknown {
+  if (data || a === b || typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return b;
+  if (Array.isArray(a) !== Array.isArray(b)) return b;
+  if (Array.isArray(a))
+    return (b as unknown[]).map((item, i) => (i < a.length ? stamp(a[i], item, false) : item));
+  const left = a as Record<string, unknown>;
+  const right = b as Record<string, unknown>;
+  const freshId = 'toolCall' in left;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(right)) {
+    const fresh = FRESH.has(key) || (freshId && key === 'id');
+    if (fresh) out[key] = sameKind(left[key], value) ? left[key] : value;
+    else if (key === 'metadata') out[key] = stampTags(left[key], value);
+    else out[key] = stamp(left[key], value, DATA.has(key));
+  }
+  return out;
+}
+
+function stampTags(a: unknown, b: unknown): unknown {
+  if (!isObject(a) || !isObject(b)) return b;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(b))
+    out[key] = FRESH_TAGS.has(key) && sameKind(a[key], value) ? a[key] : value;
+  return out;
+}
+
+/** Both drawn (a string or a number each, not null: a missing clock reading stays missing). */
+function sameKind(a: unknown, b: unknown): boolean {
+  return (typeof a === 'string' || typeof a === 'number') && typeof a === typeof b;
+}

@@ -7,8 +7,8 @@ export interface JsonDifference {
 }
 
 /**
- * Fields a run draws fresh (ids, clocks): a replay of the same run differs in them and nothing
- * else. They are skipped wherever the library's own documents have them (states, steps, tool
+ * Fields a run draws fresh (ids, clocks; with the `id` of tool executions and steps): a replay of
+ * the same run differs in them and nothing else. They are skipped wherever the library's own documents have them (states, steps, tool
  * executions, approvals), never inside user data (a tool's value, arguments, metadata of one's own).
  */
 const FRESH = new Set([
@@ -22,7 +22,7 @@ const FRESH = new Set([
   'parentAgentId',
 ]);
 /** The tags `withCurrentStepRecorded` and the tool executor put in a message's metadata that name fresh ids. */
-const FRESH_TAGS = new Set(['execution_id', 'tool_execution_id', 'agent_id']);
+const FRESH_TAGS = new Set(['execution_id', 'tool_execution_id', 'agent_id', 'step_id']);
 /** Keys whose values are data, compared as they are. */
 const DATA = new Set([
   'value',
@@ -80,8 +80,7 @@ function walk(a: unknown, b: unknown, data: boolean): JsonDifference | null {
   }
   const left = a as Record<string, unknown>;
   const right = b as Record<string, unknown>;
-  // a tool execution's own id is drawn fresh; a tool call's id is the model's
-  const freshId = !data && 'toolCall' in left;
+  const freshId = !data && hasFreshId(left);
   const keys = new Set([...Object.keys(left), ...Object.keys(right)]);
   for (const key of keys) {
     if (!data && (FRESH.has(key) || (freshId && key === 'id'))) continue;
@@ -108,6 +107,15 @@ function walkMetadata(a: unknown, b: unknown): JsonDifference | null {
 /** `found`, its path put under `segment`. */
 function within(segment: string, found: JsonDifference): JsonDifference {
   return { path: segment + found.path, recorded: found.recorded, replayed: found.replayed };
+}
+
+/**
+ * A tool execution's own id and a step's id are drawn fresh (a replay keeps the recorded ones where
+ * it answers from the recording; a failed model call's step is the run's own); a tool call's id is
+ * the model's.
+ */
+function hasFreshId(record: Record<string, unknown>): boolean {
+  return 'toolCall' in record || 'inferenceResponse' in record;
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {
@@ -140,7 +148,7 @@ function stamp(a: unknown, b: unknown, data: boolean): unknown {
     return (b as unknown[]).map((item, i) => (i < a.length ? stamp(a[i], item, false) : item));
   const left = a as Record<string, unknown>;
   const right = b as Record<string, unknown>;
-  const freshId = 'toolCall' in left;
+  const freshId = hasFreshId(left);
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(right)) {
     const fresh = FRESH.has(key) || (freshId && key === 'id');

@@ -41,16 +41,17 @@ export function withRecordedDraws(
 ): AgentState {
   const from = plain(recorded);
   const to = plain(replayed);
-  if (steps === null) return AgentState.fromJSON(withFreshDrawsOf(from, to));
+  if (steps === null) return AgentState.fromParsedJson(withFreshDrawsOf(from, to));
   const own = from.execution?.stepExecutions ?? [];
   const stepExecutions = to.execution?.stepExecutions;
   if (!stepExecutions || steps < 1) return replayed;
   to.execution.stepExecutions = stepExecutions.map((step: unknown, i: number) =>
     i < steps && i < own.length ? withFreshDrawsOf(own[i], step) : step,
   );
-  return AgentState.fromJSON(to);
+  return AgentState.fromParsedJson(to);
 }
 
+/** The state's document, parsed here (so `fromParsedJson` may take its messages as they are). */
 // biome-ignore lint/suspicious/noExplicitAny: a state's JSON document, walked by its field names
 function plain(state: AgentState): any {
   return JSON.parse(JSON.stringify(state));

@@ -77,7 +77,17 @@ export async function replayRun(
   // before the fork or the divergence
   const followed = [divergence?.stepNumber, fromStep ?? undefined].filter((n) => n !== undefined);
   const steps = followed.length > 0 ? Math.min(...followed) - 1 : null;
-  return { state: withRecordedDraws(state, done, steps), divergence };
+  const replayed = done;
+  let kept: AgentState | undefined;
+  return {
+    // made when read (it writes out both states): a caller after the divergence alone
+    // (`verifyUpgrade`, the CLI) does not pay for it
+    get state() {
+      kept ??= withRecordedDraws(state, replayed, steps);
+      return kept;
+    },
+    divergence,
+  };
 }
 
 /**

@@ -90,9 +90,12 @@ describe('a replay is bit-exact', () => {
     const children = recorded.steps().flatMap((s) => s.toolExecutions().map((e) => e.childState()));
     expect(children.filter(Boolean)).toHaveLength(3);
     runs = 0;
-    const { state, divergence } = await createAgent(definition()).replay(recorded);
+    const result = await createAgent(definition()).replay(recorded);
+    const { state, divergence } = result;
     expect(divergence).toBeNull();
     expect(runs).toBe(0);
+    // made once, when read
+    expect(result.state).toBe(state);
     expect(JSON.stringify(state)).toBe(JSON.stringify(recorded));
     expect(state.toJSON()).toEqual(recorded.toJSON());
   });

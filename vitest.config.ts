@@ -58,6 +58,7 @@ const SLOW_FILES = [
   'tests/replay/replay-recovered.test.ts',
   'tests/ledger/redis-ledger.test.ts',
   'tests/mcp/mcp-server-close.test.ts',
+  'tests/once/resume-waits.test.ts',
   // the docs' and README's examples, run (and their links); run it when you touch docs
   'tests/docs/docs.test.ts',
   // the packed package, installed into fresh projects

@@ -13,7 +13,7 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { basename, dirname, extname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { type ReplaySummary, replaySessions } from './inspect/replay-sessions';
+import { type ReplaySummary, replaySessions } from './inspect/replay-store';
 import { buildRunView, NotARunError, type RunInput } from './inspect/run-model';
 import { renderRunView } from './inspect/run-viewer';
 import { InvalidTraceError } from './inspect/trace-schema';

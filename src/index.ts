@@ -37,13 +37,6 @@ export { AllModelsFailedError } from './drivers/model-fallback';
 export { ModelRetriesExhaustedError, type RetryOptions } from './drivers/model-retries';
 export { ModelStreamError } from './drivers/model-stream';
 export { type ReActDriverOptions, reactDriver } from './drivers/react-driver';
-export {
-  type Recording,
-  type ReplayDivergence,
-  ReplayDivergenceError,
-  type ReplayDriverOptions,
-  replayDriver,
-} from './drivers/replay-driver';
 export { type ScriptEntry, type ScriptStep, scriptedDriver } from './drivers/scripted-driver';
 export type { PrepareStep, StepSettings } from './drivers/step-settings';
 export { consecutiveErrorSteps, type ErrorPolicyOptions, errorPolicy } from './hooks/error-policy';
@@ -77,6 +70,14 @@ export type { Checkpoint } from './persistence/journal/checkpoint';
 export type { LoadedSession, SessionStore } from './persistence/session-store';
 export { SqliteExecutionStore } from './persistence/sqlite-execution-store';
 export { SqliteSessionStore } from './persistence/sqlite-session-store';
+export {
+  type Recording,
+  type ReplayDivergence,
+  ReplayDivergenceError,
+  type ReplayDriverOptions,
+  replayDriver,
+} from './replay/replay-driver';
+export { type UnreplayableReason, UnreplayableRunError } from './replay/unreplayable-run';
 export type { SubagentDefinition } from './runtime/agent-definition';
 export { type AgentDefinition, InvalidDefinitionError } from './runtime/agent-definition';
 export { ChatTurnConflictError } from './runtime/chat-turn-conflict-error';
@@ -101,7 +102,6 @@ export {
   type VerifyUpgradeOptions,
 } from './runtime/create-agent';
 export { SubagentIntentError } from './runtime/nested-intents';
-export { type UnreplayableReason, UnreplayableRunError } from './runtime/unreplayable-run';
 export { AgentStopError } from './state/agent-stop-error';
 export type { EventSource, RunListener, SubagentOrigin } from './state/event-source';
 export * from './state/index';

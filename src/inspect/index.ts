@@ -1,4 +1,4 @@
-export { NotARecordingError, type ReplaySummary, replaySessions } from './replay-sessions';
+export { NotARecordingError, type ReplaySummary, replaySessions } from './replay-store';
 export {
   type ActorView,
   type AgentView,

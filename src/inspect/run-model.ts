@@ -2,7 +2,7 @@
  * The run viewer's data: one plain, JSON-ready description of a run built from a trace or an
  * AgentState. The HTML page renders it; tests and other front ends may use it as it is.
  */
-import type { ReplayDivergence } from '../drivers/replay-session';
+import type { ReplayDivergence } from '../replay/replay-tracks';
 import { AgentState } from '../state/agent-state';
 import { agentView } from './run-agents';
 import { MessageTable } from './run-messages';

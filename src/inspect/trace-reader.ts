@@ -1,4 +1,4 @@
-import { bindTraceDecoder } from '../drivers/replay-driver';
+import { bindTraceDecoder } from '../replay/replay-driver';
 import { AgentState } from '../state/agent-state';
 import { InvalidStateError } from '../state/errors';
 import { validate } from '../state/validation';

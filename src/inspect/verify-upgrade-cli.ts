@@ -12,8 +12,8 @@ import { replay } from '../persistence/journal/journal-replay';
 import { decodeStoredState, parseJson, type StoredAt } from '../persistence/session-document';
 import type { LoadedSession } from '../persistence/session-store';
 import { loadSqliteDriver, type SqliteDatabase } from '../persistence/sqlite-driver';
+import type { SessionUpgradeReport, UpgradeSource } from '../replay/verify-upgrade';
 import type { Agent } from '../runtime/agent-actor';
-import type { SessionUpgradeReport, UpgradeSource } from '../runtime/verify-upgrade';
 
 const VERIFY_UPGRADE_HELP = `Usage: agent-machine verify-upgrade --agent <module>[#<export>] [--strict] <path>
 

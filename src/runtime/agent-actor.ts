@@ -1,8 +1,10 @@
 /** What an agent is to its users: the agent object, its actor, and the options of a run. */
 import type { Actor, ActorOptions, AnyActorRef } from 'xstate';
 import type { agentLoop, IntentSave, LoopInput, LoopSession } from '../../machines/agentLoop';
-import type { Recording } from '../drivers/replay-driver';
 import type { LoadedSession } from '../persistence/session-store';
+import type { Recording } from '../replay/replay-driver';
+import type { ReplayOptions, ReplayResult } from '../replay/replay-options';
+import type { UpgradeReport, UpgradeSource, VerifyUpgradeOptions } from '../replay/upgrade-report';
 import type { AgentState } from '../state/agent-state';
 import type { RunListener } from '../state/event-source';
 import type { ExecutionBudget } from '../state/execution-budget';
@@ -10,8 +12,6 @@ import type { ToolSet } from '../tools/define-tool';
 import type { AgentStream } from '../ui/agent-stream';
 import type { AgentDefinition } from './agent-definition';
 import type { ApprovalInput } from './approvals';
-import type { ReplayOptions, ReplayResult } from './replay-options';
-import type { UpgradeReport, UpgradeSource, VerifyUpgradeOptions } from './upgrade-report';
 
 export type AgentActor = Actor<typeof agentLoop>;
 

@@ -3,6 +3,8 @@ import type { IntentSave, LoopInput, LoopSession } from '../../machines/agentLoo
 import type { BudgetLedger } from '../ledger/budget-ledger';
 import { NoSessionStoreError } from '../persistence/errors';
 import type { LoadedSession } from '../persistence/session-store';
+import { replayRun } from '../replay/agent-replay';
+import { verifyUpgrade } from '../replay/verify-upgrade';
 import type { AgentState } from '../state/agent-state';
 import { InvalidArgumentError, shownValue } from '../state/errors';
 import type { RunListener } from '../state/event-source';
@@ -14,29 +16,27 @@ import { AgentStream } from '../ui/agent-stream';
 import type { Agent, ExecuteOptions, RunInputOptions } from './agent-actor';
 import { type AgentDefinition, checkDefinition } from './agent-definition';
 import { type AgentParts, agentParts } from './agent-parts';
-import { replayRun } from './agent-replay';
 import { type AgentRuns, chatTurn, decideRun, executeRun, resumeRun } from './agent-runs';
 import { IdleActors } from './idle-actors';
 import { provideLoop } from './loop-actors';
 import { quietMachine } from './quiet-machine';
 import type { InternalActorOptions } from './run-to-outcome';
 import { type Scope, type SubagentCalls, subagentCalls } from './subagent-calls';
-import { verifyUpgrade } from './verify-upgrade';
 
-export type { Agent, AgentActor, CreateActorOptions, ExecuteOptions, RunInputOptions } from './agent-actor';
-export type { AgentMigration } from './agent-migrations';
-export { AgentMigrationError } from './agent-migrations';
-export type { ReplayOptions, ReplayResult } from './agent-replay';
-export { MissingRecordedResultError } from './agent-replay';
-export type { ApprovalInput } from './approvals';
-export { AgentRuntimeError } from './run-to-outcome';
+export type { ReplayOptions, ReplayResult } from '../replay/agent-replay';
+export { MissingRecordedResultError } from '../replay/agent-replay';
 export type {
   SessionUpgradeReport,
   UpgradeReport,
   UpgradeSource,
   UpgradeVerdict,
   VerifyUpgradeOptions,
-} from './verify-upgrade';
+} from '../replay/verify-upgrade';
+export type { Agent, AgentActor, CreateActorOptions, ExecuteOptions, RunInputOptions } from './agent-actor';
+export type { AgentMigration } from './agent-migrations';
+export { AgentMigrationError } from './agent-migrations';
+export type { ApprovalInput } from './approvals';
+export { AgentRuntimeError } from './run-to-outcome';
 
 /**
  * Builds an agent from its definition: the loop machine with the driver, tool executor and hooks

@@ -1,7 +1,7 @@
-import type { Recording } from '../drivers/replay-driver';
-import { type ReplayDivergence, shown } from '../drivers/replay-session';
+import type { Recording } from '../replay/replay-driver';
+import type { ReplayOptions, ReplayResult } from '../replay/replay-options';
+import { type ReplayDivergence, shown } from '../replay/replay-tracks';
 import type { Agent } from '../runtime/agent-actor';
-import type { ReplayOptions, ReplayResult } from '../runtime/replay-options';
 import { AgentMachineError } from '../state/errors';
 
 /** A replay that diverged from its recording, as `expectReplay` reports it. */

@@ -2,9 +2,9 @@
 import type { AnyEventObject, SnapshotFrom } from 'xstate';
 import { StateId } from '../../machines/agentLoop';
 import type { Hook } from '../hooks/hook';
+import type { ReplayOptions, ReplayResult } from '../replay/replay-options';
 import type { AgentDefinition } from '../runtime/agent-definition';
 import type { Agent } from '../runtime/create-agent';
-import type { ReplayOptions, ReplayResult } from '../runtime/replay-options';
 import { AgentError } from '../state/agent-error';
 import type { AgentState } from '../state/agent-state';
 import { AgentMachineError } from '../state/errors';

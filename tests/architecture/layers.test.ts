@@ -1,7 +1,7 @@
 /**
  * The house rules of DESIGN.md's layout, checked on the source: folders depend one way
  * (state <- messages, machines, hooks, context <- tools <- ledger <- drivers <- subagents, persistence,
- * telemetry, mcp <- ui <- chat <- runtime <- the rest; the subpath entries above them all),
+ * telemetry, mcp <- ui <- chat <- runtime and replay <- the rest; the subpath entries above them all),
  * the chart depends on src/state alone, and no file reaches itself through its imports.
  * Type-only imports count: they are dependencies a reader follows too.
  */
@@ -30,6 +30,7 @@ const RANK: Record<string, number> = {
   ui: 4.5,
   chat: 4.75,
   runtime: 5,
+  replay: 5,
   distributed: 6,
   inspect: 6,
   testing: 6,
@@ -68,6 +69,19 @@ function folderOf(file: string): string {
   return top === 'machines' ? 'machines' : (second ?? '');
 }
 
+/**
+ * The layer a folder belongs to. `src/replay` is the runtime's layer in a folder of its own:
+ * replaying is running (a replay runs the agent's chart through `runToOutcome`), and
+ * `agent.replay` / `agent.verifyUpgrade` are the agent's methods, so the two import each other
+ * (no file circle still holds). Every other folder is a layer of its own.
+ */
+const LAYER: Record<string, string> = { replay: 'runtime' };
+
+function layerOf(file: string): string {
+  const folder = folderOf(file);
+  return LAYER[folder] ?? folder;
+}
+
 function importsOf(file: string): string[] {
   const text = readFileSync(join(root, file), 'utf8');
   const targets: string[] = [];
@@ -92,8 +106,8 @@ describe('the layout', () => {
     const upward: string[] = [];
     for (const [file, targets] of graph) {
       for (const target of targets) {
-        const from = folderOf(file);
-        const to = folderOf(target);
+        const from = layerOf(file);
+        const to = layerOf(target);
         if (from !== to && (RANK[to] as number) >= (RANK[from] as number))
           upward.push(`${file} -> ${target}`);
       }

@@ -2,7 +2,8 @@
  * Every recorded run is a regression test: each path the model-based suite generates (the same
  * configurations as agent-loop.model.test.ts) is run, and its final state replayed through the
  * same definition with the model and tools answering from the recording. Every path replays with
- * no divergence, or is refused up front (UnreplayableRunError) for a documented reason.
+ * no divergence, or is refused up front (UnreplayableRunError) for a documented reason; a path
+ * whose execution ended replays JSON-equal to its recording, ids and timestamps included.
  *
  * The probe hooks answer as the path made them answer (`path.replay`); a hook the path left
  * waiting is where the recording ends (the replay ends there too). The inputs from outside the
@@ -18,7 +19,7 @@
  * AM_TEST_TIER=all replays every path.
  */
 import { describe, expect, it } from 'vitest';
-import { type UnreplayableReason, UnreplayableRunError } from '../../src/runtime/unreplayable-run';
+import { type UnreplayableReason, UnreplayableRunError } from '../../src/replay/unreplayable-run';
 import type { AgentState } from '../../src/state/agent-state';
 import { ExecutionBudget } from '../../src/state/execution-budget';
 import { createAgentTestModel } from '../../src/testing/agent-test-model';
@@ -66,8 +67,12 @@ for (const [name, { model, paths }] of Object.entries(configurations)) {
         if (!recorded.execution()) return;
         const reason = refusedBecause(recorded);
         if (reason === null) {
-          const { divergence } = await path.replay(recorded);
+          const { divergence, state } = await path.replay(recorded);
           expect(divergence).toBeNull();
+          // an ended run replays bit-exact, ids and timestamps included (one saved in progress is
+          // replayed up to where its recording ends, and stopped there)
+          if (recorded.execution()?.completedAt())
+            expect(JSON.stringify(state)).toBe(JSON.stringify(recorded));
         } else {
           const refusal = await path.replay(recorded).catch((error: unknown) => error);
           expect(refusal).toBeInstanceOf(UnreplayableRunError);

@@ -94,6 +94,8 @@ describe('replaying a session that went through crash recovery', () => {
       });
       const { state, divergence } = await agent.replay(recorded);
       expect(divergence).toBeNull();
+      // bit-exact, ids and timestamps included
+      expect(JSON.stringify(state)).toBe(JSON.stringify(recorded));
       expect(effects).toEqual([]);
       const interruptedCall = (s: typeof state) => {
         const step = s.steps()[0];

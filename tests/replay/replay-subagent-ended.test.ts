@@ -6,9 +6,9 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { scriptedDriver } from '../../src/drivers/scripted-driver';
+import { UnreplayableRunError } from '../../src/replay/unreplayable-run';
 import type { AgentDefinition } from '../../src/runtime/agent-definition';
 import { createAgent } from '../../src/runtime/create-agent';
-import { UnreplayableRunError } from '../../src/runtime/unreplayable-run';
 import { AgentState } from '../../src/state/agent-state';
 import { ExecutionBudget } from '../../src/state/execution-budget';
 import { defineTool } from '../../src/tools/define-tool';

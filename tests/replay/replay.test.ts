@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { replayDriver } from '../../src/drivers/replay-driver';
 import { type ScriptStep, scriptedDriver } from '../../src/drivers/scripted-driver';
 import type { Hook } from '../../src/hooks/hook';
+import { replayDriver } from '../../src/replay/replay-driver';
 import type { AgentDefinition } from '../../src/runtime/agent-definition';
 import { createAgent } from '../../src/runtime/create-agent';
 import { AgentState } from '../../src/state/agent-state';

@@ -1,6 +1,6 @@
 /** Where two documents first differ: the paths `firstDifference` names (the replay's divergences show them). */
 import { describe, expect, it } from 'vitest';
-import { firstDifference } from '../../src/state/json-difference';
+import { firstDifference, withFreshDrawsOf } from '../../src/state/json-difference';
 
 describe('firstDifference', () => {
   it('names the path of the first difference, and null when equal but for fresh ids and clocks', () => {
@@ -51,5 +51,81 @@ describe('firstDifference', () => {
     expect(firstDifference([1], [1, 2], 'inputMessages')?.path).toBe('inputMessages.length');
     expect(firstDifference(1, 2, 'usage')?.path).toBe('usage');
     expect(firstDifference([1], [2], 'toolExecutions')?.path).toBe('toolExecutions[0]');
+  });
+});
+
+describe('withFreshDrawsOf', () => {
+  const recorded = {
+    agentId: 'a1',
+    createdAt: 'T1',
+    execution: { executionId: 'e1', startedAt: 'T2', completedAt: 'T3' },
+    toolExecutions: [
+      {
+        id: 'x1',
+        toolCall: { id: 'c1', args: { startedAt: 'user' } },
+        value: { agentId: 'mine' },
+        startedAt: 'T4',
+      },
+    ],
+    messages: [{ content: 'hi', metadata: { execution_id: 'e1', agent_id: 'a1', note: 'kept' } }],
+  };
+  const replayed = {
+    agentId: 'a2',
+    createdAt: 'U1',
+    execution: { executionId: 'e2', startedAt: 'U2', completedAt: null },
+    toolExecutions: [
+      {
+        id: 'x2',
+        toolCall: { id: 'c1', args: { startedAt: 'other' } },
+        value: { agentId: 'theirs' },
+        startedAt: 'U4',
+      },
+      { id: 'x3', toolCall: { id: 'c2', args: {} }, value: 1, startedAt: 'U5' },
+    ],
+    messages: [{ content: 'hi!', metadata: { execution_id: 'e2', agent_id: 'a2', note: 'new' } }],
+  };
+
+  it('takes the recorded ids and clock readings where both have them, and nothing else', () => {
+    expect(withFreshDrawsOf(recorded, replayed)).toEqual({
+      agentId: 'a1',
+      createdAt: 'T1',
+      // a reading the replay has not taken stays missing
+      execution: { executionId: 'e1', startedAt: 'T2', completedAt: null },
+      toolExecutions: [
+        // user data (args, value) is never touched, even under a fresh-looking key
+        {
+          id: 'x1',
+          toolCall: { id: 'c1', args: { startedAt: 'other' } },
+          value: { agentId: 'theirs' },
+          startedAt: 'T4',
+        },
+        // a record the recording has not is the replay's own
+        { id: 'x3', toolCall: { id: 'c2', args: {} }, value: 1, startedAt: 'U5' },
+      ],
+      messages: [{ content: 'hi!', metadata: { execution_id: 'e1', agent_id: 'a1', note: 'new' } }],
+    });
+  });
+
+  it('leaves every difference firstDifference reports: equal after it exactly when firstDifference is null', () => {
+    const stamped = withFreshDrawsOf(recorded, replayed);
+    expect(firstDifference(recorded, stamped)).toEqual(firstDifference(recorded, replayed));
+    const same = { ...replayed, execution: { ...replayed.execution, completedAt: 'U3' } };
+    const equal = { ...same, toolExecutions: replayed.toolExecutions.slice(0, 1) };
+    const recordedLike = {
+      ...equal,
+      toolExecutions: [
+        {
+          ...recorded.toolExecutions[0],
+          toolCall: equal.toolExecutions[0]?.toolCall,
+          value: equal.toolExecutions[0]?.value,
+        },
+      ],
+      messages: [{ content: 'hi!', metadata: { execution_id: 'e1', agent_id: 'a1', note: 'new' } }],
+      agentId: 'a1',
+      createdAt: 'T1',
+      execution: { executionId: 'e1', startedAt: 'T2', completedAt: 'T3' },
+    };
+    expect(firstDifference(recordedLike, equal)).toBeNull();
+    expect(JSON.stringify(withFreshDrawsOf(recordedLike, equal))).toBe(JSON.stringify(recordedLike));
   });
 });

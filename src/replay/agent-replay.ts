@@ -1,7 +1,8 @@
 import type { Driver } from '../drivers/driver';
 import { modelDriver } from '../drivers/model-driver';
-import { type Recording, recordedState, sessionReplayDriver, untilAborted } from '../drivers/replay-driver';
-import { type RecordedSteering, ReplaySession } from '../drivers/replay-session';
+import type { Agent } from '../runtime/agent-actor';
+import type { AgentDefinition, SubagentDefinition } from '../runtime/agent-definition';
+import { upgradeState } from '../runtime/agent-migrations';
 import { MessageStore } from '../state/agent-context';
 import { AgentState } from '../state/agent-state';
 import { AgentMachineError, InvalidArgumentError } from '../state/errors';
@@ -10,14 +11,13 @@ import type { Message } from '../state/message';
 import { StopReason } from '../state/stop-reason';
 import { stoppedAnswerOf, withStoppedAnswer } from '../state/stopped-answer';
 import type { Tool, ToolSet } from '../tools/define-tool';
-import type { Agent } from './agent-actor';
-import type { AgentDefinition, SubagentDefinition } from './agent-definition';
-import { upgradeState } from './agent-migrations';
 import { firstDivergence } from './replay-comparison';
-import { recordedToolExecutionIds } from './replay-ids';
+import { type Recording, recordedState, sessionReplayDriver, untilAborted } from './replay-driver';
+import { recordedToolExecutionIds, withRecordedDraws } from './replay-ids';
 import { recordedSteering, runAsRecorded, stoppableHooks } from './replay-inputs';
 import { interruptedAsRecorded } from './replay-interrupted';
 import type { ReplayOptions, ReplayResult } from './replay-options';
+import { type RecordedSteering, ReplaySession } from './replay-tracks';
 import { refuseUnreplayable } from './unreplayable-run';
 
 export type { ReplayOptions, ReplayResult } from './replay-options';
@@ -72,9 +72,21 @@ export async function replayRun(
   if (stopped && done.stopReason() === StopReason.UserRequested)
     done = withStoppedAnswer(done, stopped.content);
   const upTo = session.unfinished ? state.stepCount() + 1 : fromStep;
+  const divergence = firstDivergence(state, done, (recorded) => session.requestDivergence(recorded), upTo);
+  // the recording's clock readings and ids where the replay followed it: all of it, or the steps
+  // before the fork or the divergence
+  const followed = [divergence?.stepNumber, fromStep ?? undefined].filter((n) => n !== undefined);
+  const steps = followed.length > 0 ? Math.min(...followed) - 1 : null;
+  const replayed = done;
+  let kept: AgentState | undefined;
   return {
-    state: done,
-    divergence: firstDivergence(state, done, (recorded) => session.requestDivergence(recorded), upTo),
+    // made when read (it writes out both states): a caller after the divergence alone
+    // (`verifyUpgrade`, the CLI) does not pay for it
+    get state() {
+      kept ??= withRecordedDraws(state, replayed, steps);
+      return kept;
+    },
+    divergence,
   };
 }
 

@@ -5,17 +5,17 @@
  */
 import { SimulatedClock } from 'xstate';
 import type { LoopEvent } from '../../machines/agentLoop';
-import type { RecordedSteering, ReplaySession } from '../drivers/replay-session';
 import type { ErrorContext, Hook, StageContext } from '../hooks/hook';
+import type { Agent } from '../runtime/agent-actor';
+import { listened, runToOutcome } from '../runtime/run-to-outcome';
 import type { AgentState } from '../state/agent-state';
+import type { ApprovalInput } from '../state/approval';
 import type { RunListener } from '../state/event-source';
 import { firstDifference } from '../state/json-difference';
 import { type Message, STEERED } from '../state/message';
 import type { PendingApproval } from '../state/pending-approval';
 import type { ToolExecution } from '../state/tool-execution';
-import type { Agent } from './agent-actor';
-import type { ApprovalInput } from './approvals';
-import { listened, runToOutcome } from './run-to-outcome';
+import type { RecordedSteering, ReplaySession } from './replay-tracks';
 
 /**
  * Runs the replayed execution to its outcome on one actor, sending it, where it waits for a

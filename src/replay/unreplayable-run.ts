@@ -2,10 +2,11 @@
  * The recorded runs a replay refuses up front: an input from outside that the recording shows but
  * that a replay cannot send again at the same point.
  */
-import { type ReplaySession, stopPlace } from '../drivers/replay-session';
+
 import type { AgentState } from '../state/agent-state';
 import { AgentMachineError } from '../state/errors';
 import { STEERED } from '../state/message';
+import { type ReplaySession, stopPlace } from './replay-tracks';
 
 /**
  * Why a recorded run cannot be replayed: `stop-while-saving`, a person's stop came while a step was

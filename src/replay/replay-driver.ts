@@ -1,26 +1,26 @@
+import type { Driver, DriverContext } from '../drivers/driver';
+import {
+  conversationWithCurrentToolTrace,
+  currentToolTraceList,
+  type MessageCompiler,
+} from '../drivers/message-compiler';
+import { digestOf, stepRequest } from '../drivers/request-digest';
+import { SCRIPT_CURSOR_KEY } from '../drivers/scripted-driver';
 import { AgentState } from '../state/agent-state';
 import { AgentStep } from '../state/agent-step';
 import { AppendOnlyList } from '../state/append-only-list';
 import { InvalidArgumentError } from '../state/errors';
 import { firstDifference } from '../state/json-difference';
 import type { Message } from '../state/message';
-import type { Driver, DriverContext } from './driver';
-import {
-  conversationWithCurrentToolTrace,
-  currentToolTraceList,
-  type MessageCompiler,
-} from './message-compiler';
 import {
   type ReplayDivergence,
   ReplayDivergenceError,
   ReplaySession,
   type ReplayTrack,
-} from './replay-session';
-import { digestOf, stepRequest } from './request-digest';
-import { SCRIPT_CURSOR_KEY } from './scripted-driver';
+} from './replay-tracks';
 
-export type { ReplayDivergence } from './replay-session';
-export { ReplayDivergenceError } from './replay-session';
+export type { ReplayDivergence } from './replay-tracks';
+export { ReplayDivergenceError } from './replay-tracks';
 
 /** A recorded run: a saved AgentState (a session), or a trace written by `recordTrace()`. */
 export type Recording = AgentState | { readonly format: 'agent-machine/trace' };

@@ -1,11 +1,11 @@
 import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { basename, extname, join } from 'node:path';
-import type { ReplayDivergence } from '../drivers/replay-session';
 import { NotASessionStoreError } from '../persistence/errors';
 import { openStoreReadOnly } from '../persistence/read-only-store';
 import type { SessionStore } from '../persistence/session-store';
+import type { ReplayOptions } from '../replay/replay-options';
+import type { ReplayDivergence } from '../replay/replay-tracks';
 import type { Agent } from '../runtime/agent-actor';
-import type { ReplayOptions } from '../runtime/replay-options';
 import { AgentState } from '../state/agent-state';
 import { AgentMachineError } from '../state/errors';
 import { buildRunView } from './run-model';

@@ -1,6 +1,7 @@
 /** What `agent.verifyUpgrade` takes and answers (verify-upgrade.ts does the check). */
-import type { ReplayDivergence } from '../drivers/replay-session';
+
 import type { SessionStore } from '../persistence/session-store';
+import type { ReplayDivergence } from './replay-tracks';
 
 /**
  * `'ok'`: migrates, and replays with no divergence; `'changed'`: migrates and can go on, but the

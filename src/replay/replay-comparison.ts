@@ -1,8 +1,8 @@
-import type { ReplayDivergence } from '../drivers/replay-session';
 import type { AgentState } from '../state/agent-state';
 import type { AgentStep } from '../state/agent-step';
 import { firstDifference, type JsonDifference } from '../state/json-difference';
 import type { StepExecution } from '../state/step-execution';
+import type { ReplayDivergence } from './replay-tracks';
 
 /**
  * The first place where a replayed run differs from its recording, step by step (the request the

@@ -6,11 +6,11 @@
  * the run goes on. The other calls of the step run (from the recording) as after the recovery.
  */
 import type { Driver } from '../drivers/driver';
-import type { ReplaySession } from '../drivers/replay-session';
 import type { AgentState } from '../state/agent-state';
 import type { ApprovalDecision } from '../state/approval';
 import { firstDifference } from '../state/json-difference';
 import type { ToolExecution } from '../state/tool-execution';
+import type { ReplaySession } from './replay-tracks';
 
 /** `driver`, whose answered steps (of the replay `current()` runs now) find the calls the recording shows interrupted waiting as such, decided. */
 export function interruptedAsRecorded(driver: Driver, current: () => ReplaySession): Driver {

@@ -1,6 +1,6 @@
-import type { ReplayDivergence } from '../drivers/replay-session';
 import type { AgentState } from '../state/agent-state';
 import type { AgentEvent } from '../state/loop-events';
+import type { ReplayDivergence } from './replay-tracks';
 
 export interface ReplayOptions {
   /**

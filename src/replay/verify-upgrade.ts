@@ -4,12 +4,13 @@
  * calls it cannot carry on (a pending or interrupted call to a tool it lacks, a waiting subagent it
  * has not), and replayed with its recorded tools to find where this version first acts otherwise.
  */
+
+import type { Agent } from '../runtime/agent-actor';
+import type { AgentDefinition, SubagentDefinition } from '../runtime/agent-definition';
+import { upgradeState } from '../runtime/agent-migrations';
 import type { AgentState } from '../state/agent-state';
 import { InvalidArgumentError } from '../state/errors';
 import { isTerminalStatus } from '../state/execution-status';
-import type { Agent } from './agent-actor';
-import type { AgentDefinition, SubagentDefinition } from './agent-definition';
-import { upgradeState } from './agent-migrations';
 import type {
   SessionUpgradeReport,
   UpgradeReport,

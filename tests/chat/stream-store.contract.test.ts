@@ -120,8 +120,7 @@ const kinds: [string, Fixture][] = [
         // a prefix of its own per test, without a hash tag: each chat in its own slot
         const prefix = `test-${Math.random().toString(36).slice(2)}:`;
         return redisPair(
-          (options) =>
-            new RedisStreamStore({ connection: clusterClient, prefix, blockMs: 50, ...options }),
+          (options) => new RedisStreamStore({ connection: clusterClient, prefix, blockMs: 50, ...options }),
         );
       },
     },

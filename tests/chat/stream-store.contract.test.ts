@@ -5,7 +5,7 @@
  * heard by the process that runs the chat, and a dead writer's stream given up after its lease.
  */
 import type { Cluster } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   handOffId,
   InMemoryStreamStore,
@@ -14,6 +14,7 @@ import {
 } from '../../src/chat/stream-store';
 import { StreamWriter } from '../../src/chat/stream-writer';
 import { RedisStreamStore } from '../../src/distributed/index';
+import type { RedisHandle } from '../../src/distributed/redis-modules';
 import { Message } from '../../src/state/message';
 import type { UIMessageChunk } from '../../src/ui/ui-message';
 import { type RedisCluster, startRedisCluster } from '../distributed/support/redis-cluster';
@@ -269,4 +270,42 @@ describe.each(kinds)('%s', (_kind, fixture) => {
     expect(out.appends).toBeLessThanOrEqual(100); // deltas written together go in one append
     await Promise.all([writer.close(), reader.close()]);
   });
+});
+
+describe('RedisStreamStore: a read of steered messages that fails', () => {
+  it('is logged, and the run still hears that message and the next ones, once each, in order', async () => {
+    const prefix = `test-${Math.random().toString(36).slice(2)}:`;
+    const make = () => new RedisStreamStore({ connection: server.connection, prefix, blockMs: 50 });
+    const writer = make();
+    const reader = make();
+    const logged = vi.spyOn(console, 'error').mockImplementation(() => {});
+    try {
+      await writer.begin('c1', 's1');
+      const heard: string[] = [];
+      await writer.onSteer('c1', 's1', (message) => heard.push(message.content));
+      // the writer's next read of the steered list fails once (a dropped connection)
+      const commands = await (writer as unknown as { redis(): Promise<RedisHandle> }).redis();
+      const lrange = commands.lrange.bind(commands);
+      let failed!: () => void;
+      const failure = new Promise<void>((resolve) => {
+        failed = resolve;
+      });
+      commands.lrange = (async () => {
+        commands.lrange = lrange;
+        failed();
+        throw new Error('connection dropped');
+      }) as typeof commands.lrange;
+      expect(await reader.steer('c1', Message.user('first'))).toBe(true);
+      await failure;
+      await until(async () => logged.mock.calls.length === 1);
+      expect(String(logged.mock.calls[0]?.[0])).toMatch(/chat "c1"/);
+      expect(await reader.steer('c1', Message.user('second'))).toBe(true);
+      await until(async () => heard.length === 2);
+      expect(heard).toEqual(['first', 'second']);
+      await writer.end('c1', 's1');
+    } finally {
+      logged.mockRestore();
+      await Promise.all([writer.close(), reader.close()]);
+    }
+  }, 20_000);
 });

@@ -63,7 +63,9 @@ export async function settleHandedOff(
 /**
  * Messages steered to a run as it concluded (after its last save, or once its actor had finished)
  * are saved to the session's steering section: the chat's next execution applies them first.
- * Resolves the saved state and its version, or null when there were none.
+ * Those the session holds already are not added again (told by their id): once the run's stream
+ * has ended, the chat's next run may have adopted them from the hand-off list first. Resolves the
+ * session as saved (as loaded when there was nothing to add), or null when there were none.
  */
 export async function keepLateSteering(
   store: SessionStore,
@@ -73,6 +75,9 @@ export async function keepLateSteering(
   if (late.length === 0) return null;
   const stored = await store.load(chatId);
   if (!stored) throw new SessionNotFoundError(chatId);
-  const state = stored.state.withSteeredMessages(late);
+  const held = heldIds(stored.state);
+  const missing = late.filter((message) => !holds(held, message));
+  if (missing.length === 0) return stored;
+  const state = stored.state.withSteeredMessages(missing);
   return { state, version: await store.save(chatId, state, stored.version) };
 }

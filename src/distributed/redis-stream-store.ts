@@ -330,13 +330,16 @@ export class RedisStreamStore implements StreamStore {
 
   /** Gives `entry` the steered messages it has not had yet, one read at a time (each message once). */
   private drainSteered(chatId: string, streamId: string, entry: SteerListener): Promise<void> {
-    entry.draining = entry.draining.then(async () => {
-      if (this.closed) return;
-      const list = this.steerListKey(chatId, streamId);
-      const messages = await (await this.redis()).lrange(list, entry.delivered, -1);
-      entry.delivered += messages.length;
-      for (const json of messages) entry.listener(JSON.parse(json) as Message);
-    });
+    // after a read that failed (logged by its caller) too: the next read takes what it missed
+    entry.draining = entry.draining
+      .catch(() => undefined)
+      .then(async () => {
+        if (this.closed) return;
+        const list = this.steerListKey(chatId, streamId);
+        const messages = await (await this.redis()).lrange(list, entry.delivered, -1);
+        entry.delivered += messages.length;
+        for (const json of messages) entry.listener(JSON.parse(json) as Message);
+      });
     return entry.draining;
   }
 

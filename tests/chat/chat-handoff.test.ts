@@ -6,6 +6,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { createChatHandler } from '../../src/chat/chat-handler';
+import { keepLateSteering } from '../../src/chat/chat-handoff';
+import { handedOffMessage } from '../../src/chat/chat-message-id';
 import { InMemoryStreamStore } from '../../src/chat/stream-store';
 import { scriptedDriver } from '../../src/drivers/scripted-driver';
 import { InMemorySessionStore } from '../../src/persistence/in-memory-session-store';
@@ -66,5 +68,25 @@ describe('messages handed to a run whose process died', () => {
     } finally {
       await server.close();
     }
+  });
+});
+
+describe('a message steered as a run concluded', () => {
+  it("is kept once when the chat's next run adopted it into the session first", async () => {
+    // The run's stream ended; the message steered to it as it ended is still in the stream store's
+    // hand-off list, so the run that claimed the chat next adopted it (saved to the steering
+    // section) before the concluding run saved it in turn.
+    const store = new InMemorySessionStore();
+    const late = handedOffMessage('Also this?', { queued: false });
+    const adopted = AgentState.empty()
+      .withUserMessage('Hi')
+      .withSteeredMessages([Message.of(late)]);
+    const version = await store.save('c1', adopted, null);
+    const kept = await keepLateSteering(store, 'c1', [late]);
+    const stored = await store.load('c1');
+    expect(stored?.state.steeredMessages().map((m) => m.content)).toEqual(['Also this?']);
+    // nothing to add: nothing saved, the session as it is
+    expect(stored?.version).toBe(version);
+    expect(kept?.version).toBe(version);
   });
 });

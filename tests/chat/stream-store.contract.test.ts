@@ -5,7 +5,7 @@
  * heard by the process that runs the chat, and a dead writer's stream given up after its lease.
  */
 import type { Cluster } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   handOffId,
   InMemoryStreamStore,
@@ -14,6 +14,7 @@ import {
 } from '../../src/chat/stream-store';
 import { StreamWriter } from '../../src/chat/stream-writer';
 import { RedisStreamStore } from '../../src/distributed/index';
+import type { RedisHandle } from '../../src/distributed/redis-modules';
 import { Message } from '../../src/state/message';
 import type { UIMessageChunk } from '../../src/ui/ui-message';
 import { type RedisCluster, startRedisCluster } from '../distributed/support/redis-cluster';
@@ -49,41 +50,79 @@ async function until(condition: () => Promise<boolean>): Promise<void> {
   }
 }
 
+interface Pair {
+  writer: StreamStore;
+  reader: StreamStore;
+  /**
+   * The writer of the chat's open stream dies: its lease runs out, with nothing written after. The
+   * stores' lease is the default 30 s, so nothing before this can lapse on a loaded machine.
+   */
+  lapse(chatId: string, streamId: string): Promise<void>;
+}
+
 interface Fixture {
   /** Two stores over the same data: the writer's process and a reader's. */
-  pair(options?: { leaseMs?: number }): { writer: StreamStore; reader: StreamStore };
+  pair(): Pair;
+}
+
+/**
+ * Redis keeps the lease on its own clock: the dying writer's last act is a renew from a store of a
+ * 20 ms lease, which then runs out on the server (waited for, never timed).
+ */
+function redisPair(make: (options?: { leaseMs?: number }) => StreamStore): Pair {
+  const writer = make();
+  const reader = make();
+  return {
+    writer,
+    reader,
+    lapse: async (chatId, streamId) => {
+      const last = make({ leaseMs: 20 });
+      await last.renew(chatId, streamId);
+      await last.close();
+      await until(async () => (await reader.active(chatId)) === null);
+    },
+  };
 }
 
 const kinds: [string, Fixture][] = [
   [
     'InMemoryStreamStore',
     {
-      pair: (options) => {
-        const store = new InMemoryStreamStore(options);
-        return { writer: store, reader: store };
+      pair: () => {
+        // a fake clock: the lease runs out when the test moves it past
+        let now = 0;
+        const store = new InMemoryStreamStore({}, () => now);
+        return {
+          writer: store,
+          reader: store,
+          lapse: async () => {
+            now += 30_001;
+          },
+        };
       },
     },
   ],
   [
     'RedisStreamStore',
     {
-      pair: (options) => {
+      pair: () => {
         const prefix = `test-${Math.random().toString(36).slice(2)}:`;
-        const make = () =>
-          new RedisStreamStore({ connection: server.connection, prefix, blockMs: 50, ...options });
-        return { writer: make(), reader: make() };
+        return redisPair(
+          (options) =>
+            new RedisStreamStore({ connection: server.connection, prefix, blockMs: 50, ...options }),
+        );
       },
     },
   ],
   [
     'RedisStreamStore on Redis Cluster',
     {
-      pair: (options) => {
+      pair: () => {
         // a prefix of its own per test, without a hash tag: each chat in its own slot
         const prefix = `test-${Math.random().toString(36).slice(2)}:`;
-        const make = () =>
-          new RedisStreamStore({ connection: clusterClient, prefix, blockMs: 50, ...options });
-        return { writer: make(), reader: make() };
+        return redisPair(
+          (options) => new RedisStreamStore({ connection: clusterClient, prefix, blockMs: 50, ...options }),
+        );
       },
     },
   ],
@@ -178,16 +217,17 @@ describe.each(kinds)('%s', (_kind, fixture) => {
   });
 
   it('keeps each steered message, with its stream, across streams until it is settled', async () => {
-    const { writer, reader } = fixture.pair({ leaseMs: 200 });
+    const { writer, reader, lapse } = fixture.pair();
     const tagged = (content: string, steerId: string) =>
       Message.of({ role: 'user', content, metadata: { steerId } });
     await writer.begin('c1', 's1');
-    await reader.steer('c1', tagged('first', 'm1'));
-    await reader.steer('c1', tagged('second', 'm2'));
+    expect(await reader.steer('c1', tagged('first', 'm1'))).toBe(true);
+    expect(await reader.steer('c1', tagged('second', 'm2'))).toBe(true);
     // the writer dies: its lease runs out, the messages stay
-    await until(async () => (await reader.active('c1')) === null);
-    await reader.begin('c1', 's2');
-    await writer.steer('c1', tagged('third', 'm3'));
+    await lapse('c1', 's1');
+    expect(await reader.active('c1')).toBeNull();
+    expect(await reader.begin('c1', 's2')).toBe(true);
+    expect(await writer.steer('c1', tagged('third', 'm3'))).toBe(true);
     const pending = await reader.handedOff('c1');
     expect(pending.map((h) => [h.streamId, h.message.content, h.message.metadata])).toEqual([
       ['s1', 'first', { steerId: 'm1' }],
@@ -204,12 +244,13 @@ describe.each(kinds)('%s', (_kind, fixture) => {
   });
 
   it('a writer that died is given up after its lease: its readers finish, and the chat can run again', async () => {
-    const { writer, reader } = fixture.pair({ leaseMs: 200 });
+    const { writer, reader, lapse } = fixture.pair();
     await writer.begin('c1', 's1');
     await writer.append('c1', 's1', [delta(1)]);
     const read = collect(await reader.read('c1'));
-    // No end, no renew: the writer is gone.
-    await until(async () => (await reader.active('c1')) === null);
+    // No end, no renew after: the writer is gone.
+    await lapse('c1', 's1');
+    expect(await reader.active('c1')).toBeNull();
     expect(await reader.begin('c1', 's2')).toBe(true);
     expect(await read).toEqual([delta(1)]);
     await Promise.all([writer.close(), reader.close()]);
@@ -229,4 +270,42 @@ describe.each(kinds)('%s', (_kind, fixture) => {
     expect(out.appends).toBeLessThanOrEqual(100); // deltas written together go in one append
     await Promise.all([writer.close(), reader.close()]);
   });
+});
+
+describe('RedisStreamStore: a read of steered messages that fails', () => {
+  it('is logged, and the run still hears that message and the next ones, once each, in order', async () => {
+    const prefix = `test-${Math.random().toString(36).slice(2)}:`;
+    const make = () => new RedisStreamStore({ connection: server.connection, prefix, blockMs: 50 });
+    const writer = make();
+    const reader = make();
+    const logged = vi.spyOn(console, 'error').mockImplementation(() => {});
+    try {
+      await writer.begin('c1', 's1');
+      const heard: string[] = [];
+      await writer.onSteer('c1', 's1', (message) => heard.push(message.content));
+      // the writer's next read of the steered list fails once (a dropped connection)
+      const commands = await (writer as unknown as { redis(): Promise<RedisHandle> }).redis();
+      const lrange = commands.lrange.bind(commands);
+      let failed!: () => void;
+      const failure = new Promise<void>((resolve) => {
+        failed = resolve;
+      });
+      commands.lrange = (async () => {
+        commands.lrange = lrange;
+        failed();
+        throw new Error('connection dropped');
+      }) as typeof commands.lrange;
+      expect(await reader.steer('c1', Message.user('first'))).toBe(true);
+      await failure;
+      await until(async () => logged.mock.calls.length === 1);
+      expect(String(logged.mock.calls[0]?.[0])).toMatch(/chat "c1"/);
+      expect(await reader.steer('c1', Message.user('second'))).toBe(true);
+      await until(async () => heard.length === 2);
+      expect(heard).toEqual(['first', 'second']);
+      await writer.end('c1', 's1');
+    } finally {
+      logged.mockRestore();
+      await Promise.all([writer.close(), reader.close()]);
+    }
+  }, 20_000);
 });

@@ -27,6 +27,24 @@ describe('errors that tell the caller what to do', () => {
     expect(stored?.state.messages().filter((m) => m.role === 'user')).toHaveLength(2);
   });
 
+  it('agent.chat does not save over a save made after its turn loaded the session (a conflict)', async () => {
+    const store = new InMemorySessionStore();
+    const agent = createAgent({ driver: scriptedDriver([{ text: 'one' }, { text: 'two' }]), store });
+    await agent.chat('s-1', 'first');
+    // someone else saves the session right after the turn's one load, before its run starts
+    const load = store.load.bind(store);
+    store.load = async (id) => {
+      const loaded = await load(id);
+      store.load = load;
+      if (loaded) await store.save(id, loaded.state.withUserMessage('theirs'), loaded.version);
+      return loaded;
+    };
+    const error = await agent.chat('s-1', 'mine').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ChatTurnConflictError);
+    const users = (await store.load('s-1'))?.state.messages().filter((m) => m.role === 'user');
+    expect(users?.map((m) => m.content)).toEqual(['first', 'theirs']);
+  });
+
   it("execute('text') says to pass an AgentState built from the text", async () => {
     const agent = createAgent({ driver: scriptedDriver([{ text: 'hi' }]) });
     const execute = agent.execute as (state: unknown) => Promise<AgentState>;

@@ -1,5 +1,6 @@
 import type { AgentState } from '../state/agent-state';
 import { AgentStep, InferenceResponse } from '../state/agent-step';
+import { InvalidArgumentError } from '../state/errors';
 import { newId } from '../state/ids';
 import { Message, type ToolCall } from '../state/message';
 import { Usage } from '../state/usage';
@@ -36,7 +37,8 @@ export const SCRIPT_CURSOR_KEY = 'scriptedDriver.cursor';
  * scriptedDriver([{ toolCalls: [{ name: 'add', args: { a: 2, b: 3 } }] }, { text: '5' }]);
  */
 export function scriptedDriver(script: readonly ScriptEntry[], options: { name?: string } = {}): Driver {
-  if (script.length === 0) throw new TypeError('scriptedDriver needs at least one script entry');
+  if (script.length === 0)
+    throw new InvalidArgumentError('scriptedDriver(script)', 'the script is empty; give at least one entry');
   return {
     name: options.name ?? 'scripted',
     infer(state, context) {

@@ -262,17 +262,14 @@ function describeId(id: unknown): string {
   return JSON.stringify(shown);
 }
 
-/** `agent.resume(sessionId)` for a session the store does not have. */
+/** `agent.resume(sessionId)`, `decide`, a store's update... for a session the store does not have. */
 export class SessionNotFoundError extends AgentMachineError {
   static override get name(): string {
     return 'SessionNotFoundError';
   }
 
   constructor(readonly sessionId: string) {
-    super(
-      'SESSION_NOT_FOUND',
-      `Session ${JSON.stringify(sessionId)} does not exist in the store: nothing to resume.`,
-    );
+    super('SESSION_NOT_FOUND', `Session ${JSON.stringify(sessionId)} does not exist in the store.`);
   }
 }
 

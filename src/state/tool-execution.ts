@@ -1,6 +1,6 @@
 import { AgentError, decodeAgentError } from './agent-error';
 import { newId } from './ids';
-import { asJsonValue } from './json-value';
+import { asJsonValue, UnsavableValueError } from './json-value';
 import { decodeToolCall, type ToolCall } from './message';
 import { decodeNestedState, type NestedAgentState } from './nested-state';
 import { type AgentStateJSON, type ToolExecutionJSON, toolExecutionSchema } from './schemas';
@@ -61,7 +61,8 @@ export class ToolExecution {
 
   /**
    * A call that returned `value`, kept as its JSON form (`toJsonValue`): a value that cannot be
-   * saved (too deep, a cycle) raises ValueTooDeepError or UnsavableValueError here, where it enters.
+   * saved (too deep, a cycle), or a whole result that is a function or a symbol, raises
+   * ValueTooDeepError or UnsavableValueError here, where it enters.
    */
   static succeeded(
     toolCall: ToolCall,
@@ -236,5 +237,11 @@ export class ToolExecution {
 }
 
 function resultValue(call: ToolCall, value: unknown): unknown {
-  return asJsonValue(value, `The result of tool call '${call.id}' (${call.name})`);
+  const what = `The result of tool call '${call.id}' (${call.name})`;
+  // JSON.stringify makes a whole result that is a function or a symbol `undefined` (kept as null):
+  // almost always a tool that returned a function instead of calling it, so it is refused, not lost.
+  if (typeof value === 'function' || typeof value === 'symbol') {
+    throw new UnsavableValueError(what, '', `a ${typeof value} has no JSON form; return its result instead`);
+  }
+  return asJsonValue(value, what);
 }

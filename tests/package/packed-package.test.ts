@@ -1,12 +1,21 @@
 /**
  * The library as a user gets it: `npm pack` (its `prepack` builds it), the tarball installed into a
  * fresh project beside AI SDK 6 or 7 from the registry, an ES module and a CommonJS file run, and
- * a file type-checked under nodenext, node16 and bundler with `skipLibCheck: false`. The build runs
+ * a file type-checked under nodenext, node16 and bundler with `skipLibCheck: false`; README's quick example
+ * copied as written, type-checked and run; the moved names typed @deprecated. The build runs
  * on a copy of the sources in a temporary directory (the worktree's dist/ and node_modules are left
  * as they are); the installs use npm's cache. The one slow test of the suite: real installs.
  */
 import { execFile } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -18,6 +27,7 @@ const run = promisify(execFile);
 const repo = resolve(import.meta.dirname, '../..');
 const fixtures = join(repo, 'tests/package/consumer');
 const tsc = join(repo, 'node_modules/.bin/tsc');
+const tsx = join(repo, 'node_modules/.bin/tsx');
 const INSTALL_TIMEOUT_MS = 240_000;
 const TYPECHECK_TIMEOUT_MS = 120_000;
 
@@ -64,6 +74,7 @@ beforeAll(async () => {
       const project = join(work, `ai-${major.spec}`);
       mkdirSync(project);
       for (const name of readdirSync(fixtures)) cpSync(join(fixtures, name), join(project, name));
+      writeFileSync(join(project, 'readme-quick.ts'), readmeQuickExample());
       writeFileSync(
         join(project, 'package.json'),
         JSON.stringify({
@@ -139,10 +150,38 @@ describe.each(majors)('the packed package with ai@$ai', (major) => {
     });
   });
 
+  it("runs README's quick example as written", async () => {
+    const { stdout } = await run(tsx, ['readme-quick.ts'], { cwd: project() });
+    expect(stdout.trim()).toBe('completed 5 2');
+  });
+
+  it('keeps the moved names on the main entry, each typed @deprecated in the packed declarations', async () => {
+    const folder = join(project(), 'node_modules/agent-machine/dist/types/src/deprecated');
+    const files = readdirSync(folder).filter((name) => name !== 'index.d.ts' && name !== 'index.d.cts');
+    expect(files.length).toBeGreaterThanOrEqual(16);
+    const undocumented: string[] = [];
+    let names = 0;
+    for (const name of files) {
+      const lines = readFileSync(join(folder, name), 'utf8').split('\n');
+      lines.forEach((line, index) => {
+        if (!line.startsWith('export ')) return;
+        names++;
+        if (!lines[index - 1]?.includes('@deprecated')) undocumented.push(`${name}: ${line}`);
+      });
+    }
+    expect(undocumented).toEqual([]);
+    expect(names).toBeGreaterThan(100);
+    const main = readFileSync(
+      join(project(), 'node_modules/agent-machine/dist/types/src/index.d.ts'),
+      'utf8',
+    );
+    expect(main).toContain("export * from './deprecated/index.js';");
+  });
+
   it.each([
-    { module: 'nodenext', moduleResolution: 'nodenext', files: ['check.ts', 'check.cts'] },
-    { module: 'node16', moduleResolution: 'node16', files: ['check.ts', 'check.cts'] },
-    { module: 'esnext', moduleResolution: 'bundler', files: ['check.ts'] },
+    { module: 'nodenext', moduleResolution: 'nodenext', files: ['check.ts', 'check.cts', 'readme-quick.ts'] },
+    { module: 'node16', moduleResolution: 'node16', files: ['check.ts', 'check.cts', 'readme-quick.ts'] },
+    { module: 'esnext', moduleResolution: 'bundler', files: ['check.ts', 'readme-quick.ts'] },
   ])(
     'type-checks under moduleResolution $moduleResolution with skipLibCheck false',
     async (options) => {
@@ -177,4 +216,13 @@ async function npm(args: string[], cwd: string): Promise<void> {
   // npm_config_* of the running npm (a `npm test`) would point these commands at the repo.
   const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^npm_/i.test(key)));
   await run('npm', args, { cwd, env, timeout: INSTALL_TIMEOUT_MS, maxBuffer: 64 * 1024 * 1024 });
+}
+
+/** README.md's quick example, as a user copies it (the first ```ts block after `## Quick example`). */
+function readmeQuickExample(): string {
+  const readme = readFileSync(join(repo, 'README.md'), 'utf8');
+  const section = readme.slice(readme.indexOf('## Quick example'));
+  const block = /```ts\n([\s\S]*?)```/.exec(section);
+  if (!block?.[1]) throw new Error("README.md has no ```ts block under '## Quick example'");
+  return block[1];
 }

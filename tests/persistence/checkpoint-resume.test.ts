@@ -112,6 +112,10 @@ describe('checkpoints', () => {
     await expect(agent.resume('x')).rejects.toBeInstanceOf(NoSessionStoreError);
     const stored = createAgent({ driver: threeSteps(), tools: { add }, store: new InMemorySessionStore() });
     await expect(stored.resume('nobody')).rejects.toBeInstanceOf(SessionNotFoundError);
+    // decide() of a missing session names the session, not resume (it said "nothing to resume")
+    const missing = await stored.decide('nobody', [{ toolCallId: 't1', type: 'approve' }]).catch((e) => e);
+    expect(missing).toBeInstanceOf(SessionNotFoundError);
+    expect(missing.message).toBe('Session "nobody" does not exist in the store.');
     await expect(stored.execute(question(), { sessionId: '../x' })).rejects.toMatchObject({
       code: 'INVALID_SESSION_ID',
     });

@@ -320,6 +320,9 @@ describe('a tool result that cannot be read fails its call with VALUE_NOT_SAVABL
       /at inner\): reading it threw: get trap/,
     ],
     ['a revoked proxy', () => ({ inner: revoked() }), /at inner\).*revoked/],
+    // JSON.stringify would make these `undefined` (recorded as null): a result lost without a word
+    ['a function (returned instead of called)', () => () => 1, /at \(root\)\): a function has no JSON form/],
+    ['a symbol', () => Symbol('s'), /at \(root\)\): a symbol has no JSON form/],
   ])('%s', async (_label, make, message) => {
     const odd = defineTool({ description: 'Odd', inputSchema: z.object({}), execute: async () => make() });
     const done = await runSaved({

@@ -6,7 +6,7 @@
  * actor reports its events; #50).
  */
 import type { Subscription } from 'xstate';
-import { LoopTag } from '../../machines/agentLoop';
+import { LoopTag, StateId, statePath } from '../../machines/agentLoop';
 import type { AgentState } from '../state/agent-state';
 import type { RunListener } from '../state/event-source';
 import type { AgentActor } from './agent-actor';
@@ -18,6 +18,9 @@ import { awaitOutcome, type Release } from './run-to-outcome';
  * until its next, so the bound keeps what an agent holds small; sequential runs need one.
  */
 const MAX_IDLE = 4;
+
+/** The top-level state of a completed run (atomic: its value is its name). */
+const COMPLETED = statePath(StateId.completed);
 
 export class IdleActors {
   readonly #quiet: AgentActor[] = [];
@@ -57,7 +60,9 @@ export class IdleActors {
   /**
    * A run settled (every event of its last macrostep delivered): its listener is removed, and its
    * actor rests again if it is at an outcome (completed, stopped or failed) with no child left. An
-   * actor that waits for decisions or errored is stopped, as is any beyond MAX_IDLE.
+   * actor that waits for decisions or errored is stopped, as is any beyond MAX_IDLE. A listened
+   * run's actor rests again only once its run completed: a stopped or failed run may leave a tool
+   * running, whose late report would reach the next run's listener.
    */
   private readonly release: Release = (actor, snapshot) => {
     const listener = this.#listening.get(actor);
@@ -70,6 +75,7 @@ export class IdleActors {
       snapshot !== null &&
       snapshot.status === 'active' &&
       snapshot.hasTag(LoopTag.outcome) &&
+      (!listener || snapshot.value === COMPLETED) &&
       !hasChildren(snapshot.children) &&
       idle.length < MAX_IDLE
     )

@@ -166,4 +166,37 @@ describe('listened runs of one agent (#50)', () => {
     expect(shapeOf(listened.map(([e]) => e))).toEqual(shapeOf(inspected.map(([e]) => e)));
     expect(listened.map(([, step]) => step)).toEqual(inspected.map(([, step]) => step));
   });
+
+  it('hear nothing of a stopped run before them, not even a report its tool sends late', async () => {
+    // the first call waits; the second lets the first settle (a late report of the stopped run)
+    let settleFirst: (() => void) | undefined;
+    const slow = defineTool({
+      description: 'Waits, the first time',
+      inputSchema: z.object({}),
+      execute: async () => {
+        if (!settleFirst) return new Promise<string>((resolve) => (settleFirst = () => resolve('late')));
+        settleFirst();
+        await new Promise((resolve) => setImmediate(resolve));
+        return 'now';
+      },
+    });
+    const agent = createAgent({
+      driver: scriptedDriver([{ toolCalls: [{ name: 'slow', args: {}, id: 's1' }] }, { text: 'done' }]),
+      tools: { slow },
+    });
+    const stop = new AbortController();
+    const first = agent.execute(question(), {
+      signal: stop.signal,
+      onEvent: (e) => {
+        if (e.type === 'tool.started') stop.abort();
+      },
+    });
+    expect((await first).status()).toBe('stopped');
+    const second: AgentEvent[] = [];
+    const run = agent.execute(question(), { onEvent: (e) => second.push(e) });
+    expect((await run).finalResponse()).toBe('done');
+    const ids = new Set(second.map((e) => e.executionId));
+    expect(ids.size).toBe(1);
+    expect(second.filter((e) => e.type === 'tool.finished')).toHaveLength(1);
+  });
 });

@@ -95,21 +95,30 @@ export const loopImplementations = loopActions.extend({
         steering: [],
       });
     }),
-    emitExecutionStarted: emit(({ context }) => ({
+    // The events of every step are literals, not spreads of `eventIds`: a spread followed by keys
+    // gives each event a hidden class of its own on Node 20 (#50).
+    emitExecutionStarted: emit(({ context: { state } }) => ({
       type: 'execution.started' as const,
-      ...eventIds(context.state),
+      agentId: state.agentId(),
+      parentAgentId: state.parentAgentId(),
+      executionId: state.executionId() ?? '',
     })),
-    emitStepStarted: emit(({ context }) => ({
+    emitStepStarted: emit(({ context: { state } }) => ({
       type: 'step.started' as const,
-      ...eventIds(context.state),
-      stepNumber: context.state.stepCount() + 1,
+      agentId: state.agentId(),
+      parentAgentId: state.parentAgentId(),
+      executionId: state.executionId() ?? '',
+      stepNumber: state.stepCount() + 1,
     })),
     emitStepFinished: emit(({ context }) => {
-      const step = context.state.lastStepExecution();
+      const { state } = context;
+      const step = state.lastStepExecution();
       return {
         type: 'step.finished' as const,
-        ...eventIds(context.state),
-        stepNumber: context.state.stepCount(),
+        agentId: state.agentId(),
+        parentAgentId: state.parentAgentId(),
+        executionId: state.executionId() ?? '',
+        stepNumber: state.stepCount(),
         stepId: step?.id() ?? '',
         stepType: step?.step().stepType() ?? 'final_response',
         finishReason: step?.step().finishReason() ?? null,
@@ -119,11 +128,14 @@ export const loopImplementations = loopActions.extend({
       };
     }),
     emitContinuationEvaluated: emit(({ context }) => {
-      const signal = context.state.stopSignal();
+      const { state } = context;
+      const signal = state.stopSignal();
       return {
         type: 'continuation.evaluated' as const,
-        ...eventIds(context.state),
-        stepNumber: context.state.stepCount(),
+        agentId: state.agentId(),
+        parentAgentId: state.parentAgentId(),
+        executionId: state.executionId() ?? '',
+        stepNumber: state.stepCount(),
         shouldStop: context.state.shouldStop(),
         stopSignal: signal,
         stopReason: signal?.reason ?? null,
@@ -136,13 +148,15 @@ export const loopImplementations = loopActions.extend({
       stepNumber: context.state.stepCount(),
       error: context.error ?? AgentError.of('Error', 'unknown error'),
     })),
-    emitExecutionFinished: emit(({ context }) => ({
+    emitExecutionFinished: emit(({ context: { state } }) => ({
       type: 'execution.finished' as const,
-      ...eventIds(context.state),
-      status: context.state.status(),
-      stopReason: context.state.stopReason(),
-      stepCount: context.state.stepCount(),
-      usage: context.state.usage(),
+      agentId: state.agentId(),
+      parentAgentId: state.parentAgentId(),
+      executionId: state.executionId() ?? '',
+      status: state.status(),
+      stopReason: state.stopReason(),
+      stepCount: state.stepCount(),
+      usage: state.usage(),
     })),
     forwardReport: emit(({ event }) => event as ReportEvent),
   },

@@ -56,8 +56,8 @@ export async function executeRun(runs: AgentRuns, state: AgentState, options: Ex
   const { agent, parts, idle } = runs;
   await parts.tracing?.ready;
   // an execution in progress (resumed from a save) starts where `pending` decides: a new actor
-  if (idle && signalOnly(options) && state.status() !== ExecutionStatus.InProgress)
-    return idle.run(state, options.signal);
+  if (idle && plainRun(options) && state.status() !== ExecutionStatus.InProgress)
+    return idle.run(state, options.signal, options.onEvent);
   const { sessionId, storedVersion, ...runOptions } = options as InternalExecuteOptions;
   if (sessionId === undefined) return startRun(agent, state, runOptions);
   const { store } = parts;
@@ -194,9 +194,11 @@ async function settleInterrupted(
 }
 
 /** Whether `options` sets nothing but `signal` (a key whose value is undefined sets nothing). */
-function signalOnly(options: object): boolean {
+/** Options that name no session, budget or actor option: only `signal` and `onEvent`, if any. */
+function plainRun(options: object): boolean {
   for (const key in options)
-    if (key !== 'signal' && (options as Record<string, unknown>)[key] !== undefined) return false;
+    if (key !== 'signal' && key !== 'onEvent' && (options as Record<string, unknown>)[key] !== undefined)
+      return false;
   return true;
 }
 

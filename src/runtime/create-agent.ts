@@ -19,7 +19,7 @@ import { type AgentParts, agentParts } from './agent-parts';
 import { type AgentRuns, chatTurn, decideRun, executeRun, resumeRun } from './agent-runs';
 import { IdleActors } from './idle-actors';
 import { provideLoop } from './loop-actors';
-import { quietMachine } from './quiet-machine';
+import { listenedMachine, quietMachine } from './quiet-machine';
 import type { InternalActorOptions } from './run-to-outcome';
 import { type Scope, type SubagentCalls, subagentCalls } from './subagent-calls';
 
@@ -78,9 +78,10 @@ function buildAgent(definition: AgentDefinition, scope: Scope): Agent {
   const inputFor = loopInputs(parts, hookStages, checkStep);
   // Quiet runs reuse their actors; not an agent with subagents: a stopped run's child may still
   // answer its caller after the outcome, and must not reach the caller's next run.
-  const quietActor = (state: AgentState) => agent.createActor(state, QUIET);
+  const idleActor = (state: AgentState, reports: boolean) =>
+    agent.createActor(state, reports ? HEARD : QUIET);
   const idle =
-    [...subagents.names()].length === 0 && !tracing ? new IdleActors(quietActor, parts.prepare) : undefined;
+    [...subagents.names()].length === 0 && !tracing ? new IdleActors(idleActor, parts.prepare) : undefined;
   const agent: Agent = {
     async close() {
       idle?.clear();
@@ -166,6 +167,7 @@ function actorMaker(
 ): Agent['createActor'] {
   // made at the first run no one listens to
   let quiet: typeof machine | undefined;
+  let heard: typeof machine | undefined;
   const { store, ledger, tracing } = parts;
   return (state, options = {}) => {
     const { budget, session, reports, observed, ledgerScopes, runHandle, ...actorOptions } =
@@ -182,10 +184,14 @@ function actorMaker(
       ledgerScopes,
     });
     if (!input.reports) quiet ??= quietMachine(machine);
-    const actor = createActor(input.reports ? machine : (quiet as typeof machine), {
-      input,
-      ...actorOptions,
-    });
+    else if (!input.observed) heard ??= listenedMachine(machine);
+    const actor = createActor(
+      !input.reports ? (quiet as typeof machine) : input.observed ? machine : (heard as typeof machine),
+      {
+        input,
+        ...actorOptions,
+      },
+    );
     tracing?.follow(actor, { name: agentName });
     runHandle?.attach(actor);
     return actor;
@@ -216,6 +222,9 @@ async function loadSession(parts: AgentParts, sessionId: string): Promise<Loaded
 
 /** The options of a run no one can listen to. */
 const QUIET: InternalActorOptions = { reports: false };
+
+/** The options of a run only its `onEvent` listens to (no inspector: nobody sees its states). */
+const HEARD: InternalActorOptions = { reports: true, observed: false };
 
 /** A run's `ledgerScopes`: non-empty strings, for an agent with a ledger. */
 function checkLedgerScopes(scopes: unknown, ledger: BudgetLedger | undefined): void {

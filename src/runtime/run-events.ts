@@ -2,7 +2,7 @@
  * A run's listener (`onEvent(event, source)`): every event of the run, the agent's and its
  * subagents', with where it comes from, known when each actor was spawned (no inspection).
  */
-import type { AnyActorRef } from 'xstate';
+import type { AnyActorRef, Subscription } from 'xstate';
 import type { EventSource, RunListener, SubagentOrigin } from '../state/event-source';
 import type { AgentEvent } from '../state/loop-events';
 import type { AgentActor } from './agent-actor';
@@ -15,10 +15,10 @@ import type { AgentActor } from './agent-actor';
 const listeners = new WeakMap<object, RunListener>();
 const origins = new WeakMap<AnyActorRef, SubagentOrigin>();
 
-/** Sends every event of `actor`, and of the subagents it spawns, to `onEvent` with its source. */
-export function listenToRun(actor: AgentActor, onEvent: RunListener): void {
-  actor.on('*', (event) => onEvent(event as AgentEvent, sourceOf(actor, event as AgentEvent, null)));
+/** Sends every event of `actor`, and of the subagents it spawns, to `onEvent` with its source, until unsubscribed. */
+export function listenToRun(actor: AgentActor, onEvent: RunListener): Subscription {
   listeners.set(actor.system, onEvent);
+  return actor.on('*', (event) => onEvent(event as AgentEvent, sourceOf(actor, event as AgentEvent, null)));
 }
 
 /** Sends a just-spawned subagent's events to its run's `onEvent` (if the run has one), naming the call. */

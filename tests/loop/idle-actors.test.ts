@@ -1,5 +1,5 @@
 /**
- * Quiet runs (`execute()` with no listener, session, budget or actor option) of one agent reuse
+ * Plain runs (`execute()` with no session, budget or actor option; listened or not) of one agent reuse
  * its agent actors: a run takes one resting at an outcome instead of making one (#38). A run on a
  * reused actor must end exactly as on a new one, whatever the run before it did.
  */
@@ -114,5 +114,89 @@ describe('quiet runs of one agent', () => {
     expect(again.messages()[0]?.content).toBe('again');
     expect(again.executionCount()).toBe(1);
     expect(again.finalResponse()).toBe('5');
+  });
+});
+
+describe('listened runs of one agent (#50)', () => {
+  /** A run's events without what differs between two runs of the same script (ids, times). */
+  const shapeOf = (events: readonly AgentEvent[]) =>
+    events.map((event) => {
+      const { agentId, executionId, durationMs, stepId, ...rest } = event as AgentEvent &
+        Record<string, unknown>;
+      return { ...rest, keys: Object.keys(event) };
+    });
+
+  it('run one after another on one agent actor of their own, each listener hearing its own run only', async () => {
+    const agent = agentWith(ADDING);
+    await agent.execute(question('quiet'));
+    const heard: AgentEvent[][] = [[], [], []];
+    for (const events of heard) await agent.execute(question(), { onEvent: (e) => events.push(e) });
+    // one actor for the quiet run, one for the three listened runs
+    expect(agentActorsMade()).toBe(2);
+    const executions = heard.map((events) => new Set(events.map((e) => e.executionId)));
+    for (const ids of executions) expect(ids.size).toBe(1);
+    expect(new Set(executions.map((ids) => [...ids][0])).size).toBe(3);
+    expect(shapeOf(heard[1] as AgentEvent[])).toEqual(shapeOf(heard[0] as AgentEvent[]));
+    expect(shapeOf(heard[2] as AgentEvent[])).toEqual(shapeOf(heard[0] as AgentEvent[]));
+  });
+
+  it('hear every event, in order, with the content and sources an inspected run (XState emit) gives', async () => {
+    const agent = agentWith(ADDING);
+    const listened: [AgentEvent, number | null][] = [];
+    const inspected: [AgentEvent, number | null][] = [];
+    await agent.execute(question(), {
+      onEvent: (e, s) => listened.push([e, s.step?.requestedToolCalls().length ?? null]),
+    });
+    await agent.execute(question(), {
+      onEvent: (e, s) => inspected.push([e, s.step?.requestedToolCalls().length ?? null]),
+      inspect: () => {},
+    });
+    expect(listened.map(([e]) => e.type)).toEqual([
+      'execution.started',
+      'step.started',
+      'tool.started',
+      'tool.finished',
+      'step.finished',
+      'continuation.evaluated',
+      'step.started',
+      'step.finished',
+      'continuation.evaluated',
+      'execution.finished',
+    ]);
+    expect(shapeOf(listened.map(([e]) => e))).toEqual(shapeOf(inspected.map(([e]) => e)));
+    expect(listened.map(([, step]) => step)).toEqual(inspected.map(([, step]) => step));
+  });
+
+  it('hear nothing of a stopped run before them, not even a report its tool sends late', async () => {
+    // the first call waits; the second lets the first settle (a late report of the stopped run)
+    let settleFirst: (() => void) | undefined;
+    const slow = defineTool({
+      description: 'Waits, the first time',
+      inputSchema: z.object({}),
+      execute: async () => {
+        if (!settleFirst) return new Promise<string>((resolve) => (settleFirst = () => resolve('late')));
+        settleFirst();
+        await new Promise((resolve) => setImmediate(resolve));
+        return 'now';
+      },
+    });
+    const agent = createAgent({
+      driver: scriptedDriver([{ toolCalls: [{ name: 'slow', args: {}, id: 's1' }] }, { text: 'done' }]),
+      tools: { slow },
+    });
+    const stop = new AbortController();
+    const first = agent.execute(question(), {
+      signal: stop.signal,
+      onEvent: (e) => {
+        if (e.type === 'tool.started') stop.abort();
+      },
+    });
+    expect((await first).status()).toBe('stopped');
+    const second: AgentEvent[] = [];
+    const run = agent.execute(question(), { onEvent: (e) => second.push(e) });
+    expect((await run).finalResponse()).toBe('done');
+    const ids = new Set(second.map((e) => e.executionId));
+    expect(ids.size).toBe(1);
+    expect(second.filter((e) => e.type === 'tool.finished')).toHaveLength(1);
   });
 });

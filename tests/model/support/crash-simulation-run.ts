@@ -26,7 +26,7 @@ const shard = process.env.SIM_SHARD;
 
 if (shard !== undefined) {
   // a worker: its share of the scripts, its counts sent to the parent
-  let next = 5_000;
+  let next = 2_500;
   const counts = await runCrashSimulation({
     seed,
     scripts,
@@ -37,8 +37,11 @@ if (shard !== undefined) {
     onFailure: (failure) => console.log(`FAILED ${JSON.stringify(failure)}`),
     onProgress: (c, ran) => {
       if (c.crashes < next) return;
-      next += 5_000;
-      console.log(`  worker ${shard}: ${ran} scripts, ${countsLine(c)}`);
+      next += 2_500;
+      const cpu = process.cpuUsage();
+      console.log(
+        `  worker ${shard}: ${ran} scripts, ${((cpu.user + cpu.system) / 1e6).toFixed(0)} CPU s, ${countsLine(c)}`,
+      );
     },
   });
   process.send?.(counts, () => process.exit(0));

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { runSettleDrill } from './support/settle-drill';
 
 describe('the settle drill, a small sample', () => {
-  it('kills and a pause past the lock: no unsafe effect repeated without an approve or a not-done, interrupted calls whose tool reconciles settled without a person, the stale worker refused', async () => {
+  it('kills and a pause past the lock: no unsafe effect repeated without an approve or a not-done, interrupted calls whose tool reconciles settled without a person, the paused worker taken over and without an effect after SIGCONT', async () => {
     const seed = Date.now() % 100_000;
     const r = await runSettleDrill({ seed, sessions: 24, kills: 2, pauses: 1, inFlight: 8 });
     const why = `seed ${seed}: ${JSON.stringify(r)}`;

@@ -12,25 +12,25 @@
  * A call's effect repeated is allowed only by an `approve` of it or a reconcile's `'not-done'`.
  */
 import { randomUUID } from 'node:crypto';
-import {
-  closeSync,
-  existsSync,
-  mkdtempSync,
-  openSync,
-  readFileSync,
-  readSync,
-  rmSync,
-  statSync,
-} from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { type AgentClient, type AgentJob, createAgentClient } from '../../../src/distributed/agent-client';
-import { DEFAULT_SESSION_LOCK_PREFIX } from '../../../src/distributed/session-lock';
 import type { ApprovalInput } from '../../../src/state/approval';
 import { seeded } from '../../once/support/once-matrix';
-import { LEDGER_ANSWER, LEDGER_STEPS, type LedgerLine, ledgerState, readLedger } from './ledger-agent';
+import { LEDGER_ANSWER, LEDGER_STEPS, ledgerState, readLedger } from './ledger-agent';
 import { startRedisServer } from './redis-server';
+import {
+  countEffects,
+  freshWriter,
+  LedgerTail,
+  lockHolders,
+  pause,
+  sleep,
+  staleEffects,
+  waitFor,
+} from './settle-drill-probes';
 import type { WorkerProcessConfig } from './worker-process';
 import { startWorkerProcess, type WorkerProcess } from './worker-processes';
 
@@ -137,10 +137,12 @@ export async function runSettleDrill(options: SettleDrillOptions): Promise<Settl
     let eventsDone = 0;
     const inFlight = options.inFlight ?? 16;
     const pump = () => {
-      // while the pool waits for new workers, no more sessions start than the next event's share
-      const due = Math.floor((eventsDone * sessions) / (events.length + 1));
+      // no more sessions start than the next event's share (a new worker may take long to start),
+      // unless none runs while the pool is ready for the event (it needs a busy worker)
+      const share = (e: number) => Math.floor((e * sessions) / (events.length + 1));
+      const idle = started === completed && live.length >= 3;
       const allowed =
-        eventsDone >= events.length ? sessions : Math.max(due, live.length >= 3 ? completed : 0) + inFlight;
+        eventsDone >= events.length ? sessions : (idle ? completed : share(eventsDone + 1)) + inFlight;
       while (started < sessions && started < completed + inFlight && started < allowed) {
         const i = started++;
         outcomes.push(
@@ -311,153 +313,4 @@ async function driveSession(
   return 'still waiting after 20 decisions';
 }
 
-/** The effects in the ledger, per call, against what allows a repeat: an approve, a reconcile's 'not-done'. */
-function countEffects(ledger: string, approved: ReadonlyMap<string, number>) {
-  const runs = new Map<string, number>();
-  for (const l of readLedger(ledger))
-    runs.set(`${l.session} ${l.callId}`, (runs.get(`${l.session} ${l.callId}`) ?? 0) + 1);
-  const notDone = new Map<string, number>();
-  const reconciled = { done: 0, notDone: 0 };
-  const answers = `${ledger}.reconciles`;
-  const lines = existsSync(answers) ? readFileSync(answers, 'utf8').split('\n').filter(Boolean) : [];
-  for (const line of lines) {
-    const [, session, callId, status] = line.split(' ');
-    if (status === 'done') reconciled.done++;
-    else {
-      reconciled.notDone++;
-      notDone.set(`${session} ${callId}`, (notDone.get(`${session} ${callId}`) ?? 0) + 1);
-    }
-  }
-  let repeatedUnjustified = 0;
-  let repeatedJustified = 0;
-  for (const [call, n] of runs) {
-    if (n <= 1) continue;
-    if (n > 1 + (approved.get(call) ?? 0) + (notDone.get(call) ?? 0)) repeatedUnjustified++;
-    else repeatedJustified++;
-  }
-  return { repeatedUnjustified, repeatedJustified, reconciled };
-}
-
-/** The effects each paused worker had, after its SIGCONT, in the sessions it held when paused. */
-function staleEffects(
-  ledger: string,
-  pauses: readonly { worker: string; held: readonly string[]; at: number }[],
-): number {
-  const lines = readLedger(ledger);
-  let n = 0;
-  for (const p of pauses) {
-    const sessions = new Set(p.held.map(sessionOfLock));
-    n += lines.slice(p.at).filter((l) => l.worker === p.worker && sessions.has(l.session)).length;
-  }
-  return n;
-}
-
-const sessionOfLock = (key: string) => key.slice(key.indexOf('{') + 1, key.lastIndexOf('}'));
-
-/** The lines appended to the ledger since the last look. */
-class LedgerTail {
-  private offset = 0;
-  constructor(private readonly path: string) {}
-  fresh(): LedgerLine[] {
-    if (!existsSync(this.path)) return [];
-    const size = statSync(this.path).size;
-    if (size <= this.offset) return [];
-    const fd = openSync(this.path, 'r');
-    try {
-      const buffer = Buffer.alloc(size - this.offset);
-      readSync(fd, buffer, 0, buffer.length, this.offset);
-      const text = buffer.toString('utf8');
-      const end = text.lastIndexOf('\n') + 1;
-      this.offset += Buffer.byteLength(text.slice(0, end));
-      return text
-        .slice(0, end)
-        .split('\n')
-        .filter(Boolean)
-        .map((line) => {
-          const [worker = '', session = '', callId = ''] = line.split(' ');
-          return { worker, session, callId };
-        });
-    } finally {
-      closeSync(fd);
-    }
-  }
-}
-
-/** A live worker that writes an effect within `timeoutMs` (it is then inside that call), or null. */
-async function freshWriter(
-  tail: LedgerTail,
-  live: readonly WorkerProcess[],
-  timeoutMs: number,
-): Promise<WorkerProcess | null> {
-  tail.fresh();
-  const until = Date.now() + timeoutMs;
-  while (Date.now() < until) {
-    await sleep(20);
-    const writers = new Set(tail.fresh().map((l) => l.worker));
-    const found = live.find((w) => writers.has(w.tag));
-    if (found) return found;
-  }
-  return null;
-}
-
-/** The workers holding a session lock now (by the owner in the lock's token, `<worker id>/<uuid>`). */
-async function lockHolders(redis: Redis): Promise<Map<string, string[]>> {
-  const holders = new Map<string, string[]>();
-  const keys: string[] = [];
-  let cursor = '0';
-  do {
-    const [next, found] = await redis.scan(cursor, 'MATCH', `${DEFAULT_SESSION_LOCK_PREFIX}*`, 'COUNT', 1000);
-    cursor = next;
-    keys.push(...found);
-  } while (cursor !== '0');
-  if (keys.length === 0) return holders;
-  const tokens = await redis.mget(...keys);
-  keys.forEach((key, i) => {
-    const owner = tokens[i]?.split('/')[0];
-    if (owner) holders.set(owner, [...(holders.get(owner) ?? []), key]);
-  });
-  return holders;
-}
-
-/**
- * SIGSTOPs `worker` until another worker has taken over a session it held (the session's lock is
- * another's, or another worker recorded a call of it since), or `timeoutMs`; then SIGCONT.
- */
-async function pause(
-  worker: WorkerProcess,
-  held: readonly string[],
-  redis: Redis,
-  ledger: string,
-  timeoutMs: number,
-) {
-  const sessions = new Set(held.map(sessionOfLock));
-  const othersCalls = () =>
-    readLedger(ledger).filter((l) => sessions.has(l.session) && l.worker !== worker.tag).length;
-  const before = othersCalls();
-  const at = Date.now();
-  worker.child.kill('SIGSTOP');
-  const takenOver = await waitFor(async () => {
-    const tokens = await redis.mget(...held);
-    if (tokens.some((token) => token !== null && !token.startsWith(`${worker.tag}/`))) return true;
-    return othersCalls() > before;
-  }, timeoutMs);
-  const outputAt = worker.output().length;
-  const resumedAt = readLedger(ledger).length;
-  worker.child.kill('SIGCONT');
-  return { takenOver, ms: Date.now() - at, outputAt, resumedAt };
-}
-
-async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs: number): Promise<boolean> {
-  const until = Date.now() + timeoutMs;
-  while (Date.now() < until) {
-    if (await check()) return true;
-    await sleep(100);
-  }
-  return false;
-}
-
 const secondsSince = (t: number) => ((Date.now() - t) / 1000).toFixed(0);
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}

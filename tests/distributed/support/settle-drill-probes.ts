@@ -35,7 +35,11 @@ export function countEffects(ledger: string, approved: ReadonlyMap<string, numbe
   return { repeatedUnjustified, repeatedJustified, reconciled };
 }
 
-/** The effects each paused worker had, after its SIGCONT, in the sessions it held when paused. */
+/**
+ * The effects a paused worker had after its SIGCONT in the sessions it held when paused that
+ * repeated a call another line of the ledger holds (its unsafe call run again). A later job of such
+ * a session that the worker takes in turn (a decide job, say) runs new calls: not counted.
+ */
 export function staleEffects(
   ledger: string,
   pauses: readonly { worker: string; held: readonly string[]; at: number }[],
@@ -44,7 +48,10 @@ export function staleEffects(
   let n = 0;
   for (const p of pauses) {
     const sessions = new Set(p.held.map(sessionOfLock));
-    n += lines.slice(p.at).filter((l) => l.worker === p.worker && sessions.has(l.session)).length;
+    for (const [i, l] of lines.entries()) {
+      if (i < p.at || l.worker !== p.worker || !sessions.has(l.session)) continue;
+      if (lines.some((o, j) => j !== i && o.session === l.session && o.callId === l.callId)) n++;
+    }
   }
   return n;
 }

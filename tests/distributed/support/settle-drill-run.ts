@@ -6,7 +6,7 @@
  * order of kills and pauses. Prints every count; exits non-zero when an effect was repeated without
  * an approve or a 'not-done', fewer than 90% of the interrupted calls whose tool reconciles were
  * settled without a person, a session is not complete, fewer kills or pauses landed than asked, or a
- * pause was not taken over, or a stale worker had an effect after its SIGCONT in a session it held
+ * pause was not taken over, or a stale worker ran a call again after its SIGCONT in a session it held
  * (a stale worker whose lock renewal finds the lock gone halts before it tries a save: its refusal
  * is printed only when a save was tried first, so the refusals are counted, not required).
  */
@@ -37,7 +37,7 @@ const share = reconcilable === 0 ? 1 : settled / reconcilable;
 console.log(
   [
     `${r.complete} of ${r.sessions} sessions complete in ${r.seconds.toFixed(0)} s; not complete: ${JSON.stringify(r.failures)}`,
-    `${r.kills} SIGKILLs, ${r.pauses} pauses (${r.pausesTakenOver} taken over by another worker, ${r.pausesRefused} stale workers' saves refused with SESSION_LOCK_LOST, ${r.staleEffects} effects of a stale worker after its SIGCONT)`,
+    `${r.kills} SIGKILLs, ${r.pauses} pauses (${r.pausesTakenOver} taken over by another worker, ${r.pausesRefused} stale workers' saves refused with SESSION_LOCK_LOST, ${r.staleEffects} calls a stale worker ran again after its SIGCONT)`,
     `interrupted calls whose tool reconciles: ${reconcilable}, settled without a person ${settled} (${(share * 100).toFixed(1)}%: ${r.reconciled.done} done, ${r.reconciled.notDone} not-done), asked of a person ${r.reconcilableAskedOfPerson}`,
     `interrupted calls whose tool does not reconcile, decided by a person: ${r.unreconcilableAskedOfPerson}`,
     `${r.repeatedUnjustified} unsafe effects repeated without an approve or a 'not-done' (${r.repeatedJustified} repeated with one)`,

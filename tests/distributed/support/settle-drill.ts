@@ -68,7 +68,7 @@ export interface SettleDrillResult {
   readonly pausesTakenOver: number;
   /** Pauses after which the stale worker reported SESSION_LOCK_LOST (a save refused). */
   readonly pausesRefused: number;
-  /** Effects a paused worker had after its SIGCONT in the sessions it held (must be 0). */
+  /** Calls a paused worker ran again after its SIGCONT in the sessions it held (must be 0). */
   readonly staleEffects: number;
   /** Effects repeated without an approve or a 'not-done' (must be 0), and repeated with one. */
   readonly repeatedUnjustified: number;
@@ -138,11 +138,13 @@ export async function runSettleDrill(options: SettleDrillOptions): Promise<Settl
     const inFlight = options.inFlight ?? 16;
     const pump = () => {
       // no more sessions start than the next event's share (a new worker may take long to start),
-      // unless none runs while the pool is ready for the event (it needs a busy worker)
+      // but a few when none runs while the pool is ready for the event (it needs a busy worker)
       const share = (e: number) => Math.floor((e * sessions) / (events.length + 1));
       const idle = started === completed && live.length >= 3;
       const allowed =
-        eventsDone >= events.length ? sessions : (idle ? completed : share(eventsDone + 1)) + inFlight;
+        eventsDone >= events.length
+          ? sessions
+          : Math.max(share(eventsDone + 1) + inFlight, idle ? completed + 4 : 0);
       while (started < sessions && started < completed + inFlight && started < allowed) {
         const i = started++;
         outcomes.push(

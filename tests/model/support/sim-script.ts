@@ -195,7 +195,9 @@ export const pendingName = (p: PendingApproval) => baseId(describePending(p));
 /** A person who knows the world: an interrupted call whose effect happened is completed, the rest approved. */
 export function decisionsFor(state: AgentState, world: World): ApprovalInput[] {
   return state.pendingApprovals().map((p) => {
-    const where = { toolCallId: p.toolCallId, callPath: p.callPath, signature: p.signature };
+    // a root call's callPath is [] (pendingApprovals() leaves it out): without it, a decision on a
+    // root call is ambiguous when a subagent waits on a call with the same id
+    const where = { toolCallId: p.toolCallId, callPath: p.callPath ?? [], signature: p.signature };
     if (p.reason === 'interrupted' && world.effects.has(pendingName(p)))
       return { ...where, type: 'complete', result: `${p.toolName} done` } as ApprovalInput;
     return { ...where, type: 'approve' } as ApprovalInput;

@@ -39,6 +39,7 @@ const SLOW_FILES = [
   'tests/distributed/poison-session.test.ts',
   'tests/distributed/pool-drill.test.ts',
   'tests/distributed/redis-cost.test.ts',
+  'tests/distributed/settle-drill.test.ts',
   'tests/ledger/ledger-worker.test.ts',
   'tests/upgrade/upgrade-worker.test.ts',
   // child processes: killed mid-run, the CLI, the examples

@@ -33,10 +33,11 @@ elseif redis.call('EXISTS', KEYS[2]) == 1 then
 elseif ARGV[5] ~= '1' then
   return {'absent'}
 end
-if actual ~= ARGV[1] then return {'conflict', actual} end
 -- fencing (FENCE): a save given a session lock (KEYS[4], in the session's slot) writes only while
--- it holds the token ARGV[7]
+-- it holds the token ARGV[7]; checked before the version, so a holder that lost its lock learns
+-- that, even after the new holder has saved
 if KEYS[4] and redis.call('GET', KEYS[4]) ~= ARGV[7] then return {'fenced'} end
+if actual ~= ARGV[1] then return {'conflict', actual} end
 if ARGV[3] == 'delta' and gen ~= ARGV[4] then return {'stale'} end
 -- RPUSH answers the new length: the record's position is one less
 local length = redis.call('RPUSH', KEYS[1], ARGV[2])

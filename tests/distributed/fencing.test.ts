@@ -195,6 +195,27 @@ describe('RedisSessionStore.fencedSave', () => {
   });
 });
 
+describe('RedisSessionStore.fencedSave after a take-over', () => {
+  it('refuses the stale holder as SESSION_LOCK_LOST even when the new holder has saved since (not SESSION_CONFLICT)', async () => {
+    const store = new RedisSessionStore({ connection: server.connection, prefix: `fenced-${randomUUID()}:` });
+    cleanups.push(() => store.close());
+    const redis = new Redis(server.connection);
+    cleanups.push(() => redis.quit());
+    await redis.set('lock:s-2', 'mine');
+    const state = ledgerState('s-2');
+    const fence = { key: 'lock:s-2', token: 'mine' };
+    expect(await store.fencedSave('s-2', state, null, fence)).toBe(1);
+    // another worker takes the lock over and saves first
+    await redis.set('lock:s-2', 'theirs');
+    expect(await store.fencedSave('s-2', state, 1, { key: 'lock:s-2', token: 'theirs' })).toBe(2);
+    // the stale holder goes on from the version it read
+    await expect(store.fencedSave('s-2', state, 1, fence)).rejects.toMatchObject({
+      code: 'SESSION_LOCK_LOST',
+    });
+    expect((await store.load('s-2'))?.version).toBe(2);
+  });
+});
+
 describe('a worker run on a store without a fenced save (the lock checked around each save)', () => {
   it('halts at the first save once the lock is gone, writing nothing', async () => {
     const redis = new Redis(server.connection);

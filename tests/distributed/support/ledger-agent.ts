@@ -32,7 +32,10 @@ export interface LedgerAgentOptions {
   readonly crashCalls?: Readonly<Record<string, number>>;
   /** This process SIGSTOPs itself as this step's model call answers (a pause: a long GC, a frozen VM). */
   readonly selfStopAtStep?: number;
-  /** `record` (then unsafe) reconciles: a call whose line is in the ledger is done, else not done. */
+  /**
+   * `record` (then unsafe) reconciles: a call whose line is in the ledger is done, else not done.
+   * Each answer is appended to `<ledger>.reconciles` (`<workerTag> <session> <toolCallId> <status>`).
+   */
   readonly reconcile?: boolean;
 }
 
@@ -48,10 +51,18 @@ export function ledgerAgent(options: LedgerAgentOptions): Agent {
     ...(options.effect && { effect: options.effect }),
     ...(options.reconcile && {
       effect: 'unsafe' as const,
-      reconcile: ({ input, toolCallId }: { input: { session: string; n: number }; toolCallId: string }) =>
-        readLedger(options.ledger).some((l) => l.session === input.session && l.callId === toolCallId)
+      reconcile: ({ input, toolCallId }: { input: { session: string; n: number }; toolCallId: string }) => {
+        const done = readLedger(options.ledger).some(
+          (l) => l.session === input.session && l.callId === toolCallId,
+        );
+        appendFileSync(
+          `${options.ledger}.reconciles`,
+          `${options.workerTag} ${input.session} ${toolCallId} ${done ? 'done' : 'not-done'}\n`,
+        );
+        return done
           ? { status: 'done' as const, result: `recorded ${input.n}` }
-          : { status: 'not-done' as const },
+          : { status: 'not-done' as const };
+      },
     }),
     execute: async ({ n }, { toolCallId, signal, state }) => {
       appendFileSync(

@@ -6,7 +6,7 @@
 import { Cluster } from 'ioredis';
 import { createAgentWorker, RedisSessionStore } from '../../../src/distributed/index';
 import type { ToolEffect } from '../../../src/tools/define-tool';
-import { ledgerAgent } from './ledger-agent';
+import { type LedgerAgentOptions, ledgerAgent } from './ledger-agent';
 
 export interface WorkerProcessConfig {
   readonly port: number;
@@ -50,19 +50,24 @@ class PrintingStore extends RedisSessionStore {
   }
 }
 const store = new PrintingStore({ connection, prefix: config.storePrefix });
+const ledger = (options: Partial<LedgerAgentOptions>) => () =>
+  ledgerAgent({
+    ledger: config.ledger,
+    workerTag: config.tag,
+    modelDelayMs: config.modelDelayMs,
+    toolDelayMs: config.toolDelayMs,
+    effect: config.effect,
+    crashCalls: config.crashCalls,
+    selfStopAtStep: config.selfStopAtStep,
+    reconcile: config.reconcile,
+    ...options,
+  });
 const worker = await createAgentWorker({
   agents: {
-    ledger: () =>
-      ledgerAgent({
-        ledger: config.ledger,
-        workerTag: config.tag,
-        modelDelayMs: config.modelDelayMs,
-        toolDelayMs: config.toolDelayMs,
-        effect: config.effect,
-        crashCalls: config.crashCalls,
-        selfStopAtStep: config.selfStopAtStep,
-        reconcile: config.reconcile,
-      }),
+    ledger: ledger({}),
+    // the settle drill's sessions: unsafe calls without a reconcile, and with one
+    'ledger-unsafe': ledger({ effect: 'unsafe', reconcile: false }),
+    'ledger-reconcile': ledger({ reconcile: true }),
   },
   store,
   connection,

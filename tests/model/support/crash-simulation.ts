@@ -1,21 +1,20 @@
 /**
- * The deterministic crash simulation (#49): seeded random agent scripts, each run once per store
- * write it makes, crashing at that write (the store stops mid-write: the write lands or not, by
- * the seed), the runtime dropped, a new agent resuming from what was written, and the run finished
- * by a person deciding what waits (`complete` for an interrupted call whose effect happened,
- * `approve` for the others). Counts what must never happen: unsafe effects repeated, acknowledged
- * steps lost, approval ids changed, runs left unfinished.
+ * The deterministic crash simulation (#49): seeded random agent scripts (tests/model/support/
+ * sim-script.ts, root calls and subagents), each crashed at every store write it makes, in turn,
+ * twice: the write lost, and the write landed (the store stops mid-write). Per script, one run goes
+ * to its end without a crash and records, at each of its writes, what a crash there leaves: the
+ * session's records as the store holds them, the world's effects as they are at that instant, the
+ * last save acknowledged and the approvals a person was shown. Each crash then starts from that
+ * (so the run up to the crash is not played again): a new runtime (a new agent, a new store opened
+ * on the records) resumes, and a person finishes the run deciding what waits (`complete` for an
+ * interrupted call whose effect happened, `approve` for the others). Counts what must never happen:
+ * unsafe effects repeated, acknowledged steps lost, approval ids changed, runs left unfinished.
  */
-import { z } from 'zod';
-import { type ScriptEntry, scriptedDriver } from '../../../src/drivers/scripted-driver';
-import { InMemorySessionStore } from '../../../src/persistence/in-memory-session-store';
+import { InMemorySessionStore, type StoredSession } from '../../../src/persistence/in-memory-session-store';
 import type { LoadedSession, SessionStore } from '../../../src/persistence/session-store';
 import type { Agent } from '../../../src/runtime/agent-actor';
-import { createAgent } from '../../../src/runtime/create-agent';
 import { AgentState } from '../../../src/state/agent-state';
-import type { ApprovalInput } from '../../../src/state/approval';
-import { defineTool } from '../../../src/tools/define-tool';
-import { idempotencyKey } from '../../../src/tools/run-tool';
+import { approvalsShown, decisionsFor, randomScript, type Script, simAgent, World } from './sim-script';
 
 /** The counts of a simulation; all but `crashes` must be 0. */
 export interface SimulationCounts {
@@ -24,7 +23,45 @@ export interface SimulationCounts {
   lostAcknowledgedSteps: number;
   changedApprovalIds: number;
   unfinishedRuns: number;
+  /**
+   * Interrupted calls of a tool with a reconcile that still reached a person (the simulation's
+   * reconcile always knows: none should). Not in the counts line; printed before it.
+   */
+  reconcilableAskedOfAPerson: number;
+  /** What the crashes took in: reconcile answers given, crashes of scripts with subagents. */
+  reconcileAnswers: number;
+  subagentCrashes: number;
 }
+
+export const noCounts = (): SimulationCounts => ({
+  crashes: 0,
+  repeatedUnsafeEffects: 0,
+  lostAcknowledgedSteps: 0,
+  changedApprovalIds: 0,
+  unfinishedRuns: 0,
+  reconcilableAskedOfAPerson: 0,
+  reconcileAnswers: 0,
+  subagentCrashes: 0,
+});
+
+export function addCounts(to: SimulationCounts, from: SimulationCounts): SimulationCounts {
+  to.crashes += from.crashes;
+  to.repeatedUnsafeEffects += from.repeatedUnsafeEffects;
+  to.lostAcknowledgedSteps += from.lostAcknowledgedSteps;
+  to.changedApprovalIds += from.changedApprovalIds;
+  to.unfinishedRuns += from.unfinishedRuns;
+  to.reconcilableAskedOfAPerson += from.reconcilableAskedOfAPerson;
+  to.reconcileAnswers += from.reconcileAnswers;
+  to.subagentCrashes += from.subagentCrashes;
+  return to;
+}
+
+export const failures = (c: SimulationCounts) =>
+  c.repeatedUnsafeEffects +
+  c.lostAcknowledgedSteps +
+  c.changedApprovalIds +
+  c.unfinishedRuns +
+  c.reconcilableAskedOfAPerson;
 
 /** The line `npm run matrix:sim` ends with. */
 export function countsLine(c: SimulationCounts): string {
@@ -43,59 +80,56 @@ export function seeded(seed: number): () => number {
   };
 }
 
-type CallKind = 'pay' | 'lookup' | 'send';
-/** One script: its tool steps (the calls of each), and whether `pay` reconciles. */
-interface Script {
-  readonly steps: readonly (readonly CallKind[])[];
-  readonly reconciles: boolean;
+const SESSION = 'sim';
+/** Runs (execute, resume, decide) a run may take to finish before it counts as unfinished. */
+const MAX_ROUNDS = 30;
+
+/** What the person was shown: each waiting call's name to its id and signature. */
+type Shown = Map<string, string>;
+
+/** What a crash at one write leaves. */
+interface CrashPoint {
+  /** The session's records before the write, and after it (null: the save failed). */
+  readonly before: StoredSession | undefined;
+  after: StoredSession | undefined | null;
+  readonly world: World;
+  readonly acknowledged: AgentState | null;
+  readonly shown: Shown;
 }
 
-function randomScript(random: () => number): Script {
-  const kinds: CallKind[] = ['pay', 'lookup', 'send'];
-  const steps = Array.from({ length: 1 + Math.floor(random() * 3) }, () =>
-    Array.from({ length: 1 + Math.floor(random() * 3) }, () => kinds[Math.floor(random() * 3)] as CallKind),
-  );
-  return { steps, reconciles: random() < 0.5 };
-}
+const copyRecords = (stored: StoredSession | undefined) => (Array.isArray(stored) ? [...stored] : stored);
 
-class Crash extends Error {}
+/** The store of the run that does not crash: records what a crash at each of its writes leaves. */
+class RecordingStore implements SessionStore {
+  readonly points: CrashPoint[] = [];
+  private readonly documents = new Map<string, StoredSession>();
+  private readonly disk = new InMemorySessionStore({ documents: this.documents });
+  private acknowledged: AgentState | null = null;
+  constructor(private readonly run: { readonly world: World; readonly shown: Shown }) {}
 
-/** The world the runs act on: the unsafe effects by idempotency key, and which generation is alive. */
-class World {
-  readonly effects = new Map<string, number>();
-  generation = 0;
-  /** Throws once the generation that runs this is dead (its process crashed). */
-  alive(generation: number): void {
-    if (generation !== this.generation) throw new Crash('this runtime crashed');
-  }
-}
-
-/** The store as the disk holds it: crashes at write `crashAt` (1-based), landing it or not. */
-class CrashingStore implements SessionStore {
-  writes = 0;
-  crashed = false;
-  /** The last state a save acknowledged. */
-  acknowledged: AgentState | null = null;
-  constructor(
-    readonly disk: InMemorySessionStore,
-    private readonly crashAt: number,
-    private readonly lands: boolean,
-  ) {}
   load(id: string): Promise<LoadedSession | null> {
-    if (this.crashed) return Promise.reject(new Crash('store gone'));
     return this.disk.load(id);
   }
   async save(id: string, state: AgentState, version: number | null): Promise<number> {
-    if (this.crashed) throw new Crash('store gone');
-    this.writes++;
-    if (this.writes === this.crashAt) {
-      this.crashed = true;
-      if (this.lands) await this.disk.save(id, state, version).catch(() => undefined);
-      throw new Crash(`crashed at write ${this.writes}`);
+    const point: CrashPoint = {
+      before: copyRecords(this.documents.get(id)),
+      after: null,
+      world: this.run.world.copy(),
+      acknowledged: this.acknowledged,
+      shown: new Map(this.run.shown),
+    };
+    this.points.push(point);
+    // the memory store writes before its first await: the records after the write, as they land
+    const saving = this.disk.save(id, state, version);
+    point.after = copyRecords(this.documents.get(id));
+    try {
+      const next = await saving;
+      this.acknowledged = state;
+      return next;
+    } catch (error) {
+      point.after = null;
+      throw error;
     }
-    const next = await this.disk.save(id, state, version);
-    this.acknowledged = state;
-    return next;
   }
   delete(id: string): Promise<void> {
     return this.disk.delete(id);
@@ -106,125 +140,62 @@ class CrashingStore implements SessionStore {
   async close(): Promise<void> {}
 }
 
-function scriptedAgent(script: Script, store: SessionStore, world: World, generation: number): Agent {
-  const effect =
-    (kind: string) =>
-    (_input: unknown, { idempotencyKey }: { idempotencyKey: string }) => {
-      world.alive(generation);
-      const key = `${kind}:${idempotencyKey}`;
-      world.effects.set(key, (world.effects.get(key) ?? 0) + 1);
-      return `${kind} done`;
-    };
-  const inputSchema = z.object({ n: z.number() });
-  const pay = defineTool({
-    inputSchema,
-    effect: 'unsafe',
-    execute: effect('pay'),
-    ...(script.reconciles && {
-      reconcile: ({ idempotencyKey }: { idempotencyKey: string }) =>
-        world.effects.has(`pay:${idempotencyKey}`)
-          ? { status: 'done' as const, result: 'pay done' }
-          : { status: 'not-done' as const },
-    }),
-  });
-  const send = defineTool({ inputSchema, needsApproval: true, execute: effect('send') });
-  const lookup = defineTool({
-    inputSchema,
-    execute: (_input) => {
-      world.alive(generation);
-      return 'found';
-    },
-  });
-  const entries: ScriptEntry[] = [
-    ...script.steps.map((calls, s) => () => {
-      world.alive(generation);
-      return { toolCalls: calls.map((name, i) => ({ name, args: { n: i }, id: `c${s + 1}-${i}` })) };
-    }),
-    () => {
-      world.alive(generation);
-      return { text: 'finished' };
-    },
-  ];
-  return createAgent({ driver: scriptedDriver(entries), tools: { pay, send, lookup }, store });
+interface Finished {
+  changedIds: number;
+  unfinished: number;
+  lost: number;
+  /** Interrupted calls of a tool that reconciles which a person was asked about (its reconcile answers always). */
+  askedOfAPerson: number;
+  error?: unknown;
 }
 
-const SESSION = 'sim';
-
-/** A person who knows the world: an interrupted call whose effect happened is completed, the rest approved. */
-function decisionsFor(state: AgentState, world: World): ApprovalInput[] {
-  return state.pendingApprovals().map((p) => {
-    const key = `${p.toolName}:${keyOf(state, p.toolCallId)}`;
-    if (p.reason === 'interrupted' && world.effects.has(key))
-      return { toolCallId: p.toolCallId, type: 'complete', result: `${p.toolName} done` };
-    return { toolCallId: p.toolCallId, type: 'approve' };
-  });
-}
-
-/** The idempotency key a root call of the step in flight got (as the tool executor makes it). */
-const keyOf = (state: AgentState, toolCallId: string) => idempotencyKey(SESSION, state, toolCallId);
-
-/** Runs `script`, crashing at write `crashAt` (0: no crash), and finishes it; returns what it found. */
-async function simulate(script: Script, crashAt: number, lands: boolean) {
-  const world = new World();
-  const disk = new InMemorySessionStore();
-  let store = new CrashingStore(disk, crashAt, lands);
-  const found = { lost: 0, changedIds: 0, unfinished: 0, writes: 0 };
-  let waiting: { step: number; ids: string[] } | null = null;
-  for (let round = 0; round < 30; round++) {
-    const agent = scriptedAgent(script, store, world, world.generation);
-    const controller = new AbortController();
-    let outcome: AgentState | null = null;
-    try {
-      const loaded = await store.load(SESSION);
-      // the calls a person was shown (the last run rested waiting on them) keep their ids: a
-      // crash may show no other ids for the same step
-      if (loaded && waiting && loaded.state.stepCount() === waiting.step) {
-        const shown = waiting.ids;
-        if (approvalIds(loaded.state).some((id) => !shown.includes(id))) found.changedIds++;
-      }
-      if (!loaded)
-        outcome = await agent.execute(AgentState.empty().withUserMessage('go'), {
-          sessionId: SESSION,
-          signal: controller.signal,
-        });
-      else if (loaded.state.pendingApprovals().length > 0)
-        outcome = await agent.decide(SESSION, decisionsFor(loaded.state, world), {
-          signal: controller.signal,
-        });
-      else if (loaded.state.status() === 'completed') {
-        outcome = loaded.state;
-      } else outcome = await agent.resume(SESSION, { signal: controller.signal });
-    } catch (error) {
-      if (!(error instanceof Crash) && !store.crashed) throw error;
+/**
+ * Takes the session to its end with `agent`, from what the store holds: a run that did not end is
+ * resumed first (as a restarted process or a worker taking the job over does: reconciles are asked),
+ * then a person decides what waits, until it completes. `run.shown` holds the approvals a person has
+ * been shown, each of which must keep its id and signature; `acknowledged`, the last state a save
+ * acknowledged, whose steps the store must hold.
+ */
+async function finish(
+  agent: Agent,
+  store: SessionStore,
+  run: { world: World; shown: Shown; reconciles: boolean },
+  acknowledged: AgentState | null,
+): Promise<Finished> {
+  const found: Finished = { changedIds: 0, unfinished: 0, lost: 0, askedOfAPerson: 0 };
+  try {
+    let state = (await store.load(SESSION))?.state ?? null;
+    if (acknowledged && !keeps(state, acknowledged)) found.lost++;
+    if (state) shownKept(state, run.shown, found);
+    if (state && state.status() !== 'completed') {
+      state = await agent.resume(SESSION);
+      shownKept(state, run.shown, found);
     }
-    if (store.crashed) {
-      // the process is gone: its runtime is dropped, a new one starts from the disk
-      controller.abort();
-      const acknowledged = store.acknowledged;
-      found.writes += store.writes;
-      world.generation++;
-      store = new CrashingStore(disk, 0, false);
-      const reloaded = (await disk.load(SESSION))?.state ?? null;
-      if (acknowledged && !keeps(reloaded, acknowledged)) found.lost++;
-      continue;
+    for (let round = 0; round < MAX_ROUNDS; round++) {
+      if (!state)
+        state = await agent.execute(AgentState.empty().withUserMessage('go'), { sessionId: SESSION });
+      else if (state.pendingApprovals().length > 0) {
+        if (run.reconciles)
+          for (const p of state.pendingApprovals())
+            if (p.reason === 'interrupted' && p.toolName === 'pay') found.askedOfAPerson++;
+        state = await agent.decide(SESSION, decisionsFor(state, run.world));
+      } else if (state.status() !== 'completed') state = await agent.resume(SESSION);
+      if (state.status() === 'completed' && state.pendingApprovals().length === 0) return found;
+      shownKept(state, run.shown, found);
+      for (const [name, id] of approvalsShown(state)) run.shown.set(name, id);
     }
-    if (!outcome) break;
-    if (outcome.status() === 'completed' && outcome.pendingApprovals().length === 0) {
-      found.writes += store.writes;
-      return { ...found, repeated: [...world.effects.values()].filter((n) => n > 1).length };
-    }
-    waiting = { step: outcome.stepCount(), ids: approvalIds(outcome) };
+    found.unfinished++;
+    return found;
+  } catch (error) {
+    found.unfinished++;
+    return { ...found, error };
   }
-  found.unfinished++;
-  return { ...found, repeated: [...world.effects.values()].filter((n) => n > 1).length };
 }
 
-/** The ids (and signatures) of the calls waiting for an approval (not those a crash interrupted). */
-function approvalIds(state: AgentState): string[] {
-  return state
-    .pendingApprovals()
-    .filter((p) => p.reason === 'approval')
-    .map((p) => `${p.toolCallId}${p.signature ? `#${p.signature}` : ''}`);
+/** Counts the approvals a person was shown that `state` shows with another id or signature. */
+function shownKept(state: AgentState, shown: Shown, found: Finished): void {
+  for (const [name, id] of approvalsShown(state))
+    if (shown.has(name) && shown.get(name) !== id) found.changedIds++;
 }
 
 /** Whether `reloaded` holds every step `acknowledged` had recorded, with the same ids. */
@@ -235,32 +206,112 @@ function keeps(reloaded: AgentState | null, acknowledged: AgentState): boolean {
   return before.every((id, i) => after[i] === id);
 }
 
-/**
- * Runs `scripts` seeded scripts (from `seed`), each crashed at every write it makes in turn (the
- * write landing on odd ones), and adds up the counts.
- */
-export async function runCrashSimulation(seed: number, scripts: number): Promise<SimulationCounts> {
-  const random = seeded(seed);
-  const counts: SimulationCounts = {
-    crashes: 0,
-    repeatedUnsafeEffects: 0,
-    lostAcknowledgedSteps: 0,
-    changedApprovalIds: 0,
-    unfinishedRuns: 0,
+/** A crash a count was found in: the script's number, the write, whether it landed, and what. */
+export interface Failure {
+  readonly script: number;
+  readonly write: number;
+  readonly landed: boolean;
+  readonly counts: SimulationCounts;
+  readonly error?: string;
+}
+
+/** The crash at one write, landed or not: a new runtime resumes from what was written and finishes. */
+async function crashAt(
+  script: Script,
+  point: CrashPoint,
+  landed: boolean,
+): Promise<[SimulationCounts, Finished]> {
+  const records = copyRecords(landed ? (point.after ?? undefined) : point.before);
+  const documents = new Map<string, StoredSession>(records === undefined ? [] : [[SESSION, records]]);
+  const store = new InMemorySessionStore({ documents });
+  const world = point.world.copy();
+  const run = { world, shown: new Map(point.shown), reconciles: script.reconciles };
+  const found = await finish(simAgent(script, store, world), store, run, point.acknowledged);
+  const counts = {
+    ...noCounts(),
+    crashes: 1,
+    lostAcknowledgedSteps: found.lost,
+    reconcilableAskedOfAPerson: found.askedOfAPerson,
+    reconcileAnswers: world.reconciled - point.world.reconciled,
+    subagentCrashes: script.children.size > 0 ? 1 : 0,
   };
-  for (let i = 0; i < scripts; i++) {
-    const script = randomScript(random);
-    const clean = await simulate(script, 0, false);
-    counts.repeatedUnsafeEffects += clean.repeated;
-    counts.unfinishedRuns += clean.unfinished;
-    for (let k = 1; k <= clean.writes; k++) {
-      const run = await simulate(script, k, k % 2 === 1);
-      counts.crashes++;
-      counts.repeatedUnsafeEffects += run.repeated;
-      counts.lostAcknowledgedSteps += run.lost;
-      counts.changedApprovalIds += run.changedIds;
-      counts.unfinishedRuns += run.unfinished;
+  counts.changedApprovalIds += found.changedIds;
+  counts.unfinishedRuns += found.unfinished;
+  counts.repeatedUnsafeEffects += world.repeated();
+  return [counts, found];
+}
+
+/** One script: its run without a crash, then a crash at each of its writes, lost and landed. */
+export async function simulateScript(
+  script: Script,
+  number: number,
+  onFailure: (failure: Failure) => void = () => undefined,
+): Promise<SimulationCounts> {
+  const run = { world: new World(), shown: new Map<string, string>(), reconciles: script.reconciles };
+  const store = new RecordingStore(run);
+  const clean = await finish(simAgent(script, store, run.world), store, run, null);
+  const counts = noCounts();
+  counts.repeatedUnsafeEffects += run.world.repeated();
+  counts.changedApprovalIds += clean.changedIds;
+  counts.unfinishedRuns += clean.unfinished;
+  counts.reconcilableAskedOfAPerson += clean.askedOfAPerson;
+  if (failures(counts) > 0)
+    onFailure({
+      script: number,
+      write: 0,
+      landed: false,
+      counts: { ...counts },
+      error: describe(clean.error),
+    });
+  for (const [i, point] of store.points.entries())
+    for (const landed of point.after === null ? [false] : [false, true]) {
+      const [crash, found] = await crashAt(script, point, landed);
+      if (failures(crash) > 0)
+        onFailure({ script: number, write: i + 1, landed, counts: crash, error: describe(found.error) });
+      addCounts(counts, crash);
     }
+  return counts;
+}
+
+const describe = (error: unknown) =>
+  error === undefined
+    ? undefined
+    : error instanceof Error
+      ? `${error.name}: ${error.message}`
+      : String(error);
+
+export interface SimulationOptions {
+  readonly seed: number;
+  /** Scripts to run; left out, as many as make `crashes` crashes. */
+  readonly scripts?: number;
+  /** The crashes to reach when `scripts` is left out (default 100,000). */
+  readonly crashes?: number;
+  /** Run only the scripts `i` with `i % shards === shard` (and `crashes / shards` of the crashes). */
+  readonly shard?: number;
+  readonly shards?: number;
+  /** Root-only scripts (no subagents). */
+  readonly rootOnly?: boolean;
+  readonly onFailure?: (failure: Failure) => void;
+  readonly onProgress?: (counts: SimulationCounts, scripts: number) => void;
+}
+
+/**
+ * Runs seeded scripts from `seed` (the same scripts whatever the sharding), each crashed at every
+ * write it makes in turn, and adds up the counts.
+ */
+export async function runCrashSimulation(options: SimulationOptions): Promise<SimulationCounts> {
+  const random = seeded(options.seed);
+  const shards = options.shards ?? 1;
+  const shard = options.shard ?? 0;
+  const target = Math.ceil((options.crashes ?? 100_000) / shards);
+  const counts = noCounts();
+  let ran = 0;
+  for (let i = 0; options.scripts === undefined ? counts.crashes < target : i < options.scripts; i++) {
+    const script = randomScript(random, { subagents: !options.rootOnly });
+    if (i % shards !== shard) continue;
+    addCounts(counts, await simulateScript(script, i, options.onFailure));
+    ran++;
+    options.onProgress?.(counts, ran);
   }
   return counts;
 }

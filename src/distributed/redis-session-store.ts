@@ -1,3 +1,4 @@
+import { runScript } from '../ledger/redis-script-call';
 import {
   CheckpointNotFoundError,
   CorruptSessionError,
@@ -23,7 +24,6 @@ import { InvalidArgumentError } from '../state/errors';
 import { SessionLockLostError } from './errors';
 import { assertKeyPrefix, type SessionKeys, sessionKeys } from './redis-keys';
 import { closeRedis, connectRedis, connectTimeout, type RedisHandle } from './redis-modules';
-import { runScript } from './redis-script-call';
 import { deleteSession, listSessionIds, moveOldLayout } from './redis-session-layout';
 import { FORK_DOCUMENT_SCRIPT, FORK_SCRIPT, LOAD_SCRIPT, SAVE_SCRIPT } from './redis-session-scripts';
 import type { RedisConnection } from './redis-types';

@@ -5,12 +5,12 @@ import {
   type StreamStore,
   type StreamStoreOptions,
 } from '../chat/stream-store';
+import { runScript } from '../ledger/redis-script-call';
 import { InvalidArgumentError } from '../state/errors';
 import type { Message } from '../state/message';
 import type { UIMessageChunk } from '../ui/ui-message';
 import { assertKeyPrefix, chatKeys } from './redis-keys';
 import { closeRedis, connectRedis, connectTimeout, type RedisHandle } from './redis-modules';
-import { runScript } from './redis-script-call';
 import { DEFAULT_SESSION_KEY_PREFIX } from './redis-session-store';
 import { APPEND_SCRIPT, BEGIN_SCRIPT, END_SCRIPT, STEER_SCRIPT, STOP_SCRIPT } from './redis-stream-scripts';
 import type { RedisConnection } from './redis-types';

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { AgentMachineError, InvalidArgumentError, shownValue } from '../state/errors';
 import {
   type BudgetLedger,
@@ -13,6 +12,7 @@ import {
   periodKey,
 } from './budget-ledger';
 import { RELEASE, RENEW, RESERVE, SETTLE, USAGE } from './ledger-scripts';
+import { runScript } from './redis-script-call';
 
 /** The commands the ledger sends: an ioredis client (or a Cluster client) has them. */
 interface LedgerRedis {
@@ -173,16 +173,9 @@ export class RedisBudgetLedger implements BudgetLedger {
     return [periodKey('day', now), periodKey('month', now)];
   }
 
-  /** Runs `script` by its SHA1 (loaded by an EVAL the first time the server does not know it). */
+  /** Runs `script` with the ledger's keys (by its SHA1: redis-script-call.ts). */
   async #run(script: string, ...args: (string | number)[]): Promise<unknown> {
-    const redis = await this.#open();
-    const sha = shaOf(script);
-    try {
-      return await redis.evalsha(sha, this.#keys.length, ...this.#keys, ...args);
-    } catch (error) {
-      if (!String((error as Error)?.message).startsWith('NOSCRIPT')) throw error;
-      return redis.eval(script, this.#keys.length, ...this.#keys, ...args);
-    }
+    return runScript(await this.#open(), script, this.#keys.length, ...this.#keys, ...args);
   }
 
   #open(): Promise<LedgerRedis> {
@@ -201,16 +194,6 @@ export class RedisBudgetLedger implements BudgetLedger {
 }
 
 type RedisConstructor = new (options: object) => LedgerRedis;
-
-const shas = new Map<string, string>();
-const shaOf = (script: string): string => {
-  let sha = shas.get(script);
-  if (!sha) {
-    sha = createHash('sha1').update(script).digest('hex');
-    shas.set(script, sha);
-  }
-  return sha;
-};
 
 async function openConnection(connection: object): Promise<LedgerRedis> {
   const client = connection as { duplicate?: () => LedgerRedis };

@@ -4,8 +4,8 @@
  */
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runScript } from '../../src/distributed/redis-script-call';
-import { type RedisServer, startRedisServer } from './support/redis-server';
+import { runScript } from '../../src/ledger/redis-script-call';
+import { type RedisServer, startRedisServer } from '../distributed/support/redis-server';
 
 let server: RedisServer;
 let redis: Redis;
